@@ -1,0 +1,1 @@
+"""Board tops for amaranth-boards platforms (see the boards issue)."""

@@ -1,0 +1,154 @@
+"""``bitgrid-vectors-v1`` and ``bitgrid-badstream-v1`` test-case files.
+
+The format is defined in the shared conformance folder's README: a JSON object with the grid
+size, the name of a BGBS file beside it, and a list of subcycles, each with the edge inputs to
+apply and the edge outputs expected after it, as lower-case hex words.
+"""
+
+import json
+import os
+import typing
+
+from .bitstream import load as load_bitstream
+from .emulator import Edges
+
+__all__ = ["VectorCase", "BadStreamCase", "VectorFormatError", "Mismatch", "load_case",
+           "compare_step", "format_mismatches", "SIDES"]
+
+SIDES = ("N", "E", "S", "W")
+
+
+class VectorFormatError(ValueError):
+    """A vector file that does not follow ``bitgrid-vectors-v1``."""
+
+
+class Mismatch(typing.NamedTuple):
+    """One differing output lane: at ``step``, side ``side`` (``"N"``..), lane ``lane``."""
+    step: int
+    side: str
+    lane: int
+    expected: int
+    actual: int
+
+    def __str__(self):
+        return (f"step {self.step}: {self.side}_out lane {self.lane}: expected {self.expected}, "
+                f"got {self.actual}")
+
+
+class VectorCase(typing.NamedTuple):
+    """A parsed ``bitgrid-vectors-v1`` case.
+
+    :attr steps: list of ``(inputs, outputs)`` pairs of :class:`~bitgrid.emulator.Edges`.
+    :attr bitstream_path: absolute path of the BGBS file it names.
+    """
+    name: str
+    description: str
+    width: int
+    height: int
+    bitstream_path: str
+    steps: list
+
+    @property
+    def inputs(self):
+        return [i for i, _ in self.steps]
+
+    @property
+    def outputs(self):
+        return [o for _, o in self.steps]
+
+    def load_bitstream(self):
+        """Load the case's bitstream, checked against the case's grid size."""
+        return load_bitstream(self.bitstream_path, width=self.width, height=self.height)
+
+
+class BadStreamCase(typing.NamedTuple):
+    """A parsed ``bitgrid-badstream-v1`` case: a bitstream that must be rejected."""
+    name: str
+    width: int
+    height: int
+    bitstream_path: str
+    expect_error: str
+
+
+def _word(text, lanes, where):
+    if not isinstance(text, str) or not text.lower().startswith("0x"):
+        raise VectorFormatError(f"{where}: expected a hex string like '0x1f', got {text!r}")
+    try:
+        value = int(text, 16)
+    except ValueError:
+        raise VectorFormatError(f"{where}: {text!r} is not a hex number") from None
+    if value >> lanes:
+        raise VectorFormatError(f"{where}: {text} has bits beyond its {lanes} lanes")
+    return value
+
+
+def _edges(obj, width, height, where):
+    if not isinstance(obj, dict) or set(obj) != set(SIDES):
+        raise VectorFormatError(f"{where}: expected an object with keys N, E, S, W, got {obj!r}")
+    lanes = {"N": width, "S": width, "E": height, "W": height}
+    return Edges(*(_word(obj[s], lanes[s], f"{where}.{s}") for s in SIDES))
+
+
+def load_case(path):
+    """Load a ``bitgrid-vectors-v1`` or ``bitgrid-badstream-v1`` JSON file.
+
+    :returns: :class:`VectorCase` or :class:`BadStreamCase`.
+    :raises OSError: if the file cannot be read.
+    :raises VectorFormatError: naming the first malformed field.
+    """
+    with open(path, encoding="utf-8") as file:
+        try:
+            obj = json.load(file)
+        except json.JSONDecodeError as error:
+            raise VectorFormatError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(obj, dict):
+        raise VectorFormatError(f"{path}: top level must be a JSON object")
+    fmt = obj.get("format")
+    for key in ("width", "height", "bitstream"):
+        if key not in obj:
+            raise VectorFormatError(f"{path}: missing field {key!r}")
+    width, height = obj["width"], obj["height"]
+    for key, value in (("width", width), ("height", height)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 2 or value % 2:
+            raise VectorFormatError(f"{path}: {key} must be an even integer >= 2, got {value!r}")
+    if not isinstance(obj["bitstream"], str):
+        raise VectorFormatError(f"{path}: bitstream must be a file name")
+    bitstream_path = os.path.join(os.path.dirname(os.path.abspath(path)), obj["bitstream"])
+    name = obj.get("name", os.path.splitext(os.path.basename(path))[0])
+    if fmt == "bitgrid-badstream-v1":
+        return BadStreamCase(name, width, height, bitstream_path, str(obj.get("expect_error")))
+    if fmt != "bitgrid-vectors-v1":
+        raise VectorFormatError(f"{path}: format is {fmt!r}, expected 'bitgrid-vectors-v1'")
+    steps = obj.get("steps")
+    if not isinstance(steps, list):
+        raise VectorFormatError(f"{path}: 'steps' must be a list")
+    parsed = []
+    for t, step in enumerate(steps):
+        if not isinstance(step, dict) or "in" not in step or "out" not in step:
+            raise VectorFormatError(f"{path}: steps[{t}] must have 'in' and 'out'")
+        parsed.append((_edges(step["in"], width, height, f"steps[{t}].in"),
+                       _edges(step["out"], width, height, f"steps[{t}].out")))
+    return VectorCase(name, str(obj.get("description", "")), width, height, bitstream_path,
+                      parsed)
+
+
+def compare_step(step, expected, actual, width, height):
+    """List the :class:`Mismatch` es between two :class:`Edges` of a ``width`` x ``height``
+    grid at subcycle ``step`` (empty if they agree)."""
+    result = []
+    lanes = {"N": width, "S": width, "E": height, "W": height}
+    for side in SIDES:
+        e, a = getattr(expected, side.lower()), getattr(actual, side.lower())
+        diff = e ^ a
+        for lane in range(lanes[side]):
+            if diff >> lane & 1:
+                result.append(Mismatch(step, side, lane, e >> lane & 1, a >> lane & 1))
+    return result
+
+
+def format_mismatches(mismatches, limit=20):
+    """A human-readable report of mismatches, at most ``limit`` lines plus a count."""
+    lines = [str(m) for m in mismatches[:limit]]
+    if len(mismatches) > limit:
+        lines.append(f"... and {len(mismatches) - limit} more mismatching lanes")
+    return "\n".join(lines)
