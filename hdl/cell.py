@@ -1,0 +1,114 @@
+"""The BitGrid cell (SPEC section 3)."""
+
+from amaranth.hdl import Mux, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ..cell import word_to_tables
+
+__all__ = ["Cell", "STORAGE_KINDS"]
+
+#: Storage back ends of the configuration (SPEC section 7): ``"ff"`` keeps the 64 LUT bits in
+#: flip-flops (portable, ASIC-like; about 56 LUT4 + 68 FF per cell on iCE40), ``"memory"`` keeps
+#: them in a 16 x 4 :class:`amaranth.lib.memory.Memory` with a combinational read port (one
+#: TRELLIS_DPR16X4 on ECP5, one RAM16SDP4 on Gowin).
+STORAGE_KINDS = ("ff", "memory")
+
+
+def _check_storage(storage):
+    if storage not in STORAGE_KINDS:
+        raise ValueError(f"Storage must be one of {', '.join(map(repr, STORAGE_KINDS))}, "
+                         f"not {storage!r}")
+    return storage
+
+
+class Cell(wiring.Component):
+    """One BitGrid cell: four 1-bit inputs, four registered 1-bit outputs, four 16-entry LUTs.
+
+    Bit ``d`` of :attr:`i` and :attr:`o` is direction ``d`` (``N=0, E=1, S=2, W=3``); the LUT
+    address is ``i`` itself (``N | E<<1 | S<<2 | W<<3``), and output ``d`` takes bit ``d`` of word
+    ``i`` of the 16 x 4 configuration memory (the word view of SPEC section 3).
+
+    Timing: on a clock edge where :attr:`en` is high, :attr:`o` takes the LUT outputs for the
+    current :attr:`i`; latency one cycle. Sync reset clears :attr:`o` but not the configuration.
+
+    Configuration: on a clock edge where :attr:`cfg_we` is high, word :attr:`cfg_addr` becomes
+    :attr:`cfg_data`. :attr:`cfg_rdata` is word :attr:`cfg_addr`, combinationally, in every cycle
+    where :attr:`en` is low (with ``storage="memory"`` the one read port serves the LUT when
+    ``en`` is high).
+
+    Parameters
+    ----------
+    storage : ``"ff"`` or ``"memory"``
+        Where the 64 configuration bits live; see :data:`STORAGE_KINDS`.
+    init : int
+        Initial configuration, 64-bit word view (default 0, the unconfigured cell).
+
+    Members
+    -------
+    i : In(4)
+        Inputs, bit ``d`` is direction ``d``.
+    o : Out(4)
+        Registered outputs, bit ``d`` is direction ``d``.
+    en : In(1)
+        Update enable: the cell's phase is running this cycle.
+    cfg_addr : In(4)
+        Configuration word address (LUT address ``a``).
+    cfg_data : In(4)
+        Configuration word to write: bit ``d`` is bit ``a`` of ``LUT[d]``.
+    cfg_we : In(1)
+        Configuration write enable.
+    cfg_rdata : Out(4)
+        Configuration word at :attr:`cfg_addr` (valid while :attr:`en` is low).
+
+    Raises
+    ------
+    ValueError
+        For an unknown storage kind or an ``init`` outside 64 bits.
+    """
+
+    def __init__(self, *, storage="ff", init=0):
+        self._storage = _check_storage(storage)
+        word_to_tables(init)  # validates the 64-bit range
+        self._init = init
+        super().__init__({
+            "i": In(4), "o": Out(4), "en": In(1),
+            "cfg_addr": In(4), "cfg_data": In(4), "cfg_we": In(1), "cfg_rdata": Out(4),
+        })
+
+    @property
+    def storage(self):
+        return self._storage
+
+    @property
+    def init(self):
+        return self._init
+
+    def elaborate(self, platform):
+        m = Module()
+        lut_out = Signal(4)
+        if self._storage == "ff":
+            config = Signal(64, init=self._init, reset_less=True)
+            with m.If(self.cfg_we):
+                m.d.sync += config.word_select(self.cfg_addr, 4).eq(self.cfg_data)
+            m.d.comb += [
+                lut_out.eq(config.word_select(self.i, 4)),
+                self.cfg_rdata.eq(config.word_select(self.cfg_addr, 4)),
+            ]
+        else:
+            m.submodules.lut = lut = Memory(shape=4, depth=16,
+                                            init=[(self._init >> (4 * a)) & 0xF for a in range(16)])
+            rd = lut.read_port(domain="comb")
+            wr = lut.write_port()
+            m.d.comb += [
+                rd.addr.eq(Mux(self.en, self.i, self.cfg_addr)),
+                lut_out.eq(rd.data),
+                self.cfg_rdata.eq(rd.data),
+                wr.addr.eq(self.cfg_addr),
+                wr.data.eq(self.cfg_data),
+                wr.en.eq(self.cfg_we),
+            ]
+        with m.If(self.en):
+            m.d.sync += self.o.eq(lut_out)
+        return m
