@@ -13,7 +13,7 @@ from .bitstream import load as load_bitstream
 from .emulator import Edges
 
 __all__ = ["VectorCase", "BadStreamCase", "VectorFormatError", "Mismatch", "load_case",
-           "compare_step", "format_mismatches", "SIDES"]
+           "compare_step", "format_mismatches", "make_case", "save_case", "SIDES"]
 
 SIDES = ("N", "E", "S", "W")
 
@@ -152,3 +152,50 @@ def format_mismatches(mismatches, limit=20):
     if len(mismatches) > limit:
         lines.append(f"... and {len(mismatches) - limit} more mismatching lanes")
     return "\n".join(lines)
+
+
+def make_case(name, config, inputs, *, description="", bitstream=None, origin=None):
+    """Build a ``bitgrid-vectors-v1`` JSON object by running ``config`` on the reference
+    emulator with the edge ``inputs`` (a list of anything :meth:`Edges.coerce` accepts).
+
+    :param bitstream: file name of the case's BGBS file (default ``name + ".bgbs"``).
+    :returns: a ``dict`` ready for :func:`json.dump`.
+    """
+    from .emulator import Emulator
+    emulator = Emulator(config)
+    lanes = {"N": config.width, "S": config.width, "E": config.height, "W": config.height}
+
+    def hexes(edges):
+        return {s: f"0x{getattr(edges, s.lower()):0{(lanes[s] + 3) // 4}x}" for s in SIDES}
+
+    steps = []
+    for value in inputs:
+        edges = Edges.coerce(value)
+        steps.append({"in": hexes(edges), "out": hexes(emulator.step(edges))})
+    return {
+        "format": "bitgrid-vectors-v1",
+        "name": name,
+        "description": description,
+        "origin": origin or "bitgrid reference emulator (bitgrid.emulator.Emulator)",
+        "width": config.width,
+        "height": config.height,
+        "bitstream": bitstream or f"{name}.bgbs",
+        "steps": steps,
+    }
+
+
+def save_case(directory, name, config, inputs, *, description="", order=0):
+    """Write ``name.bgbs`` and ``name.json`` (see :func:`make_case`) into ``directory``.
+
+    :returns: the path of the JSON file.
+    """
+    import json
+    from .bitstream import save as save_bitstream
+    os.makedirs(directory, exist_ok=True)
+    save_bitstream(os.path.join(directory, f"{name}.bgbs"), config, order)
+    case = make_case(name, config, inputs, description=description)
+    path = os.path.join(directory, f"{name}.json")
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(case, file, indent=1)
+        file.write("\n")
+    return path
