@@ -1,0 +1,42 @@
+# BitGrid. `make demo` and `make test` do all the set-up on a fresh machine.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.bitgrid-installed
+# Parallel test workers (pytest-xdist); the machines we target have 2 cores.
+JOBS   ?= 2
+
+.PHONY: all setup demo test test-slow test-all bench clean distclean
+
+all: demo
+
+$(STAMP): pyproject.toml tools/system-deps.sh
+	sh tools/system-deps.sh
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/bitgrid demo --output out/demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) -m "not slow" --durations=10
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) -m slow --durations=10
+
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) --durations=10
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf out build sim_build .pytest_cache
+	find . -name __pycache__ -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) *.egg-info

@@ -1,0 +1,1 @@
+"""Benchmarks of the BitGrid software model (not tests; run them as ``python -m bench.<name>``)."""

@@ -1,0 +1,349 @@
+"""The ``bitgrid`` command line (also ``python -m bitgrid``).
+
+Exit status contract (for scripts and CI):
+
+* ``0``: the command did what was asked; for ``emulate`` and ``sim`` with ``--vectors``, every
+  step matched the vector file;
+* ``1``: a run completed and some step did not match (a mismatch report is printed);
+* ``2``: bad input or environment: a bad bitstream, a size mismatch, a malformed vector file, a
+  bad option, or a missing tool (the message says how to install it).
+"""
+
+import json
+import sys
+import time
+
+import click
+
+from . import __version__
+from .bitstream import Bitstream, BitstreamError, ScanOrder
+from .bitstream import load as load_bitstream
+from .config import GridSizeError, check_grid_size
+from .emulator import Edges, Emulator
+from .toolchain import ToolMissingError
+from .vectors import (SIDES, BadStreamCase, VectorFormatError, compare_step, format_mismatches,
+                      load_case)
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class BadInput(click.ClickException):
+    """Bad input or environment: printed as ``error: ...`` with exit status 2."""
+    exit_code = EXIT_BAD_INPUT
+
+    def show(self, file=None):
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+def _size(text):
+    """Parse ``WxH`` (cells)."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise BadInput(f"size {text!r} is not of the form WxH, for example 8x8") from None
+    try:
+        return check_grid_size(w, h)
+    except GridSizeError as error:
+        raise BadInput(str(error)) from None
+
+
+class SizeType(click.ParamType):
+    name = "WxH"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        try:
+            return _size(value)
+        except BadInput as error:
+            self.fail(error.format_message(), param, ctx)
+
+
+def _load_bitstream(path, width=None, height=None):
+    try:
+        return load_bitstream(path, width=width, height=height)
+    except BitstreamError as error:
+        raise BadInput(f"{path}: bad bitstream: {error}") from None
+    except OSError as error:
+        raise BadInput(f"{path}: {error.strerror}") from None
+
+
+def _load_vectors(path, bitstream):
+    try:
+        case = load_case(path)
+    except VectorFormatError as error:
+        raise BadInput(f"malformed vector file: {error}") from None
+    except OSError as error:
+        raise BadInput(f"{path}: {error.strerror}") from None
+    if isinstance(case, BadStreamCase):
+        raise BadInput(f"{path} is a bitgrid-badstream-v1 case, not a vector file")
+    if (case.width, case.height) != (bitstream.width, bitstream.height):
+        raise BadInput(f"size mismatch: the vector file is for a {case.width} x {case.height} "
+                       f"grid, the bitstream is {bitstream.width} x {bitstream.height}")
+    return case
+
+
+def _load_inputs(path, width, height):
+    """Edge-input stream: a JSON list of ``{"N": "0x..", ...}`` objects (missing sides are 0), or
+    a text file with one subcycle per line, ``N E S W`` as hex words (``#`` starts a comment)."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except OSError as error:
+        raise BadInput(f"{path}: {error.strerror}") from None
+    try:
+        if text.lstrip().startswith("["):
+            items = [Edges.coerce(item) for item in json.loads(text)]
+        else:
+            items = []
+            for number, line in enumerate(text.splitlines(), 1):
+                line = line.split("#")[0].strip()
+                if not line:
+                    continue
+                words = line.replace(",", " ").split()
+                if len(words) != 4:
+                    raise ValueError(f"line {number}: expected 4 hex words N E S W, got "
+                                     f"{len(words)}")
+                items.append(Edges(*(int(word, 16) for word in words)))
+    except (ValueError, TypeError, AttributeError) as error:
+        raise BadInput(f"{path}: malformed edge-input stream: {error}") from None
+    lanes = {"n": width, "s": width, "e": height, "w": height}
+    for t, edges in enumerate(items):
+        for side, count in lanes.items():
+            if getattr(edges, side) >> count or getattr(edges, side) < 0:
+                raise BadInput(f"{path}: step {t}: {side.upper()} has bits beyond its {count} "
+                               "lanes")
+    return items
+
+
+def _hex(edges, width, height):
+    lanes = {"N": width, "S": width, "E": height, "W": height}
+    return {s: f"0x{getattr(edges, s.lower()):0{(lanes[s] + 3) // 4}x}" for s in SIDES}
+
+
+def _print_steps(inputs, outputs, width, height, as_json):
+    if as_json:
+        steps = [{"in": _hex(i, width, height), "out": _hex(o, width, height)}
+                 for i, o in zip(inputs, outputs)]
+        click.echo(json.dumps({"width": width, "height": height, "steps": steps}, indent=1))
+        return
+    click.echo(f"{'step':>5}  " + "  ".join(f"{s + '_out':>{max(6, (w + 3) // 4 + 2)}}"
+                                             for s, w in zip(SIDES, (width, height) * 2)))
+    for t, o in enumerate(outputs):
+        words = _hex(o, width, height)
+        click.echo(f"{t:>5}  " + "  ".join(f"{words[s]:>{max(6, (w + 3) // 4 + 2)}}"
+                                           for s, w in zip(SIDES, (width, height) * 2)))
+
+
+def _verdict(name, mismatches, steps):
+    if mismatches:
+        first = mismatches[0].step
+        click.echo(f"MISMATCH: {name}: {len(mismatches)} lane(s) differ, first at step {first}")
+        click.echo(format_mismatches(mismatches))
+        return EXIT_MISMATCH
+    click.echo(f"PASS: {name}: all {steps} steps match")
+    return EXIT_OK
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="bitgrid")
+def main():
+    """BitGrid: generate, emulate and simulate grids of two-phase 4-input LUT cells.
+
+    Exit status: 0 success (every step matched), 1 a step did not match, 2 bad input or a
+    missing tool.
+    """
+
+
+@main.command()
+@click.option("--size", "size", type=SizeType(), default="8x8", show_default=True,
+              help="Grid size in cells, WxH (both even, at least 2).")
+@click.option("--storage", type=click.Choice(["ff", "memory"]), default="ff", show_default=True,
+              help="Configuration storage: flip-flops, or a 16 x 4 LUT memory per cell.")
+@click.option("--init", "init_path", type=click.Path(dir_okay=False),
+              help="BGBS bitstream to build in as the power-up configuration.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+              show_default=True, help="Output file ('-' for standard output).")
+def verilog(size, storage, init_path, output):
+    """Write the Verilog of a WxH grid (top module bitgrid_grid)."""
+    from .hdl.verilog import grid_verilog
+    width, height = size
+    init = _load_bitstream(init_path, width, height).config if init_path else None
+    started = time.monotonic()
+    try:
+        text = grid_verilog(width, height, storage=storage, init=init)
+    except ToolMissingError as error:
+        raise BadInput(str(error)) from None
+    with click.open_file(output, "w") as file:
+        file.write(text)
+    if output != "-":
+        click.echo(f"wrote {output}: {width} x {height} grid, {storage} storage, "
+                   f"{len(text)} bytes in {time.monotonic() - started:.1f} s", err=True)
+
+
+def _run_options(function):
+    function = click.option("--vectors", type=click.Path(dir_okay=False),
+                            help="bitgrid-vectors-v1 file: apply its inputs, check its outputs.")(
+        function)
+    function = click.option("--inputs", type=click.Path(dir_okay=False),
+                            help="Edge-input stream (JSON list of {N,E,S,W} hex words, or one "
+                                 "line 'N E S W' per subcycle); prints the outputs.")(function)
+    function = click.option("--steps", type=click.IntRange(min=0),
+                            help="Subcycles to run (with --inputs: repeat the last input; "
+                                 "alone: zero inputs).")(function)
+    function = click.option("--json", "as_json", is_flag=True,
+                            help="Print the steps as JSON (the vectors 'steps' form).")(function)
+    return function
+
+
+def _stimulus(bitstream, vectors, inputs, steps):
+    """(case or None, list of input Edges) from the run options."""
+    width, height = bitstream.width, bitstream.height
+    if vectors and inputs:
+        raise BadInput("give either --vectors or --inputs, not both")
+    if vectors:
+        case = _load_vectors(vectors, bitstream)
+        stream = case.inputs if steps is None else case.inputs[:steps]
+        return case, stream
+    stream = _load_inputs(inputs, width, height) if inputs else []
+    if steps is not None:
+        if steps > len(stream):
+            stream = stream + [stream[-1] if stream else Edges()] * (steps - len(stream))
+        stream = stream[:steps]
+    if not stream:
+        raise BadInput("nothing to run: give --vectors FILE, --inputs FILE or --steps N")
+    return None, stream
+
+
+@main.command()
+@click.argument("bitstream", type=click.Path(dir_okay=False))
+@_run_options
+def emulate(bitstream, vectors, inputs, steps, as_json):
+    """Run BITSTREAM on the reference emulator.
+
+    With --vectors, check every step against the file (exit 0 all match, 1 mismatch);
+    otherwise print the edge outputs of each subcycle.
+    """
+    bs = _load_bitstream(bitstream)
+    case, stream = _stimulus(bs, vectors, inputs, steps)
+    emulator = Emulator(bs.config)
+    started = time.monotonic()
+    outputs = [emulator.step(edges) for edges in stream]
+    elapsed = time.monotonic() - started
+    if case is None:
+        _print_steps(stream, outputs, bs.width, bs.height, as_json)
+        return
+    mismatches = [m for t, o in enumerate(outputs)
+                  for m in compare_step(t, case.steps[t][1], o, bs.width, bs.height)]
+    click.echo(f"emulator: {len(stream)} subcycles of a {bs.width} x {bs.height} grid in "
+               f"{elapsed * 1e3:.1f} ms")
+    sys.exit(_verdict(case.name, mismatches, len(stream)))
+
+
+@main.command()
+@click.argument("bitstream", type=click.Path(dir_okay=False))
+@_run_options
+@click.option("--simulator", type=click.Choice(["icarus", "verilator"]), default="icarus",
+              show_default=True, help="RTL simulator, driven by cocotb.")
+@click.option("--storage", type=click.Choice(["ff", "memory"]), default="ff", show_default=True,
+              help="Configuration storage back end of the simulated grid.")
+@click.option("--waves", type=click.Path(dir_okay=False),
+              help="Dump waveforms to this file (.fst or .vcd).")
+def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves):
+    """Run BITSTREAM on the RTL grid in cocotb (Icarus or Verilator).
+
+    The bitstream is loaded through the grid's configuration port and read back; every step is
+    compared with the reference emulator and, with --vectors, with the file. Exit 0 when all
+    match, 1 with a mismatch report otherwise.
+    """
+    from .sim import run_case
+    bs = _load_bitstream(bitstream)
+    case, stream = _stimulus(bs, vectors, inputs, steps)
+    expected = [o for _, o in case.steps[:len(stream)]] if case else None
+    try:
+        result = run_case(bs.config, stream, expected=expected, simulator=simulator,
+                          storage=storage, waves=waves)
+    except ToolMissingError as error:
+        raise BadInput(str(error)) from None
+    click.echo(f"{simulator}: {len(stream)} subcycles of a {bs.width} x {bs.height} grid "
+               f"({storage} storage); build {result.build_seconds:.1f} s, run "
+               f"{result.run_seconds:.1f} s")
+    if waves:
+        click.echo(f"waveforms: {waves}")
+    status = EXIT_OK
+    if not result.readback_ok:
+        click.echo("MISMATCH: configuration readback differs from the bitstream")
+        status = EXIT_MISMATCH
+    if result.emulator_mismatches:
+        click.echo("MISMATCH against the reference emulator:")
+        click.echo(format_mismatches(result.emulator_mismatches))
+        status = EXIT_MISMATCH
+    if case is None:
+        _print_steps(stream, result.outputs, bs.width, bs.height, as_json)
+        sys.exit(status)
+    sys.exit(max(status, _verdict(case.name, result.mismatches, len(stream))))
+
+
+@main.group()
+def bitstream():
+    """Inspect and convert BGBS bitstreams (SPEC section 5)."""
+
+
+@bitstream.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--size", type=SizeType(), help="Also check that it is for a WxH grid.")
+@click.option("--cells", "view", type=click.Choice(["table", "word"]),
+              help="List every configured cell in the table view [N, E, S, W] or the 64-bit "
+                   "word view.")
+@click.option("--all", "show_all", is_flag=True, help="With --cells, list unconfigured cells "
+                                                      "too.")
+def inspect(file, size, view, show_all):
+    """Check FILE and print its header (exit 2 with the reason if it is bad)."""
+    width, height = size if size else (None, None)
+    bs = _load_bitstream(file, width, height)
+    luts = bs.config.luts
+    configured = int((luts != 0).any(axis=2).sum())
+    click.echo(f"file:          {file}")
+    click.echo("format:        BGBS version 1, header 24 bytes, flags 0")
+    click.echo(f"grid:          {bs.width} x {bs.height} cells")
+    click.echo(f"order:         {int(bs.order)} ({bs.order.label})")
+    click.echo(f"payload:       {bs.width * bs.height * 64} bits "
+               f"({bs.width * bs.height * 8} bytes)")
+    click.echo(f"payload CRC32: 0x{bs.crc32:08x} (ok)")
+    click.echo(f"frame CRC32:   0x{bs.config.frames_crc():08x} (configuration port load)")
+    click.echo(f"configured:    {configured} of {bs.width * bs.height} cells")
+    if view:
+        click.echo(f"{'x':>5} {'y':>5}  " + ("LUT N   LUT E   LUT S   LUT W" if view == "table"
+                                             else "word"))
+        for y in range(bs.height):
+            for x in range(bs.width):
+                tables = bs.config[x, y]
+                if not show_all and not any(tables):
+                    continue
+                if view == "table":
+                    body = "  ".join(f"0x{t:04x}" for t in tables)
+                else:
+                    body = f"0x{bs.config.word(x, y):016x}"
+                click.echo(f"{x:>5} {y:>5}  {body}")
+
+
+@bitstream.command()
+@click.argument("source", type=click.Path(dir_okay=False))
+@click.argument("destination", type=click.Path(dir_okay=False))
+@click.option("--order", type=click.Choice(["row-major", "column-major", "snake"]),
+              default="row-major", show_default=True, help="Scan order of the output.")
+def convert(source, destination, order):
+    """Rewrite SOURCE in another scan order as DESTINATION (same configuration)."""
+    bs = _load_bitstream(source)
+    out = Bitstream(bs.config, ScanOrder.parse(order))
+    data = out.to_bytes()
+    with open(destination, "wb") as file:
+        file.write(data)
+    click.echo(f"wrote {destination}: {bs.width} x {bs.height}, {out.order.label} "
+               f"(was {bs.order.label}), payload CRC32 0x{out.crc32:08x}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

