@@ -13,6 +13,7 @@ Everything here follows ``SPEC.md`` sections 2 and 3:
 
 import enum
 import inspect
+import numbers
 
 __all__ = [
     "Direction", "N", "E", "S", "W", "DIRECTIONS",
@@ -57,10 +58,13 @@ def _check_tables(tables):
     tables = tuple(tables)
     if len(tables) != 4:
         raise ValueError(f"A cell has 4 LUTs [N, E, S, W], not {len(tables)}")
+    result = []
     for d, lut in zip(DIRECTIONS, tables):
-        if not isinstance(lut, int) or not 0 <= lut <= 0xFFFF:
+        if isinstance(lut, bool) or not isinstance(lut, numbers.Integral) \
+                or not 0 <= lut <= 0xFFFF:
             raise ValueError(f"LUT {d.name} must be a 16-bit integer, not {lut!r}")
-    return tables
+        result.append(int(lut))
+    return tuple(result)
 
 
 def tables_to_word(tables):
@@ -81,8 +85,10 @@ def word_to_tables(word):
 
     :raises ValueError: if ``word`` is not an integer in ``0 .. 2**64 - 1``.
     """
-    if not isinstance(word, int) or not 0 <= word < 1 << 64:
+    if isinstance(word, bool) or not isinstance(word, numbers.Integral) \
+            or not 0 <= word < 1 << 64:
         raise ValueError(f"A cell's word view is a 64-bit integer, not {word!r}")
+    word = int(word)
     tables = [0, 0, 0, 0]
     for a in range(16):
         for d in range(4):

@@ -38,7 +38,10 @@ class Edges(typing.NamedTuple):
             if unknown:
                 raise ValueError(f"Edge buses are N, E, S, W; unknown {sorted(unknown)}")
             return cls(**{k: _to_word(v) for k, v in keys.items()})
-        return cls(*(_to_word(v) for v in value))
+        words = [_to_word(v) for v in value]
+        if len(words) != 4:
+            raise ValueError(f"Edge buses are given as 4 words (N, E, S, W), not {len(words)}")
+        return cls(*words)
 
     def lanes(self, side, count):
         """The bits of bus ``side`` (``"N"``, ...) as a list of ``count`` ints."""

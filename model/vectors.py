@@ -69,6 +69,11 @@ class BadStreamCase(typing.NamedTuple):
     bitstream_path: str
     expect_error: str
 
+    def load_bitstream(self):
+        """Load the bitstream for the case's grid size; for a conforming reader this raises
+        :class:`~bitgrid.bitstream.BitstreamError`."""
+        return load_bitstream(self.bitstream_path, width=self.width, height=self.height)
+
 
 def _word(text, lanes, where):
     if not isinstance(text, str) or not text.lower().startswith("0x"):
@@ -116,7 +121,10 @@ def load_case(path):
     bitstream_path = os.path.join(os.path.dirname(os.path.abspath(path)), obj["bitstream"])
     name = obj.get("name", os.path.splitext(os.path.basename(path))[0])
     if fmt == "bitgrid-badstream-v1":
-        return BadStreamCase(name, width, height, bitstream_path, str(obj.get("expect_error")))
+        if not isinstance(obj.get("expect_error"), str):
+            raise VectorFormatError(f"{path}: a bitgrid-badstream-v1 case needs an "
+                                    "'expect_error' string")
+        return BadStreamCase(name, width, height, bitstream_path, obj["expect_error"])
     if fmt != "bitgrid-vectors-v1":
         raise VectorFormatError(f"{path}: format is {fmt!r}, expected 'bitgrid-vectors-v1'")
     steps = obj.get("steps")

@@ -312,3 +312,31 @@ def test_region_errors():
         config.region(-2, 0, 2, 2)
     with pytest.raises(GridSizeError, match="width must be even"):
         config.region(0, 0, 3, 2)
+
+
+def test_frame_address_checked():
+    config = Configuration(4, 2)
+    for row, address in ((-1, 0), (2, 0), (0, -1), (0, 16)):
+        with pytest.raises(IndexError):
+            config.frame(row, address)
+        with pytest.raises(IndexError):
+            config.set_frame(row, address, 0)
+    with pytest.raises(ValueError, match="16-bit unsigned integer"):
+        config.set_frame(0, 0, 1 << 16)
+    with pytest.raises(ValueError, match="16-bit unsigned integer"):
+        config.set_frame(0, 0, -1)
+
+
+def test_numpy_values_and_float_arrays():
+    source = Configuration.random(4, 2, seed=5)
+    config = Configuration(4, 2)
+    config[1, 1] = source.luts[1, 1]          # numpy uint16 values are accepted
+    assert config[1, 1] == source[1, 1]
+    with pytest.raises(ValueError, match="not float64 values"):
+        Configuration(4, 2, np.full((2, 4, 4), 1.7))
+
+
+def test_grid_too_large_for_a_bitstream():
+    from bitgrid.config import GridSizeError
+    with pytest.raises(GridSizeError, match="more than 2\\*\\*26 cells"):
+        Configuration(8192, 8192)

@@ -412,3 +412,8 @@ def test_outputs_state_can_be_set():
     emulator.subcycle = 4
     assert emulator.step().w == 0b00             # (1, 1) takes the 1; (0, 1) is odd
     assert emulator.step().w == 0b10             # and (0, 1) outputs it on W_out[1]
+
+
+def test_edges_coerce_needs_four_words():
+    with pytest.raises(ValueError, match="4 words"):
+        Edges.coerce((1, 2))

@@ -250,3 +250,11 @@ def test_saved_case_detects_a_wrong_emulator(tmp_path):
     total = sum(len(compare_step(t, o, other.step(i), 4, 4))
                 for t, (i, o) in enumerate(case.steps))
     assert total > 0
+
+
+def test_badstream_needs_expect_error(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"format": "bitgrid-badstream-v1", "width": 2, "height": 2, '
+                    '"bitstream": "x.bgbs"}')
+    with pytest.raises(VectorFormatError, match="expect_error"):
+        load_case(str(path))
