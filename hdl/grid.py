@@ -30,7 +30,7 @@ class ConfigSignature(wiring.Signature):
        ``3 + width / 2`` cycles after each write;
     3. set ``crc`` to the CRC-32 of all frame records in that order
        (:meth:`bitgrid.Configuration.frames_crc`) and hold ``commit`` high until a cycle where
-       ``w_ready`` is high. One cycle later ``valid`` rises if the CRCs match; otherwise ``error``
+       ``w_ready`` is high and ``w_en`` low. One cycle later ``valid`` rises if the CRCs match; otherwise ``error``
        rises and the grid stays stopped until a good load.
 
     Any frame write drops ``valid``, so a grid never runs a half-written configuration.
@@ -200,7 +200,7 @@ class Grid(wiring.Component):
             ]
         with m.If(cfg.begin):
             m.d.sync += [valid.eq(0), error.eq(0)]
-        with m.Elif(cfg.commit & cfg.w_ready):
+        with m.Elif(cfg.commit & cfg.w_ready & ~cfg.w_en):
             match = crc_engine.crc == cfg.crc
             m.d.sync += [valid.eq(match), error.eq(~match)]
 
