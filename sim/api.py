@@ -1,0 +1,339 @@
+"""Running configurations and vector cases on the simulated gateware (the API under
+``bitgrid sim``).
+
+Every function checks all of its input first and raises the model's exceptions
+(:class:`~bitgrid.BitstreamError`, :class:`~bitgrid.vectors.VectorFormatError`,
+:class:`~bitgrid.GridSizeError`, ``ValueError`` for a bad option) before anything is built or
+simulated; then it builds (or finds in the cache) one simulation model per grid size and runs
+all the cases of that size in one simulator process.
+"""
+
+import dataclasses
+import os
+import typing
+
+from .. import bitstream as _bitstream
+from ..config import Configuration, GridSizeError, check_grid_size
+from ..emulator import Edges
+from ..vectors import (BadStreamCase, Mismatch, VectorCase, VectorFormatError, format_mismatches,
+                       load_case)
+from . import runner as _runner
+from .runner import JOB_FORMAT
+
+__all__ = ["SimCase", "SimResult", "FrameMismatch", "make_case", "run_case", "run_cases",
+           "run_vector_case", "run_vector_file", "run_vector_files"]
+
+
+class FrameMismatch(typing.NamedTuple):
+    """A configuration frame that read back differently from what was loaded (``actual`` is
+    -1 if some bit read X or Z)."""
+    row: int
+    addr: int
+    expected: int
+    actual: int
+
+    def __str__(self):
+        actual = "X" if self.actual < 0 else f"0x{self.actual:x}"
+        return (f"frame row {self.row} address {self.addr}: wrote 0x{self.expected:x}, "
+                f"read {actual}")
+
+
+class SimCase(typing.NamedTuple):
+    """A checked job for the simulator: a configuration, the edge inputs of each step and,
+    optionally, the expected edge outputs of each step. Build it with :func:`make_case`."""
+    name: str
+    config: Configuration
+    inputs: list
+    expected: list = None
+    crc: int = None          # commit this CRC instead of the right one (tests of the CRC check)
+    idle_cycles: int = None  # cycles with step low after each step; None: run_cases' default
+
+    @property
+    def width(self):
+        return self.config.width
+
+    @property
+    def height(self):
+        return self.config.height
+
+
+@dataclasses.dataclass
+class SimResult:
+    """The outcome of one case on one simulator.
+
+    :attr outputs: the grid's edge outputs after each step, :class:`~bitgrid.Edges` (a lane
+        that read X or Z is 0 here and a mismatch below).
+    :attr mismatches: :class:`~bitgrid.vectors.Mismatch` es against the expected outputs (the
+        vector file); empty when no expected outputs were given.
+    :attr emulator_mismatches: mismatches against the reference emulator, with the emulator's
+        value as ``expected``.
+    :attr readback_ok: every frame read back equal to the configuration.
+    :attr readback_errors: the :class:`FrameMismatch` es.
+    :attr config_valid: ``cfg.valid`` after the load (the grid accepted the configuration).
+    :attr config_error: ``cfg.error`` after the load (the CRC check failed).
+    :attr subcycle: the grid's subcycle counter after the last step (should equal ``steps``).
+    :attr build_seconds: time spent building the model now (0.0 if it came from the cache).
+    :attr run_seconds: wall time of the case inside the simulator.
+    :attr process_seconds: wall time of the whole simulator process (shared by the cases run
+        together).
+    :attr sim_time_ns: simulated time of the case.
+    :attr waves: the waveform file written, if any.
+    :attr run_dir: the folder of the simulator run (job, result, ``sim.log``) when kept.
+    """
+    name: str
+    simulator: str
+    storage: str
+    width: int
+    height: int
+    steps: int
+    outputs: list
+    mismatches: list
+    emulator_mismatches: list
+    readback_ok: bool
+    readback_errors: list
+    config_valid: bool
+    config_error: bool
+    subcycle: int
+    phase: int
+    build_seconds: float
+    build_cached: bool
+    run_seconds: float
+    process_seconds: float
+    sim_time_ns: float
+    waves: str = None
+    run_dir: str = None
+
+    @property
+    def ok(self):
+        """No mismatch of any kind, configuration accepted and read back, and the counter equal
+        to the steps run."""
+        return (not self.mismatches and not self.emulator_mismatches and self.readback_ok
+                and self.config_valid and not self.config_error
+                and self.subcycle == self.steps
+                and self.phase == self.steps % 2)
+
+    def summary(self, limit=10):
+        """A human-readable report (several lines if something differs)."""
+        head = (f"{self.name}: {self.simulator} {self.width}x{self.height} {self.storage}, "
+                f"{self.steps} steps: ")
+        if self.ok:
+            return head + "OK"
+        lines = [head + "FAILED"]
+        if not self.config_valid or self.config_error:
+            lines.append(f"  configuration was not accepted (cfg.valid={int(self.config_valid)}, "
+                         f"cfg.error={int(self.config_error)})")
+        if self.readback_errors:
+            lines.append(f"  {len(self.readback_errors)} frame(s) read back wrong:")
+            lines += ["    " + str(f) for f in self.readback_errors[:limit]]
+        if self.subcycle != self.steps:
+            lines.append(f"  subcycle counter is {self.subcycle} after {self.steps} steps")
+        for what, found in (("the vector file", self.mismatches),
+                            ("the reference emulator", self.emulator_mismatches)):
+            if found:
+                lines.append(f"  {len(found)} mismatching lane(s) against {what}:")
+                lines += ["    " + line for line in
+                          format_mismatches(found, limit).splitlines()]
+        return "\n".join(lines)
+
+
+def _configuration(config, width=None, height=None):
+    """A :class:`Configuration` from a Configuration, a Bitstream, BGBS bytes or a BGBS path."""
+    if width is not None or height is not None:
+        if width is None or height is None:
+            raise ValueError("Give both width and height, or neither")
+        check_grid_size(width, height)
+    if isinstance(config, _bitstream.Bitstream):
+        config = config.config
+    elif isinstance(config, (bytes, bytearray, memoryview)):
+        config = _bitstream.read(config, width=width, height=height).config
+    elif isinstance(config, (str, os.PathLike)):
+        config = _bitstream.load(config, width=width, height=height).config
+    if not isinstance(config, Configuration):
+        raise TypeError(f"Expected a Configuration, a Bitstream, BGBS bytes or a BGBS file "
+                        f"path, not {config!r}")
+    if width is not None and (config.width, config.height) != (width, height):
+        raise GridSizeError(f"The configuration is for a {config.width} x {config.height} grid, "
+                            f"the simulated grid is {width} x {height}")
+    return config
+
+
+def _edges_list(values, width, height, what):
+    if isinstance(values, (str, bytes)) or not isinstance(values, typing.Iterable):
+        raise VectorFormatError(f"{what} must be a list of edge words, one per step")
+    lanes = (width, height, width, height)
+    result = []
+    for t, value in enumerate(values):
+        try:
+            edges = Edges.coerce(value)
+        except (TypeError, ValueError) as error:
+            raise VectorFormatError(f"{what}[{t}]: {error}") from None
+        for side, word, count in zip("NESW", edges, lanes):
+            if not isinstance(word, int) or word < 0 or word >> count:
+                raise VectorFormatError(f"{what}[{t}].{side} = {word!r} does not fit the "
+                                        f"{count} lanes of a {width} x {height} grid")
+        result.append(edges)
+    return result
+
+
+def make_case(config, steps, *, expected=None, name="case", width=None, height=None, crc=None,
+              idle_cycles=None):
+    """Check and bundle one job for the simulator.
+
+    :param config: a :class:`~bitgrid.Configuration`, a :class:`~bitgrid.Bitstream`, BGBS bytes
+        or the path of a BGBS file.
+    :param steps: the edge inputs of each step: anything :meth:`bitgrid.Edges.coerce` takes.
+    :param expected: optional expected edge outputs, one per step.
+    :param width, height: optional size of the simulated grid; the configuration must match.
+    :param crc: commit this CRC instead of the right one (the grid must refuse the load).
+    :param idle_cycles: clock cycles with ``step`` low after each step (0: steps back to back);
+        default: the one given to :func:`run_cases`.
+    :raises BitstreamError: for a bad bitstream (including a size other than ``width`` x
+        ``height``).
+    :raises GridSizeError: for a bad size, or a configuration of another size.
+    :raises VectorFormatError: for malformed steps or expected outputs.
+    """
+    config = _configuration(config, width, height)
+    inputs = _edges_list(steps, config.width, config.height, "steps")
+    if expected is not None:
+        expected = _edges_list(expected, config.width, config.height, "expected")
+        if len(expected) != len(inputs):
+            raise VectorFormatError(f"{len(inputs)} steps but {len(expected)} expected outputs")
+    if crc is not None and not (isinstance(crc, int) and 0 <= crc < 1 << 32):
+        raise ValueError(f"crc must be a 32-bit integer, not {crc!r}")
+    if idle_cycles is not None and (not isinstance(idle_cycles, int) or idle_cycles < 0):
+        raise ValueError(f"idle_cycles must be a non-negative integer, not {idle_cycles!r}")
+    return SimCase(str(name), config, inputs, expected, crc, idle_cycles)
+
+
+def _check_options(simulator, storage, waves):
+    _runner._backend(simulator)
+    _runner._check_storage(storage)
+    if waves is not None:
+        _runner.wave_format(waves)
+
+
+def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
+              keep=False, quiet=False):
+    """Run :class:`SimCase` s (see :func:`make_case`); cases of one grid size share one build
+    and one simulator process.
+
+    :param waves: path of a ``.vcd`` or ``.fst`` file to dump (only with cases of one size).
+    :param idle_cycles: clock cycles with ``step`` low after each step (0: back to back).
+    :param keep: keep the simulator's run folder (job, result and log; see
+        :attr:`SimResult.run_dir`).
+    :param quiet: no progress lines on stderr.
+    :returns: list of :class:`SimResult`, in the order of ``cases``.
+    :raises ValueError: for an unknown simulator, storage or waveform extension.
+    :raises ToolMissingError: if the simulator is not installed.
+    :raises SimulationError: if a build or a simulation fails (mismatches are results).
+    """
+    cases = list(cases)
+    for case in cases:
+        if not isinstance(case, SimCase):
+            raise TypeError(f"run_cases takes SimCase objects (see make_case), not {case!r}")
+    _check_options(simulator, storage, waves)
+    if not isinstance(idle_cycles, int) or idle_cycles < 0:
+        raise ValueError(f"idle_cycles must be a non-negative integer, not {idle_cycles!r}")
+    groups = {}
+    for index, case in enumerate(cases):
+        groups.setdefault((case.width, case.height), []).append(index)
+    if waves is not None and len(groups) > 1:
+        raise ValueError("A waveform file holds one grid size; run the sizes separately")
+    _runner.BACKENDS[simulator].require(None if waves is None else _runner.wave_format(waves))
+    results = [None] * len(cases)
+    for (width, height), indices in groups.items():
+        build = _runner.build(width, height, storage=storage, simulator=simulator,
+                              waves=None if waves is None else _runner.wave_format(waves),
+                              quiet=quiet)
+        job = {"format": JOB_FORMAT, "width": width, "height": height, "clock_ns": 10,
+               "idle_cycles": idle_cycles, "cases": [_job_case(cases[i]) for i in indices]}
+        out, seconds = _runner.run_bench(build, job, waves_path=waves, keep=keep, quiet=quiet)
+        for i, raw in zip(indices, out["cases"]):
+            results[i] = _result(raw, cases[i], build, seconds, waves, out.get("run_dir"))
+    return results
+
+
+def _job_case(case):
+    return {"name": case.name,
+            "luts": [int(v) for v in case.config.luts.reshape(-1)],
+            "inputs": [list(e) for e in case.inputs],
+            "expected": None if case.expected is None else [list(e) for e in case.expected],
+            "crc": case.crc,
+            **({} if case.idle_cycles is None else {"idle_cycles": case.idle_cycles})}
+
+
+def _result(raw, case, build, seconds, waves, run_dir):
+    return SimResult(
+        name=raw["name"], simulator=build.simulator, storage=build.storage, width=build.width,
+        height=build.height, steps=raw["steps"], outputs=[Edges(*o) for o in raw["outputs"]],
+        mismatches=[Mismatch(*m) for m in raw["mismatches"]],
+        emulator_mismatches=[Mismatch(*m) for m in raw["emulator_mismatches"]],
+        readback_ok=not raw["readback_errors"],
+        readback_errors=[FrameMismatch(*r) for r in raw["readback_errors"]],
+        config_valid=bool(raw["config_valid"]), config_error=bool(raw["config_error"]),
+        subcycle=raw["subcycle"], phase=raw["phase"], build_seconds=build.seconds,
+        build_cached=build.cached, run_seconds=raw["wall_seconds"], process_seconds=seconds,
+        sim_time_ns=raw["sim_time_ns"], waves=None if waves is None else os.fspath(waves),
+        run_dir=run_dir)
+
+
+def run_case(config, steps, *, expected=None, simulator="icarus", storage="ff", waves=None,
+             name="case", width=None, height=None, idle_cycles=1, keep=False, quiet=False):
+    """Run one configuration with the edge inputs ``steps`` on ``simulator`` and compare the
+    edge outputs with ``expected`` (if given) and with the reference emulator.
+
+    See :func:`make_case` for the arguments and the errors raised before any build, and
+    :func:`run_cases` for the rest.
+
+    :returns: :class:`SimResult`.
+    """
+    _check_options(simulator, storage, waves)
+    case = make_case(config, steps, expected=expected, name=name, width=width, height=height)
+    return run_cases([case], simulator=simulator, storage=storage, waves=waves,
+                     idle_cycles=idle_cycles, keep=keep, quiet=quiet)[0]
+
+
+def _vector_sim_case(case):
+    if isinstance(case, BadStreamCase):
+        raise VectorFormatError(f"{case.name} is a bitgrid-badstream-v1 case (a bitstream that "
+                                "must be rejected), not a vector case")
+    if not isinstance(case, VectorCase):
+        raise TypeError(f"Expected a VectorCase, not {case!r}")
+    bitstream = case.load_bitstream()            # checked against the case's size
+    return make_case(bitstream.config, case.inputs, expected=case.outputs, name=case.name,
+                     width=case.width, height=case.height)
+
+
+def run_vector_case(case, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
+                    keep=False, quiet=False):
+    """Run a loaded ``bitgrid-vectors-v1`` case (:class:`~bitgrid.vectors.VectorCase`).
+
+    :raises BitstreamError: if its bitstream is bad or of another size.
+    """
+    _check_options(simulator, storage, waves)
+    return run_cases([_vector_sim_case(case)], simulator=simulator, storage=storage,
+                     waves=waves, idle_cycles=idle_cycles, keep=keep, quiet=quiet)[0]
+
+
+def run_vector_file(path, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
+                    keep=False, quiet=False):
+    """Run the ``bitgrid-vectors-v1`` case file ``path`` (JSON, with its BGBS beside it).
+
+    :raises VectorFormatError: if the file is malformed (or is a bad-bitstream case).
+    :raises BitstreamError: if its bitstream is bad or not of the case's size.
+    """
+    return run_vector_files([path], simulator=simulator, storage=storage, waves=waves,
+                            idle_cycles=idle_cycles, keep=keep, quiet=quiet)[0]
+
+
+def run_vector_files(paths, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
+                     keep=False, quiet=False):
+    """Run several case files; cases of one grid size share a build and a simulator process.
+    Every file is loaded and checked before anything is built.
+
+    :returns: list of :class:`SimResult`, in the order of ``paths``.
+    """
+    _check_options(simulator, storage, waves)
+    cases = [_vector_sim_case(load_case(p)) for p in paths]
+    return run_cases(cases, simulator=simulator, storage=storage, waves=waves,
+                     idle_cycles=idle_cycles, keep=keep, quiet=quiet)
