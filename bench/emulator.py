@@ -1,26 +1,38 @@
-"""Throughput of the reference emulator, in cell updates per second.
+"""Throughput of the emulators, in cell updates per second: the reference emulator
+(``bitgrid.emulator.Emulator``), the bit-parallel one (``bitgrid.fastemu.FastEmulator``) and the
+bit-parallel one running many input streams at once (lane-parallel mode).
 
 A subcycle evaluates half of the grid (the cells of one parity, SPEC section 4), so a
-``W x H`` grid run for ``n`` subcycles performs ``W * H / 2 * n`` cell updates. Each size runs a
-uniformly random configuration with fresh random edge inputs at every subcycle (generated before
-the timed loop). The timed loop is the public ``Emulator.step`` call, edge-word checking and
-edge-output packing included.
+``W x H`` grid run for ``n`` subcycles performs ``W * H / 2 * n`` cell updates; with ``k``
+streams it performs ``k`` times as many *stream-cell updates*. Each size runs a uniformly random
+configuration with random edge inputs at every subcycle (a pool of inputs generated before the
+timed loop and cycled through). The timed loop is the public ``step`` call, edge-word checking
+and edge-output packing included. Each figure is the best of a few timed rounds (the machine
+may be shared), each round running at least ``min_seconds``.
 
 Run ``python -m bench.emulator`` (or ``python bench/emulator.py``) from the repository root; it
-prints one line per grid size and takes a few seconds.
+prints a table (or JSON with ``--json``) and takes well under a minute.
 """
 
 import argparse
+import json
+import os
 import time
 
 import numpy as np
 
 from bitgrid import Configuration, Edges, Emulator
+from bitgrid.fastemu import FastEmulator
 
-__all__ = ["DEFAULT_SIZES", "run", "main"]
+__all__ = ["DEFAULT_SIZES", "DEFAULT_STREAMS", "run", "run_fast", "run_streams", "compare",
+           "format_table", "format_comparison", "main"]
 
 #: Grid sizes (square, cells per side) of the default run.
 DEFAULT_SIZES = (64, 256, 1024)
+#: Streams of the lane-parallel figures.
+DEFAULT_STREAMS = 64
+#: Edge inputs generated per measurement (cycled through by longer runs).
+_POOL = 64
 
 
 def _default_steps(size):
@@ -32,33 +44,123 @@ def _random_word(rng, lanes):
     return int.from_bytes(rng.bytes((lanes + 7) // 8), "little") & ((1 << lanes) - 1)
 
 
-def run(sizes=DEFAULT_SIZES, steps=None, seed=1):
-    """Time the emulator on square random grids.
+def _random_edges(rng, size):
+    return Edges(*(_random_word(rng, size) for _ in range(4)))
+
+
+def _time(emulator, inputs, steps, rounds, min_seconds):
+    """Best time per subcycle over ``rounds`` rounds of at least ``steps`` subcycles and
+    ``min_seconds`` each. Returns ``(subcycles, wall seconds, CPU seconds)`` of the best
+    round (CPU time of the whole process, all threads)."""
+    emulator.step(inputs[0])               # warm-up (first-touch allocations)
+    emulator.reset()
+    best = None
+    for _ in range(rounds):
+        count, start, cpu = 0, time.perf_counter(), time.process_time()
+        while True:
+            for i in range(steps):
+                emulator.step(inputs[i % len(inputs)])
+            count += steps
+            seconds = time.perf_counter() - start
+            if seconds >= min_seconds:
+                break
+        if best is None or seconds / count < best[1] / best[0]:
+            best = (count, seconds, time.process_time() - cpu)
+    return best
+
+
+def _measure(kind, size, *, steps, seed, streams=None, threads=None, rounds=1,
+             min_seconds=0.0):
+    rng = np.random.default_rng(seed)
+    config = Configuration.random(size, size, seed=seed)
+    count = _default_steps(size) if steps is None else int(steps)
+    if kind == "simple":
+        emulator = Emulator(config)
+    else:
+        emulator = FastEmulator(config, streams=streams, threads=threads)
+    if streams is None:
+        inputs = [_random_edges(rng, size) for _ in range(min(count, _POOL))]
+    else:
+        pool = max(1, min(count, _POOL // streams + 1))
+        inputs = [[_random_edges(rng, size) for _ in range(streams)] for _ in range(pool)]
+    subcycles, seconds, cpu_seconds = _time(emulator, inputs, count, rounds, min_seconds)
+    cells = size * size
+    rate = cells / 2 * subcycles * (streams or 1) / seconds
+    result = {"emulator": kind, "size": size, "cells": cells, "subcycles": subcycles,
+              "seconds": seconds, "cpu_seconds": cpu_seconds}
+    if streams is None:
+        result.update(cell_updates_per_s=rate, rate=rate, unit="cell-updates/s")
+    else:
+        result.update(streams=streams, stream_cell_updates_per_s=rate, rate=rate,
+                      unit="stream-cell-updates/s")
+    if kind != "simple":
+        result["threads"] = emulator.threads
+        result["memory_bytes"] = emulator.nbytes
+        result["config_bytes"] = cells * 8
+    return result
+
+
+def run(sizes=DEFAULT_SIZES, steps=None, seed=1, *, rounds=1, min_seconds=0.0):
+    """Time the reference emulator on square random grids.
 
     :param sizes: grid sides in cells (even).
     :param steps: subcycles per size; ``None`` picks a count per size (see ``_default_steps``).
     :param seed: seed of the configurations and edge inputs.
+    :param rounds, min_seconds: timed rounds (the best counts) and their least duration.
     :returns: a list of ``dict(size, cells, subcycles, seconds, cell_updates_per_s)``, one per
         size, where ``cells`` is ``size * size`` and ``cell_updates_per_s`` is
-        ``cells / 2 * subcycles / seconds``.
+        ``cells / 2 * subcycles / seconds`` (plus ``emulator="simple"``, the figure again as
+        ``rate`` with its ``unit``, ``"cell-updates/s"``, and ``cpu_seconds``, the process CPU
+        time of the run: well below ``seconds`` means the machine was busy).
     """
+    return [_measure("simple", size, steps=steps, seed=seed, rounds=rounds,
+                     min_seconds=min_seconds) for size in sizes]
+
+
+def run_fast(sizes=DEFAULT_SIZES, steps=None, seed=1, *, threads=None, rounds=3,
+             min_seconds=0.2):
+    """Time the bit-parallel emulator (one stream) like :func:`run`: the same dicts with
+    ``emulator="fast"``, plus ``threads``, ``memory_bytes`` (its arrays, see
+    ``FastEmulator.nbytes``) and ``config_bytes`` (8 bytes per cell)."""
+    return [_measure("fast", size, steps=steps, seed=seed, threads=threads, rounds=rounds,
+                     min_seconds=min_seconds) for size in sizes]
+
+
+def run_streams(sizes=DEFAULT_SIZES, streams=DEFAULT_STREAMS, steps=None, seed=1, *,
+                threads=None, rounds=2, min_seconds=0.2):
+    """Time the lane-parallel mode (``FastEmulator(config, streams=streams)``): dicts with
+    ``emulator="streams"``, ``streams`` and ``stream_cell_updates_per_s`` (also as ``rate``,
+    unit ``"stream-cell-updates/s"``)."""
     results = []
     for size in sizes:
-        count = _default_steps(size) if steps is None else int(steps)
-        rng = np.random.default_rng(seed)
-        config = Configuration.random(size, size, seed=seed)
-        edges = [Edges(*(_random_word(rng, size) for _ in range(4))) for _ in range(count)]
-        emulator = Emulator(config)
-        emulator.step(edges[0])               # warm-up (first-touch allocations)
-        emulator.reset()
-        start = time.perf_counter()
-        for e in edges:
-            emulator.step(e)
-        seconds = time.perf_counter() - start
-        cells = size * size
-        results.append({"size": size, "cells": cells, "subcycles": count, "seconds": seconds,
-                        "cell_updates_per_s": cells / 2 * count / seconds})
+        count = max(2, (_default_steps(size) if steps is None else int(steps)) // streams)
+        results.append(_measure("streams", size, steps=count, seed=seed, streams=streams,
+                                threads=threads, rounds=rounds, min_seconds=min_seconds))
     return results
+
+
+def compare(sizes=DEFAULT_SIZES, steps=None, seed=1, *, streams=DEFAULT_STREAMS, threads=None,
+            emulators=("simple", "fast", "streams")):
+    """Measure the emulators side by side.
+
+    :returns: a list with one dict per size: ``size``, ``cells`` and, for each emulator
+        measured, its result dict (see :func:`run`, :func:`run_fast`, :func:`run_streams`)
+        under its name; with both ``simple`` and ``fast``, ``speedup`` is the ratio of their
+        rates.
+    """
+    table = []
+    for size in sizes:
+        row = {"size": size, "cells": size * size}
+        if "simple" in emulators:
+            row["simple"] = run([size], steps, seed, rounds=3, min_seconds=0.2)[0]
+        if "fast" in emulators:
+            row["fast"] = run_fast([size], steps, seed, threads=threads)[0]
+        if "streams" in emulators and streams:
+            row["streams"] = run_streams([size], streams, steps, seed, threads=threads)[0]
+        if "simple" in row and "fast" in row:
+            row["speedup"] = row["fast"]["rate"] / row["simple"]["rate"]
+        table.append(row)
+    return table
 
 
 def format_table(results):
@@ -69,6 +171,32 @@ def format_table(results):
     return "\n".join(lines)
 
 
+def format_comparison(table):
+    """The rows of :func:`compare` as a text table (rates in updates per second)."""
+    streams = next((r["streams"]["streams"] for r in table if "streams" in r), None)
+    head = (f"{'grid':>11} {'cells':>9} {'simple':>10} {'fast':>10} {'speedup':>8} "
+            f"{'threads':>7} {'fast MB':>8} {'MB/config':>9}")
+    if streams:
+        head += f" {f'{streams} streams':>12}"
+    lines = [head, f"{'':>21} {'(cell-updates/s)':>21} {'':>36}"
+             + (" (stream-cell-updates/s)" if streams else "")]
+    for r in table:
+        simple, fast, lanes = r.get("simple"), r.get("fast"), r.get("streams")
+        line = f"{r['size']:>5} x {r['size']:<5}{r['cells']:>9} "
+        line += f"{simple['rate']:>10.3e} " if simple else f"{'-':>10} "
+        line += f"{fast['rate']:>10.3e} " if fast else f"{'-':>10} "
+        line += f"{r['speedup']:>7.1f}x " if "speedup" in r else f"{'-':>8} "
+        if fast:
+            line += (f"{fast['threads']:>7} {fast['memory_bytes'] / 2**20:>8.2f} "
+                     f"{fast['memory_bytes'] / fast['config_bytes']:>9.2f}")
+        else:
+            line += f"{'-':>7} {'-':>8} {'-':>9}"
+        if streams:
+            line += f" {lanes['rate']:>12.3e}" if lanes else f" {'-':>12}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES),
@@ -76,8 +204,26 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=None,
                         help="subcycles per size (default: about 16M cell updates per size)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--streams", type=int, default=DEFAULT_STREAMS,
+                        help="streams of the lane-parallel figures (0: skip them; "
+                             "default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads of the fast emulator (default: its own choice)")
+    parser.add_argument("--emulators", nargs="+", default=["simple", "fast", "streams"],
+                        choices=["simple", "fast", "streams"],
+                        help="which emulators to measure (default: all)")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
-    print(format_table(run(args.sizes, args.steps, args.seed)))
+    table = compare(args.sizes, args.steps, args.seed, streams=args.streams,
+                    threads=args.threads, emulators=args.emulators)
+    if args.json:
+        print(json.dumps(table, indent=1))
+    else:
+        print(format_comparison(table))
+        if hasattr(os, "getloadavg"):
+            print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}"
+                                                            for x in os.getloadavg()))
+    return table
 
 
 if __name__ == "__main__":

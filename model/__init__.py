@@ -12,9 +12,10 @@ from .cell import (Direction, N, E, S, W, DIRECTIONS, tables_to_word, word_to_ta
 from .config import Configuration, GridSizeError
 from .bitstream import Bitstream, BitstreamError, ScanOrder
 from .emulator import Edges, Emulator
+from .fastemu import FastEmulator
 
 __version__ = "0.1.0"
 
 __all__ = ["Direction", "N", "E", "S", "W", "DIRECTIONS", "tables_to_word", "word_to_tables",
            "lut_from_function", "PASS_THROUGH", "REFLECTOR", "Configuration", "GridSizeError",
-           "Bitstream", "BitstreamError", "ScanOrder", "Edges", "Emulator"]
+           "Bitstream", "BitstreamError", "ScanOrder", "Edges", "Emulator", "FastEmulator"]
