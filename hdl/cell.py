@@ -1,13 +1,13 @@
 """The BitGrid cell (SPEC section 3)."""
 
-from amaranth.hdl import Mux, Module, Signal
+from amaranth.hdl import ClockSignal, Instance, Mux, Module, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..cell import word_to_tables
 
-__all__ = ["Cell", "STORAGE_KINDS"]
+__all__ = ["Cell", "STORAGE_KINDS", "cell_module_name", "cell_instance"]
 
 #: Storage back ends of the configuration (SPEC section 7): ``"ff"`` keeps the 64 LUT bits in
 #: flip-flops (portable, ASIC-like; about 81 LUT4 + 68 FF for one cell on iCE40 per
@@ -86,6 +86,11 @@ class Cell(wiring.Component):
     def init(self):
         return self._init
 
+    @property
+    def module_name(self):
+        """Verilog module name of this cell, see :func:`cell_module_name`."""
+        return cell_module_name(self._storage, self._init)
+
     def elaborate(self, platform):
         m = Module()
         lut_out = Signal(4)
@@ -113,3 +118,23 @@ class Cell(wiring.Component):
         with m.If(self.en):
             m.d.sync += self.o.eq(lut_out)
         return m
+
+
+def cell_module_name(storage, init=0):
+    """Verilog module name of a cell with this storage kind and initial configuration (64-bit
+    word view), as written by :func:`bitgrid.hdl.verilog.grid_verilog`: ``bitgrid_cell_ff``,
+    ``bitgrid_cell_memory``, or for a non-zero ``init`` ``bitgrid_cell_ff_<16 hex digits>``."""
+    name = f"bitgrid_cell_{_check_storage(storage)}"
+    return name if init == 0 else f"{name}_{init:016x}"
+
+
+def cell_instance(storage, init, *, i, en, cfg_addr, cfg_data, cfg_we, o, cfg_rdata):
+    """An :class:`amaranth.hdl.Instance` of :func:`cell_module_name` in the ``sync`` domain,
+    with the members of :class:`Cell` connected to the given values (``o`` and ``cfg_rdata``
+    must be 4-bit signals). It stands in for a :class:`Cell` whose Verilog is written once per
+    distinct module name, which keeps the Verilog of a grid proportional to its cells. Amaranth's
+    simulator cannot run it."""
+    return Instance(cell_module_name(storage, init),
+                    i_clk=ClockSignal("sync"), i_rst=ResetSignal("sync"),
+                    i_i=i, i_en=en, i_cfg_addr=cfg_addr, i_cfg_data=cfg_data, i_cfg_we=cfg_we,
+                    o_o=o, o_cfg_rdata=cfg_rdata)

@@ -5,8 +5,9 @@ from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import crc, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..cell import tables_to_word
 from ..config import FRAME_CRC, Configuration, GridSizeError, check_grid_size
-from .cell import Cell, _check_storage
+from .cell import Cell, _check_storage, cell_instance
 
 __all__ = ["ConfigSignature", "Grid"]
 
@@ -103,6 +104,11 @@ class Grid(wiring.Component):
         Configuration present after power-up (default: all cells unconfigured).
     counter_width : int
         Width of :attr:`subcycle` in bits (default 32; it wraps around).
+    cell_instances : bool
+        If true, each cell is an :class:`amaranth.hdl.Instance` of a Verilog module defined
+        elsewhere (:meth:`Cell.instance`) rather than a :class:`Cell` submodule, so that
+        :func:`bitgrid.hdl.verilog.grid_verilog` can emit each distinct cell module once. Such a
+        grid cannot run in Amaranth's simulator. Default false.
 
     Members
     -------
@@ -127,7 +133,8 @@ class Grid(wiring.Component):
         For an unknown storage kind, or an ``init`` of another size.
     """
 
-    def __init__(self, width, height, *, storage="ff", init=None, counter_width=32):
+    def __init__(self, width, height, *, storage="ff", init=None, counter_width=32,
+                 cell_instances=False):
         self._width, self._height = check_grid_size(width, height)
         self._storage = _check_storage(storage)
         if init is None:
@@ -140,6 +147,7 @@ class Grid(wiring.Component):
         if not isinstance(counter_width, int) or counter_width < 1:
             raise ValueError(f"counter_width must be a positive integer, not {counter_width!r}")
         self._init = init.copy()
+        self._cell_instances = bool(cell_instances)
         super().__init__({
             "n_in": In(width), "e_in": In(height), "s_in": In(width), "w_in": In(height),
             "n_out": Out(width), "e_out": Out(height), "s_out": Out(width), "w_out": Out(height),
@@ -160,6 +168,19 @@ class Grid(wiring.Component):
     @property
     def storage(self):
         return self._storage
+
+    @property
+    def init(self):
+        """The power-up :class:`~bitgrid.Configuration` (a copy)."""
+        return self._init.copy()
+
+    def cell_types(self):
+        """One :class:`Cell` per distinct power-up configuration in the grid, keyed by
+        :attr:`Cell.module_name` (a single ``bitgrid_cell_<storage>`` for the default all-zero
+        ``init``)."""
+        distinct = {tuple(int(v) for v in tables) for tables in self._init.luts.reshape(-1, 4)}
+        cells = (Cell(storage=self._storage, init=tables_to_word(t)) for t in sorted(distinct))
+        return {cell.module_name: cell for cell in cells}
 
     @property
     def record_bytes(self):
@@ -215,35 +236,49 @@ class Grid(wiring.Component):
         with m.If(run):
             m.d.sync += subcycle.eq(subcycle + 1)
 
-        # The cells, with per-parity enables.
-        cells = [[None] * w for _ in range(h)]
+        # Shared per-parity enables and per-row write enables.
+        enable = [Signal(name=f"en_{p}") for p in (0, 1)]
+        row_we = [Signal(name=f"we_{y}") for y in range(h)]
+        m.d.comb += [en.eq(run & (subcycle[0] == p)) for p, en in enumerate(enable)]
+        m.d.comb += [we.eq(write & (cfg.row == y)) for y, we in enumerate(row_we)]
+
+        # The cells: Cell submodules, or instances of cell modules written once per distinct
+        # configuration (see bitgrid.hdl.verilog); both wired the same way.
+        words = [[self._init.word(x, y) for x in range(w)] for y in range(h)]
+        if self._cell_instances:
+            outs = [[Signal(4, name=f"o_{x}_{y}") for x in range(w)] for y in range(h)]
+            rdata = [[Signal(4, name=f"rdata_{x}_{y}") for x in range(w)] for y in range(h)]
+        else:
+            cells = [[Cell(storage=self._storage, init=words[y][x]) for x in range(w)]
+                     for y in range(h)]
+            outs = [[cell.o for cell in row] for row in cells]
+            rdata = [[cell.cfg_rdata for cell in row] for row in cells]
         for y in range(h):
             for x in range(w):
-                cell = Cell(storage=self._storage, init=self._init.word(x, y))
-                m.submodules[f"cell_{x}_{y}"] = cells[y][x] = cell
-                m.d.comb += [
-                    cell.en.eq(run & (subcycle[0] == (x + y) % 2)),
-                    cell.cfg_addr.eq(cfg.addr),
-                    cell.cfg_data.eq(cfg.w_data[4 * x:4 * x + 4]),
-                    cell.cfg_we.eq(write & (cfg.row == y)),
-                ]
-        for y in range(h):
-            for x in range(w):
-                i = cells[y][x].i
-                m.d.comb += [
-                    i[0].eq(cells[y - 1][x].o[2] if y > 0 else self.n_in[x]),
-                    i[1].eq(cells[y][x + 1].o[3] if x < w - 1 else self.e_in[y]),
-                    i[2].eq(cells[y + 1][x].o[0] if y < h - 1 else self.s_in[x]),
-                    i[3].eq(cells[y][x - 1].o[1] if x > 0 else self.w_in[y]),
-                ]
+                ports = {
+                    "i": Cat(outs[y - 1][x][2] if y > 0 else self.n_in[x],
+                             outs[y][x + 1][3] if x < w - 1 else self.e_in[y],
+                             outs[y + 1][x][0] if y < h - 1 else self.s_in[x],
+                             outs[y][x - 1][1] if x > 0 else self.w_in[y]),
+                    "en": enable[(x + y) % 2],
+                    "cfg_addr": cfg.addr,
+                    "cfg_data": cfg.w_data[4 * x:4 * x + 4],
+                    "cfg_we": row_we[y],
+                }
+                if self._cell_instances:
+                    m.submodules[f"cell_{x}_{y}"] = cell_instance(
+                        self._storage, words[y][x], o=outs[y][x], cfg_rdata=rdata[y][x], **ports)
+                else:
+                    cell = m.submodules[f"cell_{x}_{y}"] = cells[y][x]
+                    m.d.comb += [getattr(cell, name).eq(value) for name, value in ports.items()]
         m.d.comb += [
-            self.n_out.eq(Cat(cells[0][x].o[0] for x in range(w))),
-            self.s_out.eq(Cat(cells[h - 1][x].o[2] for x in range(w))),
-            self.e_out.eq(Cat(cells[y][w - 1].o[1] for y in range(h))),
-            self.w_out.eq(Cat(cells[y][0].o[3] for y in range(h))),
+            self.n_out.eq(Cat(outs[0][x][0] for x in range(w))),
+            self.s_out.eq(Cat(outs[h - 1][x][2] for x in range(w))),
+            self.e_out.eq(Cat(outs[y][w - 1][1] for y in range(h))),
+            self.w_out.eq(Cat(outs[y][0][3] for y in range(h))),
         ]
 
         # Readback, registered.
-        rows = Array(Cat(cells[y][x].cfg_rdata for x in range(w)) for y in range(h))
+        rows = Array(Cat(rdata[y]) for y in range(h))
         m.d.sync += cfg.r_data.eq(rows[cfg.row])
         return m

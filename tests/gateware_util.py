@@ -132,15 +132,6 @@ def synth_stat(component, family, *, cwd, name="top"):
     return {k: v for k, v in counts.items() if k != "$scopeinfo"}
 
 
-def netlist(component, *, cwd, name="top", passes="proc; opt_expr; opt_merge; opt_clean"):
-    """The Yosys JSON netlist of ``component`` with its hierarchy kept (no flattening)."""
-    write_rtlil(component, name, os.path.join(cwd, f"{name}.il"))
-    yosys(f"read_rtlil {name}.il; hierarchy -top {name}; {passes}; write_json {name}.json",
-          cwd=cwd, outputs=[f"{name}.json"])
-    with open(os.path.join(cwd, f"{name}.json")) as file:
-        return json.load(file)
-
-
 def summarize(counts):
     """Group the cell counts of :func:`synth_stat` into LUTs, FFs, LUT RAMs, wide-function
     muxes, carry cells and anything else."""

@@ -5,6 +5,7 @@ plus ``sat``, no external solver), and the grid's wiring read from the netlist.
 Figures measured with the same helpers are in docs/resources.md (``python
 tests/gateware_util.py`` measures them again)."""
 
+import json
 import random
 
 import pytest
@@ -14,7 +15,8 @@ from amaranth.lib.wiring import In, Out
 
 from bitgrid.hdl.cell import Cell
 from bitgrid.hdl.grid import Grid
-from gateware_util import netlist, summarize, synth_stat, write_rtlil, yosys
+from bitgrid.hdl.verilog import grid_verilog
+from gateware_util import summarize, synth_stat, write_rtlil, yosys
 
 PASS_THROUGH_WORD = 0xFB73EA62D951C840
 REFLECTOR_WORD = 0xFEDCBA9876543210
@@ -157,19 +159,25 @@ def test_storage_equivalence_with_writes(tmp_path, depth):
 # --- Netlist structure ---------------------------------------------------------------------------
 
 def test_grid_wiring_from_netlist(tmp_path):
-    """Read the 4 x 6 grid's netlist (hierarchy kept) and check, for the submodule instance of
+    """Read the shipped Verilog of a 4 x 6 grid (hierarchy kept) and check, for the instance of
     every cell, that each input is driven by the right neighbour's output or edge input bit,
     that the edge outputs are the right cells' outputs (SPEC section 2), and that the cells
     of each parity share one enable, distinct from the other parity's (SPEC section 4)."""
     width, height = 4, 6
-    design = netlist(Grid(width, height, storage="memory"), cwd=tmp_path, name="grid")
-    top = design["modules"]["grid"]
+    # The Verilog that the project ships (bitgrid verilog, the simulators): every cell is an
+    # instance of the one cell module.
+    (tmp_path / "grid.v").write_text(grid_verilog(width, height, storage="memory"))
+    yosys("read_verilog grid.v; hierarchy -top bitgrid_grid; proc; opt_clean; "
+          "write_json grid.json", cwd=tmp_path, outputs=["grid.json"])
+    design = json.loads((tmp_path / "grid.json").read_text())
+    top = design["modules"]["bitgrid_grid"]
+    assert "bitgrid_cell_memory" in design["modules"]
     ports = {name: port["bits"] for name, port in top["ports"].items()}
     cells = {}
     for y in range(height):
         for x in range(width):
             instance = top["cells"][f"cell_{x}_{y}"]
-            assert instance["type"] in design["modules"], instance["type"]
+            assert instance["type"] == "bitgrid_cell_memory", instance["type"]
             cells[x, y] = instance["connections"]
     assert len([c for c in top["cells"] if c.startswith("cell_")]) == width * height
 
@@ -200,3 +208,22 @@ def test_grid_wiring_from_netlist(tmp_path):
     assert len(enables[0]) == 1 and len(enables[1]) == 1
     assert enables[0] != enables[1]
     assert not set().union(*enables.values()) & set(all_outputs)
+
+
+def test_verilog_writes_each_cell_module_once():
+    """The shipped Verilog holds one module per distinct power-up configuration, and one
+    instance per cell, so its size follows the cell count (not Amaranth's submodules)."""
+    from bitgrid.cell import tables_to_word
+    from bitgrid.examples import adder
+    config = adder(8).config
+    text = grid_verilog(8, 8, storage="ff", init=config)
+    distinct = {tables_to_word(config[x, y]) for x in range(8) for y in range(8)}
+    names = {"bitgrid_cell_ff" if word == 0 else f"bitgrid_cell_ff_{word:016x}"
+             for word in distinct}
+    assert len(names) == 2      # rows of pass-east cells, then the full-adder column
+    for name in names:
+        assert text.count(f"\nmodule {name}(") == 1
+    assert sum(text.count(f"\n  {name} cell_") for name in names) == 64
+    plain = grid_verilog(8, 8, storage="ff")
+    assert plain.count("\nmodule bitgrid_cell_ff(") == 1
+    assert plain.count("\n  bitgrid_cell_ff cell_") == 64
