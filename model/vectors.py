@@ -108,6 +108,9 @@ def load_case(path):
             raise VectorFormatError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(obj, dict):
         raise VectorFormatError(f"{path}: top level must be a JSON object")
+    if "format" not in obj:
+        raise VectorFormatError(f"{path}: missing field 'format' (expected "
+                                "'bitgrid-vectors-v1')")
     fmt = obj.get("format")
     for key in ("width", "height", "bitstream"):
         if key not in obj:

@@ -216,7 +216,7 @@ BACKENDS = {
     ),
     "verilator": Backend(
         name="verilator",
-        tools=("verilator",),
+        tools=("verilator", "make", "g++"),
         version_command=("verilator", "--version"),
         distribution="verilator",
         # Amaranth's Verilog trips WIDTH and other lint warnings, which are fatal by default.

@@ -163,3 +163,40 @@ def test_missing_simulator_says_how_to_install(monkeypatch, tmp_path):
     result = invoke("sim", bgbs, "--vectors", vectors, "--simulator", "icarus")
     assert result.exit_code == 2
     assert "apt-get install iverilog" in result.output
+
+
+def test_environment_errors_exit_2_without_traceback(tmp_path):
+    bgbs, vectors = case_paths("random_2x2")
+    cases = [
+        (["sim", bgbs, "--steps", "2", "--waves", tmp_path / "x.txt"], "must end in .vcd or .fst"),
+        (["sim", bgbs, "--steps", "2", "--waves", tmp_path / "no" / "x.vcd"], "does not exist"),
+        (["verilog", "--size", "2x2", "-o", tmp_path / "no" / "g.v"], "does not exist"),
+        (["verilog", "--size", "2x2", "-o", tmp_path], "is a directory"),
+        (["bitstream", "convert", bgbs, tmp_path / "no" / "x.bgbs"], "does not exist"),
+        (["emulate", bgbs, "--vectors", vectors, "--json"], "--json prints the outputs"),
+        (["emulate", bgbs, "--vectors", vectors, "--steps", "999"], "has only 200 steps"),
+        (["example", "adder", "--bits", "70000"], "70000 is not in the range"),
+    ]
+    for args, message in cases:
+        result = CliRunner().invoke(main, [str(a) for a in args])
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.output, (args, result.output)
+        assert "Traceback" not in result.output
+    empty = tmp_path / "empty.json"
+    case = json.load(open(vectors))
+    case["steps"] = []
+    empty.write_text(json.dumps(case))
+    result = invoke("emulate", bgbs, "--vectors", empty)
+    assert result.exit_code == 2 and "has no steps" in result.output
+    stream = tmp_path / "obj.json"
+    stream.write_text('{"N": "0x1"}')
+    result = invoke("emulate", bgbs, "--inputs", stream)
+    assert result.exit_code == 2 and "is a list of" in result.output
+
+
+def test_verilog_size_from_init(tmp_path):
+    adder, _ = case_paths("adder8")
+    out = tmp_path / "adder.v"
+    result = invoke("verilog", "--init", adder, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert "input [15:0] e_in;" in out.read_text()       # 2 x 16: sixteen E lanes

@@ -103,7 +103,7 @@ MALFORMED = {
     "wrong_format": (_with(["format"], "bitgrid-vectors-v2"),
                      "format is 'bitgrid-vectors-v2', expected 'bitgrid-vectors-v1'"),
     "missing_format": (_with(["format"], KeyError),
-                       "format is None, expected 'bitgrid-vectors-v1'"),
+                       "missing field 'format' (expected 'bitgrid-vectors-v1')"),
     "odd_width": (_with(["width"], 3), "width must be an even integer >= 2, got 3"),
     "zero_height": (_with(["height"], 0), "height must be an even integer >= 2, got 0"),
     "bool_width": (_with(["width"], True), "width must be an even integer >= 2, got True"),
