@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.bitgrid-installed
 # Parallel test workers (pytest-xdist); the machines we target have 2 cores.
 JOBS   ?= 2
 
-.PHONY: all setup demo test test-slow test-all bench clean distclean
+.PHONY: all setup demo test test-slow test-all bench clean clean-cache distclean
 
 all: demo
 
@@ -31,12 +31,21 @@ test-slow: $(STAMP)
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) --durations=10
 
+# The whole benchmark suite (about 5 minutes on 2 cores; not part of `make test`): prints the
+# tables, writes out/bench/bench.json and out/bench/scaling.png. matplotlib (the `bench` extra)
+# is installed here only, for the plot. `python -m bitgrid.bench --quick` is a shorter run.
 bench: $(STAMP)
-	$(BIN)/python -m bench
+	$(BIN)/python -c "import matplotlib" 2>/dev/null || \
+	  $(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m bitgrid.bench
 
 clean:
 	rm -rf out build sim_build .pytest_cache
 	find . -name __pycache__ -prune -exec rm -rf {} +
+
+# Simulator builds are cached by content in $BITGRID_CACHE (default ~/.cache/bitgrid).
+clean-cache:
+	rm -rf "$${BITGRID_CACHE:-$$HOME/.cache/bitgrid}"
 
 distclean: clean
 	rm -rf $(VENV) *.egg-info

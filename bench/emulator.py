@@ -10,8 +10,10 @@ timed loop and cycled through). The timed loop is the public ``step`` call, edge
 and edge-output packing included. Each figure is the best of a few timed rounds (the machine
 may be shared), each round running at least ``min_seconds``.
 
-Run ``python -m bench.emulator`` (or ``python bench/emulator.py``) from the repository root; it
-prints a table (or JSON with ``--json``) and takes well under a minute.
+Run ``python -m bitgrid.bench.emulator`` (or ``python -m bench.emulator`` from the repository
+root); it prints a table (or JSON with ``--json``) and takes well under a minute. :func:`measure`
+is the emulator part of the suite (``make bench``, ``bitgrid bench emulator``): the same
+measurements as figures with units, plus growth exponents.
 """
 
 import argparse
@@ -24,11 +26,17 @@ import numpy as np
 from bitgrid import Configuration, Edges, Emulator
 from bitgrid.fastemu import FastEmulator
 
-__all__ = ["DEFAULT_SIZES", "DEFAULT_STREAMS", "run", "run_fast", "run_streams", "compare",
-           "format_table", "format_comparison", "main"]
+from .common import Progress, check_sizes, exponents, figure, timer, value
+
+__all__ = ["DEFAULT_SIZES", "DEFAULT_STREAMS", "SUITE_SIZES", "QUICK_SIZES", "run", "run_fast",
+           "run_streams", "compare", "measure", "format_table", "format_comparison",
+           "format_part", "main"]
 
 #: Grid sizes (square, cells per side) of the default run.
 DEFAULT_SIZES = (64, 256, 1024)
+#: Grid sizes of the emulator part of ``make bench`` and of ``python -m bitgrid.bench --quick``.
+SUITE_SIZES = (32, 64, 128, 256, 512, 1024)
+QUICK_SIZES = (64, 256, 1024)
 #: Streams of the lane-parallel figures.
 DEFAULT_STREAMS = 64
 #: Edge inputs generated per measurement (cycled through by longer runs).
@@ -195,6 +203,112 @@ def format_comparison(table):
             line += f" {lanes['rate']:>12.3e}" if lanes else f" {'-':>12}"
         lines.append(line)
     return "\n".join(lines)
+
+
+def _figures(result):
+    """A result dict of :func:`_measure` as a row of figures with units."""
+    row = {"emulator": result["emulator"], "size": result["size"], "cells": result["cells"],
+           "subcycles": result["subcycles"],
+           "rate": figure(result["rate"], result["unit"]),
+           "seconds_per_subcycle": figure(result["seconds"] / result["subcycles"],
+                                          "s/subcycle"),
+           "seconds": figure(result["seconds"], "s"),
+           "cpu_seconds": figure(result["cpu_seconds"], "s")}
+    if "streams" in result:
+        row["streams"] = result["streams"]
+    if "threads" in result:
+        row["threads"] = result["threads"]
+        row["memory"] = figure(result["memory_bytes"], "bytes")
+    return row
+
+
+def measure(sizes=SUITE_SIZES, *, steps=None, seed=1, streams=DEFAULT_STREAMS, threads=None,
+            emulators=("simple", "fast", "streams"), rounds=None, min_seconds=None,
+            progress=True):
+    """The emulator part of the suite: every emulator on every size, side by side in one run.
+
+    :param sizes: square grid sides.
+    :param steps: subcycles per timed round (``None``: about 16M cell updates per size).
+    :param streams: streams of the lane-parallel figures (``0``: none).
+    :param emulators: which of ``"simple"``, ``"fast"``, ``"streams"`` to measure.
+    :param rounds, min_seconds: timed rounds per figure (the best counts) and their least
+        duration; ``None``: the defaults of :func:`compare` (3 rounds of 0.2 s; 2 for streams).
+    :param progress: a progress bar and a line per figure on stderr.
+    :returns: ``{"part": "emulator", "rows": [...], "speedup": [...], "exponents": {...},
+        "seconds": figure}``. Each row has ``emulator``, ``size``, ``cells``, ``subcycles`` and
+        the figures ``rate`` (``cell-updates/s``, or ``stream-cell-updates/s`` for
+        ``"streams"``), ``seconds_per_subcycle``, ``seconds``, ``cpu_seconds`` and, for the fast
+        emulator, ``memory`` (bytes of its arrays) and ``threads``. The exponents fit
+        ``seconds_per_subcycle`` against ``cells`` per emulator.
+    """
+    sizes = check_sizes(sizes)
+    emulators = tuple(e for e in emulators if e != "streams" or streams)
+    options = {}
+    if rounds is not None:
+        options["rounds"] = rounds
+    if min_seconds is not None:
+        options["min_seconds"] = min_seconds
+    started = timer()
+    rows, speedup = [], []
+    with Progress(len(sizes) * len(emulators), "emulator", progress) as bar:
+        for size in sizes:
+            found = {}
+            for kind in emulators:
+                bar.start(f"{kind} {size}x{size}")
+                if kind == "simple":
+                    result = run([size], steps, seed, **{"rounds": 3, "min_seconds": 0.2,
+                                                         **options})[0]
+                elif kind == "fast":
+                    result = run_fast([size], steps, seed, threads=threads, **options)[0]
+                else:
+                    result = run_streams([size], streams, steps, seed, threads=threads,
+                                         **options)[0]
+                row = found[kind] = _figures(result)
+                rows.append(row)
+                bar.done(f"emulator {kind:>7} {size:>5} x {size:<5} "
+                         f"{result['rate']:.3e} {result['unit']}")
+            if "simple" in found and "fast" in found:
+                speedup.append({"size": size, "cells": size * size,
+                                "fast_over_simple": figure(value(found["fast"]["rate"])
+                                                           / value(found["simple"]["rate"]),
+                                                           "1")})
+    return {"part": "emulator", "rows": rows, "speedup": speedup,
+            "exponents": exponents(rows, ["seconds_per_subcycle"], group="emulator"),
+            "seconds": figure(timer() - started, "s")}
+
+
+def format_part(part):
+    """The emulator part (see :func:`measure`) as a text table, one line per size."""
+    rows = part["rows"]
+    sizes = sorted({r["size"] for r in rows})
+    by = {(r["emulator"], r["size"]): r for r in rows}
+    streams = next((r["streams"] for r in rows if "streams" in r), None)
+    lines = ["Emulators: cell updates per second (cells evaluated per second, half the grid per "
+             "subcycle)",
+             f"{'grid':>11} {'cells':>9} {'simple':>10} {'fast':>10} {'speedup':>8} "
+             f"{'threads':>7} {'CPU use':>7}" + (f" {f'{streams} streams':>12} {'threads':>7} "
+                                                  f"{'CPU use':>7}" if streams else ""),
+             f"{'':>21} {'(cell-updates/s)':>21} {'':>24}"
+             + (" (stream-cell-updates/s)" if streams else "")]
+    for size in sizes:
+        simple, fast, lanes = (by.get((k, size)) for k in ("simple", "fast", "streams"))
+        line = f"{size:>5} x {size:<5}{size * size:>9} "
+        line += f"{value(simple['rate']):>10.3e} " if simple else f"{'-':>10} "
+        line += f"{value(fast['rate']):>10.3e} " if fast else f"{'-':>10} "
+        line += (f"{value(fast['rate']) / value(simple['rate']):>7.1f}x "
+                 if simple and fast else f"{'-':>8} ")
+        line += f"{fast['threads']:>7} {_cpu_use(fast):>7}" if fast else f"{'-':>7} {'-':>7}"
+        if streams:
+            line += (f" {value(lanes['rate']):>12.3e} {lanes['threads']:>7} "
+                     f"{_cpu_use(lanes):>7}" if lanes else f" {'-':>12} {'-':>7} {'-':>7}")
+        lines.append(line)
+    lines.append("CPU use: process CPU time over wall time of the timed rounds (below the "
+                 "threads: the machine was busy)")
+    return "\n".join(lines)
+
+
+def _cpu_use(row):
+    return f"{value(row['cpu_seconds']) / value(row['seconds']):.2f}"
 
 
 def main(argv=None):

