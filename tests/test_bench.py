@@ -195,8 +195,7 @@ def test_targets_on_synthetic_figures():
                    "verilog_linear": True, "verilator_32": True}
 
 
-def test_plot(tmp_path):
-    pytest.importorskip("matplotlib")
+def _plot_doc():
     fig = common.figure
     rows = [{"emulator": "fast", "size": s, "cells": s * s,
              "rate": fig(1e6 * s, "cell-updates/s"),
@@ -204,9 +203,21 @@ def test_plot(tmp_path):
     doc = {"created": "now", "machine": MACHINE, "parts": {
         "emulator": {"rows": rows, "exponents": common.exponents(
             rows, ["seconds_per_subcycle"], group="emulator")}}}
-    path = report.plot(doc, tmp_path / "scaling.png")
+    return doc
+
+
+def test_plot(tmp_path):
+    path = report.plot(_plot_doc(), tmp_path / "scaling.png")
     assert path is not None
     assert (tmp_path / "scaling.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_without_matplotlib(tmp_path, monkeypatch, capsys):
+    import sys
+    monkeypatch.setitem(sys.modules, "matplotlib", None)     # import matplotlib fails
+    assert report.plot(_plot_doc(), tmp_path / "scaling.png") is None
+    assert not (tmp_path / "scaling.png").exists()
+    assert "matplotlib" in capsys.readouterr().err
 
 
 def test_machine_info():
