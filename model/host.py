@@ -624,12 +624,16 @@ class ProtocolTarget(Target):
     that it could not read a frame; the device answers a repeated request again without
     executing it twice. Answers that fail their CRC or belong to an earlier request are dropped.
 
+    :param clock: the clock of the timeouts, a function returning seconds (default
+        :func:`time.monotonic`; a simulated link passes its simulation time, so that its
+        timeouts do not depend on how fast the simulator runs).
     :raises LinkError: if the device does not answer IDENTIFY.
     """
 
-    def __init__(self, transport, *, timeout=1.0, retries=4):
+    def __init__(self, transport, *, timeout=1.0, retries=4, clock=None):
         self.transport = transport
         self.timeout = timeout
+        self._clock = clock or time.monotonic
         self.retries = retries
         self.retransmissions = 0
         self._sequence = 0
@@ -653,7 +657,7 @@ class ProtocolTarget(Target):
                 status, body = decode_frame(encoded)
                 if status == Status.OK and len(body) >= 3:
                     return body
-            remaining = deadline - time.monotonic()
+            remaining = deadline - self._clock()
             if remaining <= 0:
                 return None
             self._received += self.transport.read(min(remaining, 0.05))
@@ -670,7 +674,7 @@ class ProtocolTarget(Target):
             if attempt:
                 self.retransmissions += 1
             self.transport.write(frame)
-            deadline = time.monotonic() + self.timeout
+            deadline = self._clock() + self.timeout
             while True:
                 body = self._next_frame(deadline)
                 if body is None:

@@ -4,7 +4,9 @@
   (:func:`run_case`, :func:`run_cases`, :func:`run_vector_file` ...), returning
   :class:`SimResult` s;
 * :mod:`bitgrid.sim.runner`: cached builds and runs over ``cocotb_tools.runner``;
-* :mod:`bitgrid.sim.testbench`: the cocotb test bench loaded inside the simulator.
+* :mod:`bitgrid.sim.testbench`: the cocotb test bench loaded inside the simulator;
+* :mod:`bitgrid.sim.host`: the host controller (board top logic) in cocotb behind a UART model,
+  driven by :mod:`bitgrid.host` (``bitgrid run --target sim``).
 """
 
 from .api import (FrameMismatch, SimCase, SimResult, make_case, run_case, run_cases,

@@ -51,7 +51,8 @@ from ..toolchain import ToolMissingError, find_tool, require_tool, setup_environ
 
 __all__ = ["SIMULATORS", "STORAGES", "TOP", "TESTBENCH_MODULE", "WAVE_FORMATS", "Backend",
            "BACKENDS", "Build", "SimulationError", "cache_dir", "grid_verilog_file", "build",
-           "run_bench", "simulator_version", "wave_format", "available", "LibraryMissingError"]
+           "run_bench", "simulator_version", "wave_format", "available", "LibraryMissingError",
+           "HOST_TOP", "HOST_DIVISOR", "host_verilog_file"]
 
 #: Simulators this layer can drive.
 SIMULATORS = ("icarus", "verilator")
@@ -59,6 +60,11 @@ SIMULATORS = ("icarus", "verilator")
 STORAGES = ("ff", "memory")
 #: Module name of the simulated top.
 TOP = "bitgrid_grid"
+#: Module name of the simulated host-controller top (``build(..., top="host")``).
+HOST_TOP = "bitgrid_host"
+#: Clock cycles per UART bit of the simulated host controller (the smallest the UART allows,
+#: so that simulated serial links stay fast).
+HOST_DIVISOR = 4
 #: The cocotb test module that the runner loads.
 TESTBENCH_MODULE = "bitgrid.sim.testbench"
 #: Waveform formats, by file extension.
@@ -368,6 +374,33 @@ def grid_verilog_file(width, height, storage="ff", *, quiet=False):
     return path
 
 
+def host_verilog_file(width, height, storage="ff", divisor=HOST_DIVISOR, *, quiet=False):
+    """Path of the cached Verilog of a :class:`~bitgrid.hdl.host.HostController` (top module
+    :data:`HOST_TOP`) for a ``width`` x ``height`` grid; generated with
+    :func:`bitgrid.hdl.verilog.host_verilog` on first use. Errors as :func:`grid_verilog_file`.
+    """
+    width, height = check_grid_size(width, height)
+    _check_storage(storage)
+    key = _sha256("host", width, height, storage, divisor, _gateware_fingerprint())[:20]
+    directory = cache_dir() / "verilog"
+    path = directory / f"host-{width}x{height}-{storage}-d{divisor}-{key}.v"
+    if path.exists():
+        return path
+    with _locked(directory / f".{path.name}.lock"):
+        if path.exists():
+            return path
+        from ..hdl.verilog import host_verilog
+        _progress(f"generating Verilog for a {width}x{height} {storage} host controller ...",
+                  quiet)
+        start = time.monotonic()
+        text = host_verilog(width, height, storage=storage, divisor=divisor, name=HOST_TOP)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(text)
+        os.replace(temporary, path)
+        _progress(f"generated {path.name} in {time.monotonic() - start:.1f} s", quiet)
+    return path
+
+
 @dataclasses.dataclass(frozen=True)
 class Build:
     """A finished simulator build (a folder in the cache).
@@ -383,6 +416,8 @@ class Build:
     verilog: Path
     seconds: float
     cached: bool
+    #: Top module: :data:`TOP` (the grid) or :data:`HOST_TOP` (the host controller).
+    toplevel: str = TOP
 
 
 def _runner(backend, *, before_make=(), suffix=()):
@@ -421,10 +456,14 @@ def _runner(backend, *, before_make=(), suffix=()):
     return Runner()
 
 
-def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=False):
+def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=False,
+          top="grid", divisor=HOST_DIVISOR):
     """Build (or find in the cache) the simulation model of a grid.
 
     :param waves: ``None``, ``"vcd"`` or ``"fst"``: a waveform build (a separate cache entry).
+    :param top: ``"grid"`` (top :data:`TOP`, :func:`grid_verilog_file`) or ``"host"`` (the
+        grid behind its host controller, top :data:`HOST_TOP`, :func:`host_verilog_file` with
+        ``divisor`` clock cycles per UART bit; no waveform builds).
     :returns: :class:`Build`.
     :raises GridSizeError, ValueError: for bad parameters.
     :raises ToolMissingError: if the simulator (or Yosys) is not installed.
@@ -435,9 +474,18 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
     backend = _backend(simulator)
     if waves not in (None, "vcd", "fst"):
         raise ValueError(f"waves must be None, 'vcd' or 'fst', not {waves!r}")
+    if top not in ("grid", "host"):
+        raise ValueError(f"top must be 'grid' or 'host', not {top!r}")
+    if top == "host" and waves:
+        raise ValueError("waveform builds are only made of the grid top")
     setup_environment()
     backend.require(waves)
-    verilog = grid_verilog_file(width, height, storage, quiet=quiet)
+    if top == "host":
+        verilog = host_verilog_file(width, height, storage, divisor, quiet=quiet)
+        toplevel, prefix = HOST_TOP, f"host-d{divisor}-"
+    else:
+        verilog = grid_verilog_file(width, height, storage, quiet=quiet)
+        toplevel, prefix = TOP, ""
     text = verilog.read_bytes()
     build_args = list(backend.build_args)
     extra_source = ""
@@ -449,18 +497,22 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
                   json.dumps(options), json.dumps(backend.replace_build_args),
                   json.dumps(backend.make_args), waves, extra_source, _dist_version("cocotb"),
                   _RECIPE)
-    name = f"{simulator}-{width}x{height}-{storage}{'-' + waves if waves else ''}-{key[:20]}"
+    name = (f"{simulator}-{prefix}{width}x{height}-{storage}{'-' + waves if waves else ''}"
+            f"-{key[:20]}")
     root = cache_dir() / "build"
     final = root / name
-    label = f"{simulator} {width}x{height} {storage}{' with ' + waves.upper() if waves else ''}"
+    label = (f"{simulator} {'host ' if top == 'host' else ''}{width}x{height} {storage}"
+             f"{' with ' + waves.upper() if waves else ''}")
     if final.is_dir():
         _progress(f"cached {label} build ({final})", quiet)
-        return Build(simulator, width, height, storage, waves, final, verilog, 0.0, True)
+        return Build(simulator, width, height, storage, waves, final, verilog, 0.0, True,
+                     toplevel)
     with contextlib.ExitStack() as locks:
         locks.enter_context(_locked(root / f".{name}.lock"))
         if final.is_dir():
             _progress(f"cached {label} build ({final})", quiet)
-            return Build(simulator, width, height, storage, waves, final, verilog, 0.0, True)
+            return Build(simulator, width, height, storage, waves, final, verilog, 0.0, True,
+                         toplevel)
         runtime = _runtime_dir(backend, waves)
         if runtime is not None and not runtime.is_dir():
             # The first build compiles the runtime objects; others wait for them rather than
@@ -471,7 +523,7 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
         temporary = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
         try:
             reused = _build_into(temporary, backend, verilog, build_args, waves, extra_source,
-                                 options, runtime, label, root / f"failed-{name}")
+                                 options, runtime, label, root / f"failed-{name}", toplevel)
             seconds = time.monotonic() - start
             (temporary / "bitgrid-build.json").write_text(json.dumps({
                 "simulator": simulator, "version": simulator_version(simulator),
@@ -483,11 +535,12 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
             shutil.rmtree(temporary, ignore_errors=True)     # only if something failed
         _progress(f"built {label} in {seconds:.1f} s"
                   f"{' (runtime objects from the cache)' if reused else ''}", quiet)
-    return Build(simulator, width, height, storage, waves, final, verilog, seconds, False)
+    return Build(simulator, width, height, storage, waves, final, verilog, seconds, False,
+                 toplevel)
 
 
 def _build_into(directory, backend, verilog, build_args, waves, extra_source, options, runtime,
-                label, failed):
+                label, failed, toplevel=TOP):
     """Run cocotb's build in ``directory``; returns whether kept runtime objects were used.
 
     :raises SimulationError: if the build fails (its folder is then moved to ``failed``).
@@ -500,7 +553,7 @@ def _build_into(directory, backend, verilog, build_args, waves, extra_source, op
     reused = _runtime_files(backend, runtime)
     runner = _runner(backend, before_make=reused)
     try:
-        runner.build(sources=sources, hdl_toplevel=TOP, build_dir=directory,
+        runner.build(sources=sources, hdl_toplevel=toplevel, build_dir=directory,
                      build_args=build_args, waves=backend.wave_runner_flag and bool(waves),
                      always=True, log_file=directory / "build.log", **options)
     except (RuntimeError, SystemExit, subprocess.CalledProcessError) as error:
@@ -558,7 +611,8 @@ def _keep_runtime(backend, runtime, directory):
 
 # --- Running --------------------------------------------------------------------------------
 
-def run_bench(build_, job, *, waves_path=None, keep=False, quiet=False):
+def run_bench(build_, job, *, waves_path=None, keep=False, quiet=False,
+              test_module=TESTBENCH_MODULE):
     """Run the test bench (:mod:`bitgrid.sim.testbench`) on ``build_`` with ``job``.
 
     :param build_: a :class:`Build`.
@@ -567,6 +621,7 @@ def run_bench(build_, job, *, waves_path=None, keep=False, quiet=False):
     :param waves_path: dump waveforms to this file (``build_`` must be a waveform build of the
         matching format).
     :param keep: keep the run folder (job, result, log) even when the run succeeds.
+    :param test_module: the cocotb test module (:mod:`bitgrid.sim.host_bench` for a host build).
     :returns: ``(result, seconds)``: the bench's result object and the wall time of the run.
     :raises SimulationError: if the simulator or the bench failed without producing a result.
     """
@@ -594,14 +649,15 @@ def run_bench(build_, job, *, waves_path=None, keep=False, quiet=False):
     runner = _runner(backend, suffix=suffix)
     count = len(job.get("cases", ()))
     _progress(f"running {count} case{'s' if count != 1 else ''} on {build_.simulator} "
-              f"{build_.width}x{build_.height} {build_.storage}"
+              f"{'host ' if build_.toplevel == HOST_TOP else ''}{build_.width}x{build_.height} {build_.storage}"
               f"{f' (waves: {waves_path})' if waves_path is not None else ''} ...", quiet)
     extra_env = {JOB_ENV: str(job_path), "COCOTB_LOG_LEVEL": os.environ.get(
         "COCOTB_LOG_LEVEL", "INFO")}
     start = time.monotonic()
     failure = None
     try:
-        runner.test(test_module=TESTBENCH_MODULE, hdl_toplevel=TOP, hdl_toplevel_lang="verilog",
+        runner.test(test_module=test_module, hdl_toplevel=build_.toplevel,
+                    hdl_toplevel_lang="verilog",
                     build_dir=build_.directory,
                     test_dir=run_dir, results_xml=str(results_xml), extra_env=extra_env,
                     waves=backend.wave_runner_flag and waves_path is not None,
