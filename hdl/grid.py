@@ -2,11 +2,11 @@
 frame-addressed, CRC-checked configuration port (SPEC sections 2, 4 and 7)."""
 
 from amaranth.hdl import Array, Cat, Const, Module, Signal
-from amaranth.lib import crc, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..cell import tables_to_word
-from ..config import FRAME_CRC, Configuration, GridSizeError, check_grid_size
+from ..config import FRAME_CRC, Configuration, check_grid_size
 from .cell import Cell, _check_storage, cell_instance
 
 __all__ = ["ConfigSignature", "Grid"]

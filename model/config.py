@@ -18,7 +18,7 @@ import zlib
 import numpy as np
 from amaranth.lib import crc
 
-from .cell import DIRECTIONS, tables_to_word, word_to_tables
+from .cell import tables_to_word, word_to_tables
 
 __all__ = ["Configuration", "GridSizeError", "check_grid_size", "frame_record", "FRAME_CRC"]
 

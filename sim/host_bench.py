@@ -19,8 +19,6 @@ port (COBS frames, link CRC, retransmission), only the transport differs.
   the job's ``result`` file (``bitgrid-host-result-v1``), written after every case.
 """
 
-import json
-import os
 import time
 
 import cocotb
@@ -35,7 +33,7 @@ from ..emulator import Edges
 from ..host import LinkError, ProtocolTarget, TargetError, Transport
 from ..vectors import compare_step
 from .host import HOST_JOB_FORMAT, HOST_RESULT_FORMAT
-from .runner import JOB_ENV
+from .runner import read_job, write_result
 
 __all__ = ["UartModel", "SimUartTransport", "corrupter", "run_host_job"]
 
@@ -252,21 +250,11 @@ def _session(job, transport, bench_result, write):
         write()
 
 
-def _write(path, obj):
-    temporary = f"{path}.tmp"
-    with open(temporary, "w", encoding="utf-8") as file:
-        json.dump(obj, file)
-    os.replace(temporary, path)
-
 
 @cocotb.test()
 async def run_host_job(dut):
     """Run the host session of the job named by ``$BITGRID_SIM_JOB`` against ``bitgrid_host``."""
-    with open(os.environ[JOB_ENV], encoding="utf-8") as file:
-        job = json.load(file)
-    if job.get("format") != HOST_JOB_FORMAT:
-        raise AssertionError(f"job format is {job.get('format')!r}, "
-                             f"expected {HOST_JOB_FORMAT!r}")
+    job = read_job(HOST_JOB_FORMAT)
     period = job.get("clock_ns", 10)
     uart = UartModel(dut, job["divisor"] * period)
     dut.rst.value = 1
@@ -290,7 +278,7 @@ async def run_host_job(dut):
         out["uart_framing_errors"] = uart.framing_errors
         out["writes"] = transport.writes
         out["wall_seconds"] = time.monotonic() - start
-        _write(job["result"], out)
+        write_result(job["result"], out)
 
     try:
         await bridge(_session)(job, transport, out, write)

@@ -693,3 +693,26 @@ def run_bench(build_, job, *, waves_path=None, keep=False, quiet=False,
 def available(simulator):
     """Whether the tools of ``simulator`` are installed (no exception)."""
     return all(find_tool(tool) is not None for tool in _backend(simulator).tools)
+
+
+# -- Job files shared by the cocotb test modules (testbench.py, host_bench.py) -----------------
+
+def read_job(expected_format):
+    """The job named by ``$BITGRID_SIM_JOB``, inside a cocotb test module.
+
+    :raises AssertionError: if its ``format`` is not ``expected_format`` (a cocotb failure).
+    """
+    with open(os.environ[JOB_ENV], encoding="utf-8") as file:
+        job = json.load(file)
+    if job.get("format") != expected_format:
+        raise AssertionError(f"job format is {job.get('format')!r}, expected "
+                             f"{expected_format!r}")
+    return job
+
+
+def write_result(path, obj):
+    """Write a result JSON file atomically (the runner reads it after the simulator exits)."""
+    temporary = f"{path}.tmp"
+    with open(temporary, "w", encoding="utf-8") as file:
+        json.dump(obj, file)
+    os.replace(temporary, path)

@@ -31,8 +31,6 @@ edge, half a period away from the rising edge where the design samples them, so 
 Verilator agree): see :class:`GridBench`.
 """
 
-import json
-import os
 import time
 
 import cocotb
@@ -43,7 +41,7 @@ from cocotb.triggers import FallingEdge, RisingEdge
 from ..config import Configuration
 from ..emulator import Edges, Emulator
 from ..vectors import SIDES, compare_step
-from .runner import JOB_ENV, JOB_FORMAT, RESULT_FORMAT
+from .runner import JOB_FORMAT, RESULT_FORMAT, read_job, write_result
 
 __all__ = ["GridBench", "BenchError", "run_job"]
 
@@ -299,20 +297,11 @@ def case_failed(result, expect_valid=True):
                 or result["phase"] != result["steps"] % 2)
 
 
-def _write(path, obj):
-    temporary = f"{path}.tmp"
-    with open(temporary, "w", encoding="utf-8") as file:
-        json.dump(obj, file)
-    os.replace(temporary, path)
-
 
 @cocotb.test()
 async def run_job(dut):
     """Run every case of the job named by ``$BITGRID_SIM_JOB``."""
-    with open(os.environ[JOB_ENV], encoding="utf-8") as file:
-        job = json.load(file)
-    if job.get("format") != JOB_FORMAT:
-        raise BenchError(f"job format is {job.get('format')!r}, expected {JOB_FORMAT!r}")
+    job = read_job(JOB_FORMAT)
     bench = GridBench(dut, job["width"], job["height"], period_ns=job.get("clock_ns", 10),
                       idle_cycles=job.get("idle_cycles", 1))
     out = {"format": RESULT_FORMAT, "complete": False, "failed": False, "cases": []}
@@ -328,8 +317,8 @@ async def run_job(dut):
         result["failed"] = failed
         out["cases"].append(result)
         out["failed"] = out["failed"] or failed
-        _write(job["result"], out)
+        write_result(job["result"], out)
     out["complete"] = True
-    _write(job["result"], out)
+    write_result(job["result"], out)
     bad = [c["name"] for c in out["cases"] if c["failed"]]
     assert not bad, f"cases with differences: {', '.join(bad)}"

@@ -31,7 +31,7 @@ from amaranth.sim import Simulator
 from bitgrid.toolchain import require_tool
 
 __all__ = ["raises_exactly", "CLOCK_PERIOD", "simulate", "yosys", "yosys_version", "write_rtlil",
-           "synth_stat", "netlist", "FAMILIES", "summarize"]
+           "synth_stat", "FAMILIES", "summarize"]
 
 
 @contextlib.contextmanager

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from bitgrid import Configuration, GridSizeError
-from bitgrid.cell import PASS_THROUGH, REFLECTOR, tables_to_word
+from bitgrid.cell import PASS_THROUGH, REFLECTOR
 from bitgrid.config import FRAME_CRC, check_grid_size, frame_record
 
 SPEC_PASS_WORD = 0xFB73EA62D951C840
