@@ -16,6 +16,7 @@ from ..emulator import Edges
 from ..host import LinkError, Status, TargetError
 from ..vectors import Mismatch, format_mismatches
 from . import runner as _runner
+from .api import make_case
 
 __all__ = ["HostCase", "HostResult", "run_host_cases", "run_host_case", "HOST_JOB_FORMAT",
            "HOST_RESULT_FORMAT", "TEST_MODULE"]
@@ -89,8 +90,9 @@ class HostResult:
         return f"{self.name}: " + "\n".join(parts)
 
 
-def _edges_list(steps):
-    return [list(Edges.coerce(e)) for e in steps]
+def _words(steps):
+    """Edges as JSON lists for the job file."""
+    return [list(e) for e in steps]
 
 
 def run_host_cases(cases, *, simulator="icarus", storage="ff", divisor=_runner.HOST_DIVISOR,
@@ -126,8 +128,8 @@ def run_host_cases(cases, *, simulator="icarus", storage="ff", divisor=_runner.H
         "clock_ns": clock_ns, "timeout_s": timeout_s, "retries": retries,
         "corrupt_writes": list(corrupt_writes),
         "cases": [{"name": c.name, "luts": c.config.luts.reshape(-1).tolist(),
-                   "inputs": _edges_list(c.inputs),
-                   "expected": None if c.expected is None else _edges_list(c.expected),
+                   "inputs": _words(c.inputs),
+                   "expected": None if c.expected is None else _words(c.expected),
                    "readback": bool(c.readback)} for c in cases],
     }
     result, seconds = _runner.run_bench(build, job, keep=keep, quiet=quiet,
@@ -155,6 +157,11 @@ def run_host_cases(cases, *, simulator="icarus", storage="ff", divisor=_runner.H
 
 
 def run_host_case(config, inputs, *, expected=None, name="run", readback=False, **options):
-    """Run one configuration on the simulated host controller; see :func:`run_host_cases`."""
-    return run_host_cases([HostCase(name, config, list(inputs), expected, readback)],
-                          **options)[0]
+    """Run one configuration on the simulated host controller; see :func:`run_host_cases`.
+
+    The configuration and edge words are checked as :func:`bitgrid.sim.make_case` checks them,
+    before anything is built.
+    """
+    checked = make_case(config, inputs, expected=expected, name=name)
+    return run_host_cases([HostCase(name, checked.config, checked.inputs, checked.expected,
+                                    readback)], **options)[0]

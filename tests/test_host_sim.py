@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from bitgrid.cli import main
 from bitgrid.host import Command
 from bitgrid.sim import runner
-from bitgrid.sim.host import HostCase, run_host_cases
+from bitgrid.sim.host import HostCase, run_host_case, run_host_cases
 from conftest import conformance_dir, load_conformance
 
 
@@ -139,3 +139,13 @@ def test_write_indices_are_the_documented_ones():
     commands = [decode_frame(w[:-1])[1][0] for w in writes[1:]]
     assert commands[:2] == [Command.IDENTIFY, Command.LOAD_BEGIN]
     assert all(commands[i - 1] == Command.LOAD_CHUNK for i in CORRUPT)
+
+
+def test_bad_input_rejected_before_any_build(tmp_path, monkeypatch):
+    from bitgrid import Configuration, Edges
+    from bitgrid.vectors import VectorFormatError
+    built = []
+    monkeypatch.setattr(runner, "build", lambda *a, **k: built.append(a))
+    with pytest.raises(VectorFormatError, match="does not fit the 2 lanes"):
+        run_host_case(Configuration(2, 2), [Edges(n=4)])
+    assert built == []
