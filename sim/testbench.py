@@ -43,14 +43,14 @@ from ..emulator import Edges, Emulator
 from ..vectors import SIDES, compare_step
 from .runner import JOB_FORMAT, RESULT_FORMAT, read_job, write_result
 
-__all__ = ["GridBench", "BenchError", "run_job"]
+__all__ = ["ConfigPort", "GridBench", "BenchError", "run_job", "read_word", "compare_outputs"]
 
 
 class BenchError(AssertionError):
     """The design did not follow the port protocol (for example ``w_ready`` never rose)."""
 
 
-def _read_word(handle):
+def read_word(handle):
     """``(word, unknown)``: the value of ``handle`` as an int with X/Z bits as 0, and the mask
     of the X/Z bits."""
     value = handle.value
@@ -66,6 +66,85 @@ def _read_word(handle):
         elif char != "0":
             unknown |= 1
     return word, unknown
+
+
+class ConfigPort:
+    """Drives one configuration port (:class:`~bitgrid.hdl.grid.ConfigSignature`) whose signals
+    are the top-level ports ``<prefix>begin``, ``<prefix>row`` ... of ``dut``; ``falling`` is the
+    falling-edge trigger of the clock of the port's domain. Timing as :class:`GridBench`."""
+
+    #: Cycles to wait for ``w_ready`` before declaring the port stuck.
+    READY_TIMEOUT = 10000
+
+    def __init__(self, dut, prefix, falling):
+        self._port = {name: getattr(dut, prefix + name) for name in (
+            "begin", "row", "addr", "w_data", "w_en", "w_ready", "r_data", "commit", "crc",
+            "valid", "error")}
+        self._prefix = prefix
+        self._falling = falling
+
+    def idle(self):
+        """Every input of the port to 0."""
+        for name in ("begin", "row", "addr", "w_data", "w_en", "commit", "crc"):
+            self._port[name].value = 0
+
+    async def cycle(self, count=1):
+        for _ in range(count):
+            await self._falling
+
+    async def _wait_ready(self, what):
+        for _ in range(self.READY_TIMEOUT):
+            if int(self._port["w_ready"].value):
+                return
+            await self._falling
+        raise BenchError(f"{self._prefix}w_ready stayed low for {self.READY_TIMEOUT} cycles "
+                         f"({what})")
+
+    async def load(self, config, crc=None):
+        """Load ``config`` (a :class:`~bitgrid.Configuration`) through the port, committing
+        ``crc`` (default: :meth:`~bitgrid.Configuration.frames_crc`).
+
+        :returns: ``(valid, error)`` read after the commit.
+        """
+        port = self._port
+        port["begin"].value = 1
+        await self.cycle()
+        port["begin"].value = 0
+        for row, address, frame in config.frames():
+            port["row"].value = row
+            port["addr"].value = address
+            port["w_data"].value = frame
+            port["w_en"].value = 1
+            await self._wait_ready(f"frame row {row} address {address}")
+            await self.cycle()                   # written at the rising edge just passed
+        port["w_en"].value = 0
+        port["crc"].value = config.frames_crc() if crc is None else crc
+        port["commit"].value = 1
+        await self._wait_ready("commit")
+        await self.cycle()                       # committed at the rising edge just passed
+        port["commit"].value = 0
+        return int(port["valid"].value), int(port["error"].value)
+
+    async def readback(self, config):
+        """Read every frame back and compare it with ``config``.
+
+        :returns: list of ``(row, addr, expected, actual)`` for the differing frames (an X bit
+            reads as ``-1`` for the whole frame).
+        """
+        port = self._port
+        frames = config.frames()
+        errors = []
+        port["row"].value, port["addr"].value = frames[0][0], frames[0][1]
+        for index, (row, address, expected) in enumerate(frames):
+            await self.cycle()                   # r_data <= frame at the rising edge
+            actual, unknown = read_word(port["r_data"])
+            if index + 1 < len(frames):
+                port["row"].value, port["addr"].value = frames[index + 1][:2]
+            if unknown:
+                actual = -1
+            if actual != expected:
+                errors.append((row, address, expected, actual))
+        return errors
 
 
 class GridBench:
@@ -87,9 +166,6 @@ class GridBench:
       consecutive steps are back to back (``step`` stays high) and every cycle runs a subcycle.
     """
 
-    #: Cycles to wait for ``w_ready`` before declaring the port stuck.
-    READY_TIMEOUT = 10000
-
     def __init__(self, dut, width, height, *, period_ns=10, idle_cycles=1):
         self.dut = dut
         self.width, self.height = width, height
@@ -100,6 +176,7 @@ class GridBench:
         self._falling = FallingEdge(dut.clk)
         self._inputs = (dut.n_in, dut.e_in, dut.s_in, dut.w_in)
         self._outputs = (dut.n_out, dut.e_out, dut.s_out, dut.w_out)
+        self.config_port = ConfigPort(dut, "cfg__", self._falling)
         self._check_ports()
 
     def _check_ports(self):
@@ -120,9 +197,8 @@ class GridBench:
         dut = self.dut
         for handle in self._inputs:
             handle.value = 0
-        for handle in (dut.step, dut.cfg__begin, dut.cfg__row, dut.cfg__addr, dut.cfg__w_data,
-                       dut.cfg__w_en, dut.cfg__commit, dut.cfg__crc):
-            handle.value = 0
+        dut.step.value = 0
+        self.config_port.idle()
         self._stepping = False
 
     async def start(self):
@@ -148,60 +224,15 @@ class GridBench:
         await self.cycle(cycles)
         self.dut.rst.value = 0
 
-    async def _wait_ready(self, what):
-        for _ in range(self.READY_TIMEOUT):
-            if int(self.dut.cfg__w_ready.value):
-                return
-            await self._falling
-        raise BenchError(f"cfg__w_ready stayed low for {self.READY_TIMEOUT} cycles ({what})")
-
     async def load(self, config, crc=None):
-        """Load ``config`` (a :class:`~bitgrid.Configuration`) through the configuration port,
-        committing ``crc`` (default: :meth:`~bitgrid.Configuration.frames_crc`).
-
-        :returns: ``(valid, error)`` read after the commit.
-        """
-        dut = self.dut
+        """Load ``config`` through the configuration port (:meth:`ConfigPort.load`)."""
         self._end_steps()
-        dut.cfg__begin.value = 1
-        await self.cycle()
-        dut.cfg__begin.value = 0
-        for row, address, frame in config.frames():
-            dut.cfg__row.value = row
-            dut.cfg__addr.value = address
-            dut.cfg__w_data.value = frame
-            dut.cfg__w_en.value = 1
-            await self._wait_ready(f"frame row {row} address {address}")
-            await self.cycle()                   # written at the rising edge just passed
-        dut.cfg__w_en.value = 0
-        dut.cfg__crc.value = config.frames_crc() if crc is None else crc
-        dut.cfg__commit.value = 1
-        await self._wait_ready("commit")
-        await self.cycle()                       # committed at the rising edge just passed
-        dut.cfg__commit.value = 0
-        return int(dut.cfg__valid.value), int(dut.cfg__error.value)
+        return await self.config_port.load(config, crc)
 
     async def readback(self, config):
-        """Read every frame back and compare it with ``config``.
-
-        :returns: list of ``(row, addr, expected, actual)`` for the differing frames (an X bit
-            reads as ``-1`` for the whole frame).
-        """
-        dut = self.dut
+        """Read every frame back and compare it with ``config`` (:meth:`ConfigPort.readback`)."""
         self._end_steps()
-        frames = config.frames()
-        errors = []
-        dut.cfg__row.value, dut.cfg__addr.value = frames[0][0], frames[0][1]
-        for index, (row, address, expected) in enumerate(frames):
-            await self.cycle()                   # r_data <= frame at the rising edge
-            actual, unknown = _read_word(dut.cfg__r_data)
-            if index + 1 < len(frames):
-                dut.cfg__row.value, dut.cfg__addr.value = frames[index + 1][:2]
-            if unknown:
-                actual = -1
-            if actual != expected:
-                errors.append((row, address, expected, actual))
-        return errors
+        return await self.config_port.readback(config)
 
     def _end_steps(self):
         if self._stepping:
@@ -211,7 +242,7 @@ class GridBench:
     def outputs(self):
         """``(edges, unknown)``: the edge outputs as :class:`~bitgrid.Edges`, and the X/Z lanes
         as :class:`~bitgrid.Edges` of masks."""
-        words = [_read_word(handle) for handle in self._outputs]
+        words = [read_word(handle) for handle in self._outputs]
         return Edges(*(w for w, _ in words)), Edges(*(u for _, u in words))
 
     async def step(self, edges):
@@ -233,7 +264,7 @@ class GridBench:
         return int(self.dut.subcycle.value), int(self.dut.phase.value)
 
 
-def _compare(step, expected, actual, unknown, width, height):
+def compare_outputs(step, expected, actual, unknown, width, height):
     """Mismatches between :class:`Edges`, lanes that read X/Z reported with ``actual = -1``."""
     flipped = Edges(*(a ^ (u & ~(a ^ e)) for e, a, u in zip(expected, actual, unknown)))
     found = compare_step(step, expected, flipped, width, height)
@@ -261,9 +292,9 @@ async def run_case(bench, case):
         actual, unknown = await bench.step(edges)
         outputs.append(list(actual))
         reference = emulator.step(edges)
-        emulator_mismatches += _compare(t, reference, actual, unknown, width, height)
+        emulator_mismatches += compare_outputs(t, reference, actual, unknown, width, height)
         if expected is not None:
-            mismatches += _compare(t, expected[t], actual, unknown, width, height)
+            mismatches += compare_outputs(t, expected[t], actual, unknown, width, height)
     subcycle, phase = await bench.finish_steps()
     return {
         "name": case.get("name", "case"),

@@ -378,12 +378,12 @@ def test_output_goes_to_stderr_not_stdout(capfd):
 
 
 def test_x_lanes_are_reported_as_mismatches():
-    from bitgrid.sim.testbench import _compare
+    from bitgrid.sim.testbench import compare_outputs
     expected = Edges(n=0b01, e=0b10, s=0, w=0)
     actual = Edges(n=0b01, e=0b10, s=0, w=0)
     unknown = Edges(n=0b01, e=0, s=0b10, w=0)           # N lane 0 and S lane 1 read X
-    found = _compare(3, expected, actual, unknown, 2, 2)
+    found = compare_outputs(3, expected, actual, unknown, 2, 2)
     assert found == [Mismatch(3, "N", 0, 1, -1), Mismatch(3, "S", 1, 0, -1)]
-    assert _compare(3, expected, actual, Edges(), 2, 2) == []
-    assert _compare(4, expected, Edges(n=0b11, e=0b10), Edges(), 2, 2) == [
+    assert compare_outputs(3, expected, actual, Edges(), 2, 2) == []
+    assert compare_outputs(4, expected, Edges(n=0b11, e=0b10), Edges(), 2, 2) == [
         Mismatch(4, "N", 1, 0, 1)]
