@@ -9,6 +9,7 @@ Exit status contract (for scripts and CI):
   bad option, or a missing tool (the message says how to install it).
 """
 
+import glob
 import json
 import os
 import sys
@@ -405,6 +406,136 @@ def convert(source, destination, order):
         file.write(data)
     click.echo(f"wrote {destination}: {bs.width} x {bs.height}, {out.order.label} "
                f"(was {bs.order.label}), payload CRC32 0x{out.crc32:08x}")
+
+
+class MeshType(click.ParamType):
+    """A mesh shape ``COLSxROWS`` (chips across x chips down)."""
+    name = "COLSxROWS"
+
+    def convert(self, value, param, ctx):
+        from .mesh import MeshShape
+        try:
+            return MeshShape.parse(value)
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
+@bitstream.command("slice")
+@click.argument("source", metavar="BITSTREAM", type=click.Path(dir_okay=False))
+@click.option("--mesh", type=MeshType(), required=True, metavar="COLSxROWS",
+              help="The mesh: chips across x chips down, e.g. 2x2. Each chip's tile is the "
+                   "grid divided by it, and must have an even width and height.")
+@click.option("-o", "--output", "directory", type=click.Path(file_okay=False), default=".",
+              show_default=True, help="Folder for the chip files (made if missing).")
+def slice_command(source, mesh, directory):
+    """Cut BITSTREAM into one BGBS per chip of a mesh (SPEC section 8).
+
+    Chip (col, row) gets the tile whose north-west cell is (col * tile width, row * tile
+    height), in a file named <stem>.c<col>r<row>.bgbs (column first; c0r0 is the north-west
+    chip), in the scan order of BITSTREAM. `bitgrid bitstream join` is the inverse.
+
+    \b
+    Example: bitgrid bitstream slice adder.bgbs --mesh 2x1 -o chips
+             -> chips/adder.c0r0.bgbs (west)  chips/adder.c1r0.bgbs (east)
+    """
+    from .mesh import write_slices
+    bs = _load_bitstream(source)
+    try:
+        tile_w, tile_h = mesh.tile_size(bs.width, bs.height)
+    except ValueError as error:
+        raise BadInput(f"{source}: cannot slice a {bs.width} x {bs.height} grid into a {mesh} "
+                       f"mesh: {error}") from None
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise BadInput(f"{directory}: is a file, not a folder")
+    os.makedirs(directory, exist_ok=True)
+    stem = os.path.basename(source)
+    stem = stem[:-5] if stem.lower().endswith(".bgbs") else stem
+    paths = write_slices(bs, mesh, directory, stem=stem)
+    click.echo(f"sliced {source} ({bs.width} x {bs.height}, {bs.order.label}) into a {mesh} "
+               f"mesh of {tile_w} x {tile_h} tiles:")
+    for (col, row), path in paths.items():
+        click.echo(f"  chip ({col}, {row}): {path}")
+
+
+@bitstream.command("join")
+@click.argument("files", nargs=-1, metavar="FILE...", type=click.Path(dir_okay=False))
+@click.option("--mesh", type=MeshType(), required=True, metavar="COLSxROWS",
+              help="The mesh: chips across x chips down, e.g. 2x2.")
+@click.option("--from", "stem", metavar="STEM",
+              help="Take the chip files STEM.c<col>r<row>.bgbs (STEM may include a folder) "
+                   "instead of listing them.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="The joined logical bitstream.")
+@click.option("--order", type=click.Choice(["row-major", "column-major", "snake"]),
+              help="Scan order of the output (default: the chip files' own, which must "
+                   "agree).")
+def join_command(files, mesh, stem, output, order):
+    """Join one BGBS per chip of a mesh into the logical bitstream (the inverse of
+    `bitgrid bitstream slice`).
+
+    Each FILE's chip comes from its name, <stem>.c<col>r<row>.bgbs; every chip of the mesh
+    needs exactly one file, and all tiles must have the same size.
+
+    \b
+    Examples: bitgrid bitstream join chips/adder.c0r0.bgbs chips/adder.c1r0.bgbs \\
+                  --mesh 2x1 -o adder.bgbs
+              bitgrid bitstream join --from chips/adder --mesh 2x1 -o adder.bgbs
+    """
+    from .mesh import MeshError, chip_filename, join_bitstreams, parse_chip_filename
+    if files and stem:
+        raise BadInput("give either the chip files or --from STEM, not both")
+    if not files and not stem:
+        raise BadInput(f"nothing to join: give the chip files (<stem>.c<col>r<row>.bgbs) or "
+                       f"--from STEM for the {mesh} mesh")
+    if stem:
+        stem = stem[:-5] if stem.lower().endswith(".bgbs") else stem
+        files = [chip_filename(stem, col, row) for col, row in mesh.chips()]
+        missing = [f for f in files if not os.path.isfile(f)]
+        if missing:
+            raise BadInput(f"missing chip file{'s' if len(missing) > 1 else ''} "
+                           f"{', '.join(missing)}: a {mesh} mesh needs one file per chip; "
+                           "slice the logical bitstream again with `bitgrid bitstream slice "
+                           f"BITSTREAM --mesh {mesh}`")
+        others = sorted(p for p in glob.glob(glob.escape(stem) + ".c*r*.bgbs")
+                        if (parse_chip_filename(p) or (0, 0)) not in mesh)
+        if others:
+            raise BadInput(f"{', '.join(others)}: chip file{'s' if len(others) > 1 else ''} "
+                           f"outside the {mesh} mesh; check --mesh")
+    placed = {}
+    for path in files:
+        chip = parse_chip_filename(path)
+        if chip is None:
+            raise BadInput(f"{path}: cannot tell which chip it is for; chip files are named "
+                           "<stem>.c<col>r<row>.bgbs, as `bitgrid bitstream slice` writes them")
+        if chip in placed:
+            raise BadInput(f"{placed[chip]} and {path} are both for chip ({chip[0]}, "
+                           f"{chip[1]}); give one file per chip")
+        placed[chip] = path
+    tiles = {}
+    for chip, path in placed.items():
+        if chip not in mesh:
+            raise BadInput(f"{path} is for chip ({chip[0]}, {chip[1]}), outside the {mesh} "
+                           "mesh; check --mesh")
+    missing = [f"c{c}r{r}" for c, r in mesh.chips() if (c, r) not in placed]
+    if missing:
+        raise BadInput(f"missing chip file{'s' if len(missing) > 1 else ''} for chip"
+                       f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}: a {mesh} mesh "
+                       "needs one file per chip (<stem>.c<col>r<row>.bgbs); add them, or "
+                       "check --mesh")
+    for chip, path in placed.items():
+        tiles[chip] = _load_bitstream(path)
+    _check_writable(output)
+    try:
+        joined = join_bitstreams(tiles, mesh, order=order)
+    except MeshError as error:
+        raise BadInput(f"{error}" + (" with --order" if "choose the order" in str(error)
+                                     else "")) from None
+    with open(output, "wb") as file:
+        file.write(joined.to_bytes())
+    tile_w, tile_h = tiles[(0, 0)].width, tiles[(0, 0)].height
+    click.echo(f"joined {len(tiles)} chip files ({mesh} mesh of {tile_w} x {tile_h} tiles) "
+               f"into {output}: {joined.width} x {joined.height}, {joined.order.label}, "
+               f"payload CRC32 0x{joined.crc32:08x}")
 
 
 @main.command()

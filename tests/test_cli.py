@@ -199,3 +199,116 @@ def test_verilog_size_from_init(tmp_path):
     result = invoke("verilog", "--init", adder, "-o", out)
     assert result.exit_code == 0, result.output
     assert "input [15:0] e_in;" in out.read_text()       # 2 x 16: sixteen E lanes
+
+
+# -- bitstream slice / join (bitgrid.mesh) -----------------------------------------------------
+
+@pytest.mark.parametrize("command", [["bitstream", "slice"], ["bitstream", "join"]])
+def test_slice_join_help_has_example(command):
+    result = invoke(*command, "--help")
+    assert result.exit_code == 0
+    assert result.output.startswith("Usage: ")
+    assert "--mesh COLSxROWS" in result.output
+    assert "Example" in result.output and "<stem>.c<col>r<row>.bgbs" in result.output
+
+
+@pytest.mark.parametrize("name, mesh, tile", [
+    ("random_8x8", "2x2", "4 x 4"), ("random_32x32", "2x2", "16 x 16"),
+    ("random_32x32", "4x4", "8 x 8"), ("adder8", "1x2", "2 x 8"),
+    ("adder8_colmajor", "1x2", "2 x 8"), ("adder8_snake", "1x2", "2 x 8"),
+    ("edge_io_hello", "2x2", "8 x 4")])
+def test_slice_then_join_reproduces_the_bytes(tmp_path, name, mesh, tile):
+    bgbs, _ = case_paths(name)
+    original = open(bgbs, "rb").read()
+    chips = tmp_path / "chips"
+    result = invoke("bitstream", "slice", bgbs, "--mesh", mesh, "-o", chips)
+    assert result.exit_code == 0, result.output
+    cols, rows = (int(v) for v in mesh.split("x"))
+    order = bitstream.load(bgbs).order
+    names = [f"{name}.c{c}r{r}.bgbs" for r in range(rows) for c in range(cols)]
+    assert sorted(os.listdir(chips)) == sorted(names)
+    assert f"into a {mesh} mesh of {tile} tiles:" in result.output
+    for n in names:
+        assert str(chips / n) in result.output
+        assert bitstream.load(chips / n).order == order        # the source's scan order
+    out = tmp_path / "joined.bgbs"
+    result = invoke("bitstream", "join", *[chips / n for n in reversed(names)], "--mesh", mesh,
+                    "-o", out)
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == original
+    out.unlink()
+    result = invoke("bitstream", "join", "--from", chips / name, "--mesh", mesh, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == original
+
+
+def test_slice_join_errors_exit_2(tmp_path):
+    bgbs, _ = case_paths("random_8x8")
+    chips = tmp_path / "chips"
+    assert invoke("bitstream", "slice", bgbs, "--mesh", "2x2", "-o", chips).exit_code == 0
+    c = [chips / f"random_8x8.c{col}r{row}.bgbs" for row in range(2) for col in range(2)]
+    small = tmp_path / "small.c1r1.bgbs"
+    bitstream.save(small, bitstream.load(c[3]).config.region(0, 0, 2, 2))
+    snake = tmp_path / "snake.c1r1.bgbs"
+    bitstream.save(snake, bitstream.load(c[3]).config, bitstream.ScanOrder.SNAKE)
+    corrupt = tmp_path / "bad.c1r1.bgbs"
+    corrupt.write_bytes(c[3].read_bytes()[:-1])
+    (tmp_path / "file").write_text("")
+    out = tmp_path / "out.bgbs"
+    cases = [
+        (["bitstream", "slice", bgbs, "--mesh", "3x1"],
+         "error: {}: cannot slice a 8 x 8 grid into a 3x1 mesh: a grid 8 cells in width does "
+         "not split into 3 chip columns of equal size; use a mesh whose column count divides "
+         "8 with an even quotient (for 8 cells: 1, 2, 4)".format(bgbs)),
+        (["bitstream", "slice", bgbs, "--mesh", "8x1"],
+         "8 chip columns would make tiles 1 cells in width: tiles need an even width and "
+         "height"),
+        (["bitstream", "slice", bgbs, "--mesh", "2by2"],
+         "Invalid value for '--mesh': mesh '2by2' is not of the form COLSxROWS"),
+        (["bitstream", "slice", bgbs, "--mesh", "2x2", "-o", tmp_path / "file"],
+         "is a file."),
+        (["bitstream", "slice", tmp_path / "none.bgbs", "--mesh", "2x2"],
+         "No such file or directory"),
+        (["bitstream", "join", c[0], c[1], c[2], "--mesh", "2x2", "-o", out],
+         "error: missing chip file for chip c1r1: a 2x2 mesh needs one file per chip "
+         "(<stem>.c<col>r<row>.bgbs); add them, or check --mesh"),
+        (["bitstream", "join", c[0], c[1], c[2], small, "--mesh", "2x2", "-o", out],
+         "error: tile c1r1 is 2 x 2 cells, tile c0r0 is 4 x 4: all tiles of a mesh have the "
+         "same size; slice the logical bitstream again"),
+        (["bitstream", "join", c[0], c[1], c[2], snake, "--mesh", "2x2", "-o", out],
+         "error: the tiles have different scan orders (c0r0 row-major, c1r0 row-major, c0r1 "
+         "row-major, c1r1 snake); choose the order of the joined bitstream with --order"),
+        (["bitstream", "join", c[0], c[1], c[2], corrupt, "--mesh", "2x2", "-o", out],
+         f"error: {corrupt}: bad bitstream: truncated payload: payload is 127 bytes, a 4 x 4 "
+         "grid needs 128"),
+        (["bitstream", "join", c[0], c[1], c[2], c[3], "--mesh", "2x1", "-o", out],
+         f"error: {c[2]} is for chip (0, 1), outside the 2x1 mesh; check --mesh"),
+        (["bitstream", "join", c[0], c[0], "--mesh", "2x2", "-o", out],
+         f"error: {c[0]} and {c[0]} are both for chip (0, 0); give one file per chip"),
+        (["bitstream", "join", bgbs, "--mesh", "1x1", "-o", out],
+         f"error: {bgbs}: cannot tell which chip it is for; chip files are named "
+         "<stem>.c<col>r<row>.bgbs"),
+        (["bitstream", "join", "--from", tmp_path / "nothing", "--mesh", "1x2", "-o", out],
+         f"error: missing chip files {tmp_path / 'nothing'}.c0r0.bgbs, "
+         f"{tmp_path / 'nothing'}.c0r1.bgbs: a 1x2 mesh needs one file per chip; slice the "
+         "logical bitstream again with `bitgrid bitstream slice BITSTREAM --mesh 1x2`"),
+        (["bitstream", "join", "--from", chips / "random_8x8", "--mesh", "2x1", "-o", out],
+         f"error: {c[2]}, {c[3]}: chip files outside the 2x1 mesh; check --mesh"),
+        (["bitstream", "join", c[0], "--from", chips / "random_8x8", "--mesh", "1x1", "-o",
+          out], "error: give either the chip files or --from STEM, not both"),
+        (["bitstream", "join", "--mesh", "1x1", "-o", out],
+         "error: nothing to join: give the chip files"),
+        (["bitstream", "join", *c, "--mesh", "2x2", "-o", tmp_path / "no" / "x.bgbs"],
+         "does not exist"),
+        (["bitstream", "join", *c, "--mesh", "2x2"], "Missing option '-o' / '--output'"),
+    ]
+    for args, message in cases:
+        result = CliRunner().invoke(main, [str(a) for a in args])
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.output, (args, result.output)
+        assert "Traceback" not in result.output
+    assert not out.exists()
+    result = invoke("bitstream", "join", c[0], c[1], c[2], snake, "--mesh", "2x2", "-o", out,
+                    "--order", "row-major")
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == open(bgbs, "rb").read()

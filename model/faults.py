@@ -1,0 +1,319 @@
+"""Fault specifications for simulated meshes (``bitgrid sim --mesh --faults SPEC``).
+
+A :class:`FaultSpec` says which link faults a mesh simulation injects and how often. It is
+written on the command line as comma-separated ``KEY=VALUE`` items::
+
+    flip=1e-3,drop=0.02,dup=0.02,slip=3,skew=2,disconnect=1,clock=1.3,seed=7
+
+========================  =====================================================================
+key                       meaning (default)
+========================  =====================================================================
+``flip``                  probability that a line bit is inverted, per bit and lane, 0..1 (0)
+``drop``                  probability that a link-layer frame is swallowed, 0..1 (0)
+``dup``                   probability that a link-layer frame is sent twice, 0..1 (0)
+``slip``                  number of bit slips spread over the run, on random links and lanes (0)
+``skew``                  largest per-lane skew in bit times, 0..15; each lane of each link gets
+                          a fixed random skew from 0 to this (0)
+``disconnect``            number of disconnect periods spread over the run (0)
+``disconnect_cycles``     length of one disconnect period in cycles, at least 1 (200)
+``clock``                 ratio of neighbouring chips' clock periods, > 0; 1 = same clock (1)
+``seed``                  seed of the fault generators and of the schedule, >= 0 (1)
+========================  =====================================================================
+
+``none`` (or an empty string) is no fault at all; ``all`` enables every kind at moderate rates
+(:data:`ALL`). An item may follow a preset to change it: ``all,seed=3``.
+
+The gateware fault models (:mod:`bitgrid.hdl.link.faults`) take probabilities as 16-bit
+thresholds: :func:`threshold` converts one.
+"""
+
+import dataclasses
+import math
+import random
+from typing import NamedTuple
+
+__all__ = ["FaultSpec", "FaultEvent", "threshold", "ALL", "MAX_SKEW", "EVENT_KINDS"]
+
+#: Largest per-lane skew in bit times (the gateware's 4-bit skew field).
+MAX_SKEW = 15
+
+#: The kinds of :class:`FaultEvent`, in the order a bench applies events of the same cycle.
+EVENT_KINDS = ("reconnect", "disconnect", "slip")
+
+_PROBABILITY = "a probability between 0 and 1"
+_RANGES = {
+    "flip": _PROBABILITY,
+    "drop": _PROBABILITY,
+    "dup": _PROBABILITY,
+    "slip": "an integer count of at least 0",
+    "skew": f"an integer number of bit times between 0 and {MAX_SKEW}",
+    "disconnect": "an integer count of at least 0",
+    "disconnect_cycles": "an integer number of cycles of at least 1",
+    "clock": "a clock period ratio greater than 0 (1 = same clock)",
+    "seed": "an integer of at least 0",
+}
+_KEYS = tuple(_RANGES)
+_FLOAT_KEYS = ("flip", "drop", "dup", "clock")
+
+
+def threshold(probability):
+    """The 16-bit threshold of the gateware fault models for ``probability`` (0..1).
+
+    The gateware fires when a 16-bit random draw is below the threshold, so the threshold is
+    ``ceil(probability * 65536)``: rounded up, so that any non-zero probability gives a non-zero
+    threshold. The top value 0xffff means *always* in the gateware, so probability 1 maps to
+    0xffff and any other probability to at most 0xfffe.
+    """
+    if isinstance(probability, bool) or not isinstance(probability, (int, float)) \
+            or not 0 <= probability <= 1:
+        raise ValueError(f"probability must be a number between 0 and 1, not {probability!r}")
+    if probability == 1:
+        return 0xffff
+    return min(math.ceil(probability * 65536), 0xfffe)
+
+
+def _error(key, value):
+    return ValueError(f"{key}={value}: {key} must be {_RANGES[key]}")
+
+
+def _convert(key, text):
+    """The value of ``key`` written as ``text`` (a string) on the command line."""
+    text = text.strip()
+    try:
+        if key in _FLOAT_KEYS:
+            value = float(text)
+        else:
+            value = int(text, 10)
+    except ValueError:
+        raise _error(key, text) from None
+    _check(key, value, text)
+    return value
+
+
+def _check(key, value, text=None):
+    """Check the range of one field; ``text`` is how the user wrote it, for the message."""
+    shown = value if text is None else text
+    if key in _FLOAT_KEYS:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value):
+            raise _error(key, shown)
+        ok = value > 0 if key == "clock" else 0 <= value <= 1
+    else:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _error(key, shown)
+        ok = {"skew": 0 <= value <= MAX_SKEW, "disconnect_cycles": value >= 1}.get(key, value >= 0)
+    if not ok:
+        raise _error(key, shown)
+
+
+class FaultEvent(NamedTuple):
+    """One scheduled link fault, for a test bench to apply (see :meth:`FaultSpec.schedule`).
+
+    ``kind`` is ``"slip"`` (pulse ``slip`` for one cycle with ``slip_lane = lane``),
+    ``"disconnect"`` (raise ``disconnect``) or ``"reconnect"`` (lower it again); ``lane`` is 0
+    except for slips.
+    """
+    cycle: int
+    link: int
+    kind: str
+    lane: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class FaultSpec:
+    """Which link faults a simulated mesh injects (module docstring for the keys).
+
+    Construct one with :meth:`parse` (the command-line form), :meth:`none`, or directly with
+    keyword arguments; every field is checked, and ``str(spec)`` gives back a string that
+    :meth:`parse` turns into an equal spec.
+
+    :raises ValueError: for a value out of range, with the message of :meth:`parse`.
+    """
+    flip: float = 0.0
+    drop: float = 0.0
+    dup: float = 0.0
+    slip: int = 0
+    skew: int = 0
+    disconnect: int = 0
+    disconnect_cycles: int = 200
+    clock: float = 1.0
+    seed: int = 1
+
+    def __post_init__(self):
+        for key in _KEYS:
+            value = getattr(self, key)
+            _check(key, value)
+            if key in _FLOAT_KEYS:
+                object.__setattr__(self, key, float(value))
+
+    # --- Construction ---------------------------------------------------------------------------
+
+    @classmethod
+    def none(cls):
+        """No faults."""
+        return cls()
+
+    @classmethod
+    def parse(cls, text):
+        """Parse the command-line form: ``KEY=VALUE`` items separated by commas, optionally
+        after a preset (``none`` or ``all``); surrounding spaces are ignored.
+
+        :raises ValueError: naming the key and its valid range, for an unknown key, an item
+            without ``=``, a key given twice, a value that is not a number of the right kind or
+            one out of range. Examples: ``"skew=16: skew must be an integer number of bit times
+            between 0 and 15"``, ``"foo=1: unknown fault 'foo'; the keys are flip, drop, ..."``.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"A fault specification must be a string, not {text!r}")
+        items = [item.strip() for item in text.split(",")]
+        if items == [""]:
+            return cls()
+        values = {}
+        if items[0] in PRESETS:
+            values = PRESETS[items[0]].fields()
+            items = items[1:]
+        given = set()
+        for item in items:
+            key, sep, value = item.partition("=")
+            key = key.strip()
+            if not sep:
+                if item in PRESETS:
+                    raise ValueError(f"{item}: the preset {item!r} must come first")
+                raise ValueError(f"{item or '(empty)'}: a fault must be written KEY=VALUE "
+                                 f"with KEY one of {', '.join(_KEYS)}, or a preset "
+                                 f"({', '.join(PRESETS)}) first")
+            if key not in _RANGES:
+                raise ValueError(f"{item}: unknown fault {key!r}; the keys are "
+                                 f"{', '.join(_KEYS)}")
+            if key in given:
+                raise ValueError(f"{item}: {key} is given twice")
+            given.add(key)
+            values[key] = _convert(key, value)
+        return cls(**values)
+
+    def fields(self):
+        """The fields as a ``{key: value}`` dictionary (the keys of the command-line form)."""
+        return {key: getattr(self, key) for key in _KEYS}
+
+    def replace(self, **changes):
+        """A copy with some fields changed (checked like the constructor)."""
+        return dataclasses.replace(self, **changes)
+
+    def __str__(self):
+        default = FaultSpec.__dataclass_fields__
+        items = [f"{key}={value!r}" for key, value in self.fields().items()
+                 if value != default[key].default]
+        return ",".join(items) if items else "none"
+
+    # --- Queries ------------------------------------------------------------------------------
+
+    @property
+    def enabled(self):
+        """True if any fault is injected (the seed and ``disconnect_cycles`` alone inject none)."""
+        return (self.flip > 0 or self.drop > 0 or self.dup > 0 or self.slip > 0 or self.skew > 0
+                or self.disconnect > 0 or self.clock != 1.0)
+
+    def threshold(self, key):
+        """The 16-bit gateware threshold of the probability ``key`` (``"flip"``, ``"drop"`` or
+        ``"dup"``), see :func:`threshold`."""
+        if key not in ("flip", "drop", "dup"):
+            raise ValueError(f"{key!r} is not a probability; the probabilities are flip, drop, "
+                             f"dup")
+        return threshold(getattr(self, key))
+
+    def describe(self):
+        """A short human summary, such as ``"bit flips 0.001 per bit, frame drops 2%, 3 bit
+        slips, seed 7"``."""
+        if not self.enabled:
+            return "no link faults"
+        parts = []
+        if self.flip:
+            parts.append(f"bit flips {self.flip:g} per bit")
+        if self.drop:
+            parts.append(f"frame drops {self.drop:.4g}" if self.drop < 0.001
+                         else f"frame drops {self.drop * 100:.4g}%")
+        if self.dup:
+            parts.append(f"frame duplicates {self.dup:.4g}" if self.dup < 0.001
+                         else f"frame duplicates {self.dup * 100:.4g}%")
+        if self.slip:
+            parts.append(f"{self.slip} bit slip{'s' * (self.slip != 1)}")
+        if self.skew:
+            parts.append(f"lane skew up to {self.skew} bit time{'s' * (self.skew != 1)}")
+        if self.disconnect:
+            parts.append(f"{self.disconnect} disconnect{'s' * (self.disconnect != 1)} of "
+                         f"{self.disconnect_cycles} cycles")
+        if self.clock != 1.0:
+            parts.append(f"clock period ratio {self.clock:g}")
+        parts.append(f"seed {self.seed}")
+        return ", ".join(parts)
+
+    # --- Deterministic draws for a test bench ------------------------------------------------
+
+    def rng(self, purpose=""):
+        """A :class:`random.Random` seeded from :attr:`seed` and ``purpose`` (the same in every
+        run and Python version)."""
+        return random.Random(f"bitgrid.faults:{purpose}:{self.seed}")
+
+    def lane_skews(self, links, lanes):
+        """A fixed skew for every lane of every link: ``links`` lists of ``lanes`` integers, each
+        drawn uniformly from 0 to :attr:`skew`."""
+        _check_count("links", links)
+        _check_count("lanes", lanes)
+        rng = self.rng("skew")
+        return [[rng.randint(0, self.skew) for _ in range(lanes)] for _ in range(links)]
+
+    @staticmethod
+    def skew_value(skews):
+        """The ``FaultControlSignature.skew`` value for one link's list of lane skews."""
+        return sum(s << (4 * lane) for lane, s in enumerate(skews))
+
+    def schedule(self, total_cycles, links, *, lanes=1, start=0, rng=None):
+        """The slips and disconnects of a run, as a sorted list of :class:`FaultEvent`.
+
+        The run is cycles ``start`` to ``total_cycles - 1``. The :attr:`slip` slips are spread
+        over it: it is cut into ``slip`` equal slots, with one slip at a random cycle of each, on
+        a random link and lane. Likewise the :attr:`disconnect` periods: each lies within its own
+        slot (a ``disconnect`` event, then a ``reconnect`` event :attr:`disconnect_cycles` later),
+        so periods never overlap. Deterministic: the same spec and arguments give the same list
+        (``rng``, a :class:`random.Random`, overrides the generator seeded from :attr:`seed`).
+
+        :raises ValueError: for non-positive ``links`` or ``lanes``, ``start`` outside the run,
+            or a run too short for the disconnect periods.
+        """
+        _check_count("total_cycles", total_cycles)
+        _check_count("links", links)
+        _check_count("lanes", lanes)
+        if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < total_cycles:
+            raise ValueError(f"start must be an integer between 0 and total_cycles - 1 "
+                             f"({total_cycles - 1}), not {start!r}")
+        rng = self.rng("schedule") if rng is None else rng
+        span = total_cycles - start
+        events = []
+        for n in range(self.disconnect):
+            first = start + span * n // self.disconnect
+            end = start + span * (n + 1) // self.disconnect
+            if end - first <= self.disconnect_cycles:
+                raise ValueError(f"{span} cycles are too few for {self.disconnect} disconnect "
+                                 f"periods of {self.disconnect_cycles} cycles and a reconnect "
+                                 f"after each")
+            cycle = rng.randrange(first, end - self.disconnect_cycles)
+            link = rng.randrange(links)
+            events += [FaultEvent(cycle, link, "disconnect"),
+                       FaultEvent(cycle + self.disconnect_cycles, link, "reconnect")]
+        for n in range(self.slip):
+            first, end = start + span * n // self.slip, start + span * (n + 1) // self.slip
+            cycle = rng.randrange(first, end) if end > first else first
+            events.append(FaultEvent(cycle, rng.randrange(links), "slip", rng.randrange(lanes)))
+        return sorted(events, key=lambda e: (e.cycle, e.link, EVENT_KINDS.index(e.kind), e.lane))
+
+
+def _check_count(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, not {value!r}")
+
+
+#: Every fault kind at moderate rates (``--faults all``).
+ALL = FaultSpec(flip=1e-4, drop=0.01, dup=0.01, slip=2, skew=3, disconnect=1, clock=1.25)
+
+#: The named presets of :meth:`FaultSpec.parse`.
+PRESETS = {"none": FaultSpec(), "all": ALL}
