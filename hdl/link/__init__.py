@@ -81,7 +81,8 @@ class FaultControlSignature(wiring.Signature):
     """Commands to the fault models of one transmit direction, seen from whoever drives them
     (a test bench): ``Out(FaultControlSignature(lanes))``. All zero means no faults.
 
-    Probabilities are ``threshold / 65536`` per event, drawn from the fault model's own LFSR.
+    Probabilities are ``threshold / 65536`` per event, drawn from the fault model's own LFSR;
+    ``0xffff`` means always (see :meth:`bitgrid.faults.FaultSpec.threshold`).
 
     Members
     -------

@@ -1,0 +1,338 @@
+"""The link layer of the inter-chip link (SPEC section 8): frames with a sequence number, a
+cumulative acknowledgement and a CRC, go-back-N retransmission from a replay buffer, and credit.
+
+The frame format and its Python codec are :mod:`bitgrid.link`; :class:`LinkLayer` sends exactly
+the symbols of :func:`bitgrid.link.encode_data` and :func:`bitgrid.link.encode_ack`.
+"""
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ...link import LINK_FRAME_CRC, FrameKind, check_payload_bits, payload_bytes
+from . import SymbolStream
+
+__all__ = ["LinkLayer", "COUNTERS"]
+
+#: Names of the counters of :class:`LinkLayer` (16 bits each, saturating).
+COUNTERS = ("frames_sent", "retransmits", "timeouts", "crc_errors", "sequence_errors",
+            "acks_sent")
+
+
+class LinkLayer(wiring.Component):
+    """One end of a link: sends payloads in DATA frames on :attr:`tx`, receives the partner's
+    frames on :attr:`rx`, and delivers the partner's payloads on :attr:`recv` exactly once and in
+    order, or stalls; it never skips or invents one. All in domain ``sync``.
+
+    Protocol (go-back-N, frame format in :mod:`bitgrid.link`):
+
+    * each payload accepted on :attr:`send` gets the next sequence number (0 after reset, modulo
+      256) and a slot in the replay buffer (an :class:`amaranth.lib.memory.Memory` of
+      ``replay_depth`` entries with a synchronous read port, so block RAM where it is large
+      enough) until the partner acknowledges it;
+    * every frame carries the cumulative acknowledgement (the sequence number this end expects
+      next) of the cycle before its first symbol is valid. After any good DATA frame (in order,
+      duplicate or out of order) an acknowledgement goes out: on the next DATA frame if one is
+      waiting, else in an ACK frame;
+    * a good frame carrying acknowledgement ``A`` frees the slots before ``A``; an ``A`` outside
+      the frames sent so far is ignored;
+    * if frames have been put on the line and are unacknowledged, and no acknowledgement frees a
+      slot for ``timeout`` cycles, every unacknowledged frame is sent again, oldest first (one
+      count of :attr:`timeouts`, one count of :attr:`retransmits` per frame sent again).
+      ``timeout`` must exceed the round trip time of a frame (its length, the line delay both
+      ways and the partner's longest frame), otherwise the link still works but retransmits
+      needlessly. The timer also runs while :attr:`tx` is not ready;
+    * a received frame is checked by its CRC; a control symbol inside a frame aborts it (and, if
+      it is DATA or ACK, opens the next frame); a good DATA frame whose sequence number is not
+      the expected one is discarded. Other control codes (0x00, 0x03..0x7f) and data symbols
+      outside a frame are ignored.
+
+    Frames on :attr:`tx` follow each other without a gap; within a frame ``valid`` stays high
+    from the first symbol until the last is taken.
+
+    Latency (cycles, with :attr:`tx` ready and nothing else to send):
+
+    * :attr:`send` to :attr:`tx`: a payload taken on :attr:`send` in cycle ``t`` has its frame's
+      first symbol valid on :attr:`tx` in cycle ``t + 2``; the frame lasts
+      :func:`bitgrid.link.frame_symbols` cycles;
+    * :attr:`rx` to :attr:`recv`: the payload of a frame whose last symbol is valid on :attr:`rx`
+      in cycle ``t`` is valid on :attr:`recv` in cycle ``t + 1`` (for one cycle); the replay
+      slots its acknowledgement frees show in :attr:`credit` (and :attr:`send` ``ready``) in
+      cycle ``t + 2``;
+    * an acknowledgement owed because of a frame whose last symbol arrived in cycle ``t`` opens
+      an ACK frame on :attr:`tx` in cycle ``t + 3`` at the earliest (or rides on the next DATA
+      frame if one starts first).
+
+    Parameters
+    ----------
+    payload_bits : int
+        Bits of one payload, 1 to 64.
+    replay_depth : int
+        Frames that may be unacknowledged at once: a power of two from 2 to 64.
+    timeout : int
+        Retransmission timeout in cycles, at least 8.
+
+    Members
+    -------
+    send : In(stream.Signature(payload_bits))
+        Payloads to send, one per DATA frame. ``ready`` is low while the replay buffer is full
+        (the credit: a slow or absent partner stalls the sender).
+    recv : Out(stream.Signature(payload_bits, always_ready=True))
+        The partner's payloads, exactly once and in order; ``valid`` is high for one cycle each.
+    recv_seq : Out(8)
+        Sequence number of the payload on :attr:`recv` (valid with it).
+    tx : Out(:func:`~bitgrid.hdl.link.SymbolStream`)
+        Symbols to the physical layer.
+    rx : In(:func:`~bitgrid.hdl.link.SymbolStream` ``(always_ready=True)``)
+        Symbols from the physical layer (its own control codes removed).
+    credit : Out(range(replay_depth + 1))
+        Free replay slots: payloads :attr:`send` takes before it stalls.
+    frames_sent : Out(16)
+        DATA frames begun on :attr:`tx`, first transmissions and retransmissions.
+    retransmits : Out(16)
+        DATA frames begun on :attr:`tx` that were sent before.
+    timeouts : Out(16)
+        Retransmission timeouts.
+    crc_errors : Out(16)
+        Received frames that failed their CRC or were cut short by a control symbol.
+    sequence_errors : Out(16)
+        Good DATA frames received with an unexpected sequence number (duplicates, or frames
+        after a gap), discarded.
+    acks_sent : Out(16)
+        ACK frames begun on :attr:`tx`.
+
+    All counters saturate at 0xFFFF and clear on reset.
+
+    Raises
+    ------
+    ValueError
+        For a ``payload_bits``, ``replay_depth`` or ``timeout`` out of range.
+    """
+
+    def __init__(self, payload_bits, *, replay_depth=4, timeout=256):
+        self._payload_bits = check_payload_bits(payload_bits)
+        if (not isinstance(replay_depth, int) or isinstance(replay_depth, bool)
+                or not 2 <= replay_depth <= 64 or replay_depth & (replay_depth - 1)):
+            raise ValueError(f"replay_depth must be a power of two from 2 to 64, "
+                             f"not {replay_depth!r}")
+        if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 8:
+            raise ValueError(f"timeout must be an integer of at least 8 cycles, "
+                             f"not {timeout!r}")
+        self._replay_depth = replay_depth
+        self._timeout = timeout
+        super().__init__({
+            "send": In(stream.Signature(payload_bits)),
+            "recv": Out(stream.Signature(payload_bits, always_ready=True)),
+            "recv_seq": Out(8),
+            "tx": Out(SymbolStream()),
+            "rx": In(SymbolStream(always_ready=True)),
+            "credit": Out(range(replay_depth + 1)),
+            **{name: Out(16) for name in COUNTERS},
+        })
+
+    @property
+    def payload_bits(self):
+        return self._payload_bits
+
+    @property
+    def replay_depth(self):
+        return self._replay_depth
+
+    @property
+    def timeout(self):
+        return self._timeout
+
+    def elaborate(self, platform):
+        m = Module()
+        depth = self._replay_depth
+        nbytes = payload_bytes(self._payload_bits)
+        body = 2 + nbytes                   # DATA bytes between the kind byte and the CRC
+        index_bits = depth.bit_length() - 1
+
+        def count_up(counter):
+            return counter.eq(counter + (counter != 0xFFFF))
+
+        def distance(a, b):
+            """``(a - b) mod 256``."""
+            return (a - b)[:8]
+
+        # --- Transmit state -----------------------------------------------------------------------
+        next_seq = Signal(8)     # sequence number of the next payload taken on `send`
+        base = Signal(8)         # oldest unacknowledged sequence number
+        send_ptr = Signal(8)     # next sequence number to put on the line
+        fresh = Signal(8)        # first sequence number never put on the line
+        expected = Signal(8)     # next sequence number to receive (our cumulative ack)
+        ack_pending = Signal()
+        rewind = Signal()
+        timer = Signal(range(self._timeout), init=self._timeout - 1)
+
+        # --- Replay buffer ------------------------------------------------------------------------
+        m.submodules.replay = replay = Memory(shape=self._payload_bits, depth=depth, init=[])
+        wr = replay.write_port()
+        rd = replay.read_port()             # read on opening a frame, used in state KIND
+
+        used = Signal(range(depth + 1))
+        m.d.comb += [
+            used.eq(distance(next_seq, base)),
+            self.credit.eq(depth - used),
+            self.send.ready.eq(used != depth),
+            wr.addr.eq(next_seq[:index_bits]),
+            wr.data.eq(self.send.payload),
+            wr.en.eq(self.send.valid & self.send.ready),
+        ]
+        with m.If(self.send.valid & self.send.ready):
+            m.d.sync += next_seq.eq(next_seq + 1)
+
+        # --- Receiver: parse, check, deliver ------------------------------------------------------
+        m.submodules.rx_crc = rx_crc = LINK_FRAME_CRC.create()
+        rbuf = Signal(8 * (body + 2))       # received bytes, shifted in from the top
+        in_frame = Signal()
+        rx_is_data = Signal()
+        rcount = Signal(range(body + 3))    # bytes after the kind byte received so far
+        check = Signal()                    # the previous cycle completed a frame
+
+        symbol = self.rx.payload
+        is_kind = symbol.ctrl & ((symbol.data == FrameKind.DATA) | (symbol.data == FrameKind.ACK))
+        truncated = Signal()
+        m.d.sync += check.eq(0)
+        with m.If(self.rx.valid):
+            with m.If(symbol.ctrl):
+                m.d.comb += truncated.eq(in_frame)
+                m.d.sync += [in_frame.eq(is_kind), rcount.eq(0),
+                             rx_is_data.eq(symbol.data == FrameKind.DATA)]
+                m.d.comb += [rx_crc.start.eq(1), rx_crc.valid.eq(is_kind),
+                             rx_crc.data.eq(symbol.data)]
+            with m.Elif(in_frame):
+                m.d.comb += [rx_crc.valid.eq(1), rx_crc.data.eq(symbol.data)]
+                m.d.sync += [rbuf.eq(Cat(rbuf[8:], symbol.data)), rcount.eq(rcount + 1)]
+                with m.If(rcount == Mux(rx_is_data, body + 1, 2)):
+                    m.d.sync += [in_frame.eq(0), check.eq(1)]
+
+        def rbyte(index):
+            return rbuf[8 * index:8 * index + 8]
+
+        good = Signal()
+        rx_seq = rbyte(0)
+        rx_ack = Signal(8)
+        m.d.comb += [
+            good.eq(check & rx_crc.match_detected),
+            rx_ack.eq(Mux(rx_is_data, rbyte(1), rbyte(body - 1))),
+            self.recv.payload.eq(rbuf[16:16 + self._payload_bits]),
+            self.recv_seq.eq(rx_seq),
+            self.recv.valid.eq(good & rx_is_data & (rx_seq == expected)),
+        ]
+        crc_error = truncated | (check & ~rx_crc.match_detected)
+        with m.If(self.recv.valid):
+            m.d.sync += expected.eq(expected + 1)
+
+        # Acknowledgements received: free the replay slots before rx_ack.
+        new_base = Signal(8)
+        progress = Signal()
+        ack_span = distance(rx_ack, base)
+        m.d.comb += [
+            progress.eq(good & (ack_span != 0) & (ack_span <= distance(fresh, base))),
+            new_base.eq(Mux(progress, rx_ack, base)),
+        ]
+        m.d.sync += base.eq(new_base)
+
+        # --- Transmitter --------------------------------------------------------------------------
+        m.submodules.tx_crc = tx_crc = LINK_FRAME_CRC.create()
+        fbuf = Signal(8 * body)             # bytes of the frame after the kind byte
+        tx_is_data = Signal()
+        remaining = Signal(range(body + 1))   # bytes of fbuf still to send
+        start_ok = Signal()                 # a frame may open on the next cycle
+        sel_seq = Signal(8)
+        have_data = Signal()
+        open_data = Signal()
+        open_ack = Signal()
+        m.d.comb += [
+            sel_seq.eq(Mux(rewind, base, send_ptr)),
+            have_data.eq(sel_seq != next_seq),
+            rd.addr.eq(sel_seq[:index_bits]),
+            rd.en.eq(open_data),
+            open_data.eq(start_ok & have_data),
+            open_ack.eq(start_ok & ~have_data & ack_pending),
+        ]
+        taken = self.tx.valid & self.tx.ready
+
+        with m.FSM(name="tx_fsm"):
+            with m.State("IDLE"):
+                m.d.comb += start_ok.eq(1)
+                with m.If(open_data | open_ack):
+                    m.next = "KIND"
+            with m.State("KIND"):
+                m.d.comb += [
+                    self.tx.valid.eq(1), self.tx.payload.ctrl.eq(1),
+                    self.tx.payload.data.eq(Mux(tx_is_data, FrameKind.DATA, FrameKind.ACK)),
+                    tx_crc.start.eq(1), tx_crc.valid.eq(taken),
+                    tx_crc.data.eq(self.tx.payload.data),
+                ]
+                with m.If(tx_is_data):
+                    m.d.sync += fbuf[16:].eq(rd.data)
+                with m.If(taken):
+                    m.next = "BODY"
+            with m.State("BODY"):
+                m.d.comb += [
+                    self.tx.valid.eq(1), self.tx.payload.data.eq(fbuf[:8]),
+                    tx_crc.valid.eq(taken), tx_crc.data.eq(fbuf[:8]),
+                ]
+                with m.If(taken):
+                    m.d.sync += [fbuf.eq(fbuf >> 8), remaining.eq(remaining - 1)]
+                    with m.If(remaining == 1):
+                        m.next = "CRC_HI"
+            with m.State("CRC_HI"):
+                m.d.comb += [self.tx.valid.eq(1), self.tx.payload.data.eq(tx_crc.crc[8:])]
+                with m.If(taken):
+                    m.next = "CRC_LO"
+            with m.State("CRC_LO"):
+                m.d.comb += [self.tx.valid.eq(1), self.tx.payload.data.eq(tx_crc.crc[:8]),
+                             start_ok.eq(taken)]
+                with m.If(open_data | open_ack):     # the next frame follows without a gap
+                    m.next = "KIND"
+                with m.Elif(taken):
+                    m.next = "IDLE"
+
+        with m.If(open_data):
+            m.d.sync += [
+                tx_is_data.eq(1), remaining.eq(body),
+                fbuf[:16].eq(Cat(sel_seq, expected)),
+                count_up(self.frames_sent),
+            ]
+            with m.If(sel_seq != fresh):
+                m.d.sync += count_up(self.retransmits)
+        with m.Elif(open_ack):
+            m.d.sync += [tx_is_data.eq(0), remaining.eq(1), fbuf.eq(expected),
+                         count_up(self.acks_sent)]
+        with m.If(open_data | open_ack):
+            m.d.sync += ack_pending.eq(0)
+        with m.If(good & rx_is_data):
+            m.d.sync += ack_pending.eq(1)
+
+        # Send pointer: advance, rewind, and never fall behind the oldest unacknowledged frame.
+        ptr = Signal(8)
+        m.d.comb += ptr.eq(Mux(start_ok, sel_seq, send_ptr))
+        with m.If(open_data):
+            m.d.comb += ptr.eq(sel_seq + 1)
+            with m.If(sel_seq == fresh):
+                m.d.sync += fresh.eq(fresh + 1)
+        m.d.sync += send_ptr.eq(Mux(distance(ptr, base) < distance(new_base, base),
+                                    new_base, ptr))
+        with m.If(start_ok):
+            m.d.sync += rewind.eq(0)
+
+        # Retransmission timer: runs while frames on the line are unacknowledged.
+        with m.If(progress | (fresh == base)):
+            m.d.sync += timer.eq(self._timeout - 1)
+        with m.Elif(timer == 0):
+            m.d.sync += [timer.eq(self._timeout - 1), rewind.eq(1), count_up(self.timeouts)]
+        with m.Else():
+            m.d.sync += timer.eq(timer - 1)
+
+        # --- Receive counters ---------------------------------------------------------------------
+        with m.If(crc_error):
+            m.d.sync += count_up(self.crc_errors)
+        with m.If(good & rx_is_data & (rx_seq != expected)):
+            m.d.sync += count_up(self.sequence_errors)
+
+        return m
