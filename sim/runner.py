@@ -83,7 +83,7 @@ _RECIPE = 2
 # chosen at run time by vvp's extended argument (-vcd / -fst).
 _ICARUS_DUMP_MODULE = """\
 module bitgrid_waves;
-  string path;
+  reg [8*1024-1:0] path;
   initial begin
     if ($value$plusargs("bitgrid_waves=%s", path)) begin
       $dumpfile(path);
@@ -214,6 +214,11 @@ BACKENDS = {
         # cocotb needs a timescale to write its command file; without one Icarus and the
         # test bench disagree on time units.
         build_options=(("timescale", ("1ns", "1ps")),),
+        # Yosys' Verilog evaluates each `always @*` block once at time 0 through the event of a
+        # variable initialiser (`reg trigger = 0`); Verilog-2005 semantics make that an event,
+        # SystemVerilog's (cocotb's default -g2012) do not, and a block whose inputs never change
+        # (a state machine resting in its first state) then stays X for ever.
+        replace_build_args=(("-g2012", ("-g2005",)),),
         wave_build_args={"vcd": ("-s", "bitgrid_waves"), "fst": ("-s", "bitgrid_waves")},
         wave_sources=_ICARUS_DUMP_MODULE,
         wave_plusargs=("+bitgrid_waves={path}",),

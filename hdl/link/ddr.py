@@ -1,0 +1,166 @@
+"""Line I/O buffers of the link's physical layer (:mod:`bitgrid.hdl.link.phy`): SDR and DDR
+output and input registers with a cycle-exact simulation model.
+
+Amaranth's :class:`amaranth.lib.io.DDRBuffer` cannot be simulated (it raises for a
+:class:`~amaranth.lib.io.SimulationPort`), and plain Verilog export has no vendor primitive to
+map it to. :class:`OutputBuffer` and :class:`InputBuffer` therefore elaborate to
+
+* :class:`amaranth.lib.io.DDRBuffer` (``ddr=True``) or :class:`amaranth.lib.io.FFBuffer`
+  (``ddr=False``) on ``port`` when elaborated for a real platform, and to
+* a model made of ordinary flip-flops, driving or reading the member :attr:`pins`, when the
+  platform is ``None`` (simulation, :func:`amaranth.back.verilog.convert`).
+
+The model has exactly the latency of the primitive as documented in ``amaranth/lib/io.py``
+(*t1* = *t2* = 1, the iCE40 behaviour; Glasgow's ``SimulatableDDRBuffer`` in
+``software/glasgow/gateware/iostream.py`` models the same). Some vendor primitives add pipeline
+registers (the docs warn that *t1*/*t2* may be larger on some platforms); the physical layer does
+not depend on the exact latency, only on the bit order.
+
+DDR output (``o`` set during cycle 1, captured by the rising edge that starts cycle 2)::
+
+    clk    __/‾‾\\__/‾‾\\__/‾‾\\__/‾‾\\__
+    o[0]   ==X A   X C   X=====X=====
+    o[1]   ==X B   X D   X=====X=====
+    pins   ========X A X B X C X D X==     (A from the rising edge, B from the falling edge)
+    cycle     1     2     3     4
+
+DDR input (``^`` marks the sampling edges: A is on the pins at the rising edge that starts
+cycle 2, B at the falling edge in cycle 2; both appear together on ``i`` after the next rising
+edge, so the input latency *t2* is one cycle)::
+
+    clk    __/‾‾\\__/‾‾\\__/‾‾\\__/‾‾\\__
+    edge     ^  ^  ^  ^  ^  ^  ^  ^
+    pins   -----A--B--C--D-----------
+    i[0]   ==============X A   X C   X==
+    i[1]   ==============X B   X D   X==
+    cycle     1     2     3     4
+
+SDR is a single flip-flop each way (:class:`~amaranth.lib.io.FFBuffer`): ``pins`` follows ``o``
+one edge later; ``i`` shows the value sampled at a rising edge from that edge on.
+"""
+
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, Module, Signal
+from amaranth.lib import data, io, wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["OutputBuffer", "InputBuffer"]
+
+
+def _check(width, ddr, domain):
+    if not isinstance(width, int) or isinstance(width, bool) or width < 1:
+        raise ValueError(f"width must be a positive integer, not {width!r}")
+    if not isinstance(ddr, bool):
+        raise TypeError(f"ddr must be a bool, not {ddr!r}")
+    if not isinstance(domain, str):
+        raise TypeError(f"domain must be a domain name, not {domain!r}")
+
+
+def _negedge(m, domain, name):
+    """A local domain clocked by the falling edge of ``domain``."""
+    cd = ClockDomain(name, local=True, reset_less=True)
+    m.domains += cd
+    m.d.comb += cd.clk.eq(~ClockSignal(domain))
+    return name
+
+
+class OutputBuffer(wiring.Component):
+    """An SDR or DDR output register in ``domain`` (see the module docstring for the timing).
+
+    Parameters
+    ----------
+    width : int
+    ddr : bool
+    domain : str
+        Clock domain of the register (default ``"sync"``).
+    port : :class:`amaranth.lib.io.PortLike` or None
+        Pins driven on a real platform; required there. Ignored by the simulation model.
+
+    Members
+    -------
+    o : In(width) for SDR, In(ArrayLayout(width, 2)) for DDR
+        Data for the next cycle; for DDR ``o[0]`` goes out first (from the rising edge).
+    pins : Out(width)
+        The simulation model's output (stays 0 on a real platform, where ``port`` is used).
+    """
+
+    def __init__(self, width, *, ddr=False, domain="sync", port=None):
+        _check(width, ddr, domain)
+        self._width, self._ddr, self._domain, self._port = width, ddr, domain, port
+        shape = data.ArrayLayout(width, 2) if ddr else width
+        super().__init__({"o": In(shape), "pins": Out(width)})
+
+    def elaborate(self, platform):
+        if platform is not None and self._port is None:
+            raise ValueError("OutputBuffer needs a port on a real platform")
+        m = Module()
+        if platform is not None:
+            cls = io.DDRBuffer if self._ddr else io.FFBuffer
+            m.submodules.buffer = buffer = cls("o", self._port, o_domain=self._domain)
+            m.d.comb += buffer.o.eq(self.o)
+            return m
+        if not self._ddr:
+            reg = Signal(self._width, reset_less=True)
+            m.d[self._domain] += reg.eq(self.o)
+            m.d.comb += self.pins.eq(reg)
+            return m
+        # Glitch-free two-edge output: pins = pos ^ neg, where the rising-edge register makes
+        # the XOR equal o[0] and the falling-edge register then makes it equal o[1].
+        neg_domain = _negedge(m, self._domain, "ddr_o_neg")
+        pos = Signal(self._width, reset_less=True)
+        neg = Signal(self._width, reset_less=True)
+        late = Signal(self._width, reset_less=True)
+        m.d[self._domain] += [pos.eq(self.o[0] ^ neg), late.eq(self.o[1])]
+        m.d[neg_domain] += neg.eq(late ^ pos)
+        m.d.comb += self.pins.eq(pos ^ neg)
+        return m
+
+
+class InputBuffer(wiring.Component):
+    """An SDR or DDR input register in ``domain`` (see the module docstring for the timing).
+
+    Parameters
+    ----------
+    width : int
+    ddr : bool
+    domain : str
+        Clock domain of the register (default ``"sync"``).
+    port : :class:`amaranth.lib.io.PortLike` or None
+        Pins read on a real platform; required there. Ignored by the simulation model.
+
+    Members
+    -------
+    pins : In(width)
+        The simulation model's input (unused on a real platform).
+    i : Out(width) for SDR, Out(ArrayLayout(width, 2)) for DDR
+        For DDR ``i[0]`` is the rising-edge sample, ``i[1]`` the following falling-edge one.
+    """
+
+    def __init__(self, width, *, ddr=False, domain="sync", port=None):
+        _check(width, ddr, domain)
+        self._width, self._ddr, self._domain, self._port = width, ddr, domain, port
+        shape = data.ArrayLayout(width, 2) if ddr else width
+        super().__init__({"pins": In(width), "i": Out(shape)})
+
+    def elaborate(self, platform):
+        if platform is not None and self._port is None:
+            raise ValueError("InputBuffer needs a port on a real platform")
+        m = Module()
+        if platform is not None:
+            cls = io.DDRBuffer if self._ddr else io.FFBuffer
+            m.submodules.buffer = buffer = cls("i", self._port, i_domain=self._domain)
+            m.d.comb += self.i.eq(buffer.i)
+            return m
+        if not self._ddr:
+            reg = Signal(self._width, reset_less=True)
+            m.d[self._domain] += reg.eq(self.pins)
+            m.d.comb += self.i.eq(reg)
+            return m
+        neg_domain = _negedge(m, self._domain, "ddr_i_neg")
+        pos = Signal(self._width, reset_less=True)
+        neg = Signal(self._width, reset_less=True)
+        both = Signal(2 * self._width, reset_less=True)
+        m.d[self._domain] += pos.eq(self.pins)
+        m.d[neg_domain] += neg.eq(self.pins)
+        m.d[self._domain] += both.eq(Cat(pos, neg))
+        m.d.comb += self.i.eq(both)
+        return m

@@ -1,0 +1,474 @@
+"""Mesh tiles: a grid with links to its neighbours, and a mesh of them (SPEC section 8).
+
+A :class:`MeshTile` is what one chip of a mesh holds: a :class:`~bitgrid.hdl.grid.Grid`, a link on
+each side that has a neighbour (physical layer :class:`~bitgrid.hdl.link.phy.LinkPhy` under a
+:class:`~bitgrid.hdl.link.layer.LinkLayer`), and the lockstep barrier that makes the chips of a
+mesh compute exactly what one big grid computes. :class:`Mesh` joins ``cols x rows`` tiles into
+one simulatable design, each tile in its own clock domain; it is the test harness of the mesh
+(``bitgrid sim --mesh``). docs/mesh.md describes the protocol and the measured figures.
+
+The lockstep rule (SPEC section 8). After a tile runs subcycle ``t`` it sends, on every linked
+side, one link frame with sequence number ``t mod 256`` holding the lanes of that side whose
+boundary cell has parity ``t mod 2`` (the only ones that changed; ``lanes / 2`` bits). The
+neighbour's cells that read those lanes have the other parity, so they update in subcycle
+``t + 1``. A tile therefore runs subcycle ``t`` only when
+
+* every linked side has delivered the frames ``0 .. t-1`` (frame ``-1`` is the state after reset,
+  all zero), and
+* the frames of its own subcycle ``t - 1`` have been handed to every link layer (which refuses a
+  frame while its replay buffer is full: that is the credit, and how a slow neighbour stalls a
+  fast one).
+
+Neighbours therefore never drift more than one subcycle apart, and a frame that arrives early
+(from a neighbour already one subcycle ahead) only updates lanes that the waiting tile's next
+subcycle does not read, so frames are applied as they arrive. Frames are delivered exactly once
+and in order by the link layer or not at all; the barrier turns every link fault into a delay.
+"""
+
+from amaranth.hdl import (Cat, ClockDomain, ClockSignal, DomainRenamer, Module, Mux,
+                          ResetSignal, Signal)
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..config import check_grid_size
+from .cell import _check_storage
+from .grid import ConfigSignature, Grid
+from .link import FaultControlSignature, LanePinsSignature
+
+__all__ = ["SIDES", "LinkStatusSignature", "MeshTile", "Mesh", "lane_parity_offset",
+           "fresh_lanes"]
+
+#: Side names in SPEC order (N=0, E=1, S=2, W=3).
+SIDES = "NESW"
+_OPPOSITE = {"N": "S", "E": "W", "S": "N", "W": "E"}
+
+#: Counters of :class:`LinkStatusSignature`: (name, width in bits, where it comes from).
+_COUNTERS = (
+    ("frames_sent", 16, "layer"), ("retransmits", 16, "layer"), ("timeouts", 16, "layer"),
+    ("crc_errors", 16, "layer"), ("sequence_errors", 16, "layer"), ("acks_sent", 16, "layer"),
+    ("align_losses", 16, "phy"), ("header_errors", 16, "phy"), ("prbs_errors", 32, "phy"),
+)
+_FAULT_COUNTERS = ("flips", "slips", "drops", "duplicates", "disconnects")
+
+
+def lane_parity_offset(side):
+    """Parity of the boundary cell of lane 0 on ``side`` of a tile (SPEC section 2): the cell of
+    lane ``i`` has parity ``(i + offset) % 2``. 0 for N and W (cells ``(i, 0)``, ``(0, i)``), 1
+    for S and E (cells ``(i, H-1)``, ``(W-1, i)`` with W and H even)."""
+    return {"N": 0, "W": 0, "S": 1, "E": 1}[_check_side(side)]
+
+
+def fresh_lanes(side, lanes, subcycle):
+    """Lanes of ``side`` carried by the frame of subcycle ``subcycle`` (a list, lowest first):
+    those whose *sending* boundary cell has parity ``subcycle % 2``. The same lanes, seen from the
+    receiving side (the opposite one), are those whose receiving cell has the other parity."""
+    first = (subcycle + lane_parity_offset(side)) % 2
+    return list(range(first, lanes, 2))
+
+
+def _check_side(side):
+    if side not in tuple(SIDES):
+        raise ValueError(f"Side must be one of N, E, S, W, not {side!r}")
+    return side
+
+
+def _check_links(links):
+    if not isinstance(links, str) or any(s not in SIDES for s in links) \
+            or len(set(links)) != len(links):
+        raise ValueError(f"links must be a string of distinct sides from 'NESW', not {links!r}")
+    return "".join(s for s in SIDES if s in links)
+
+
+class LinkStatusSignature(wiring.Signature):
+    """Status of one link side of a :class:`MeshTile`, seen from the tile
+    (``Out(LinkStatusSignature(faults))``). Counters are saturating, in the tile's clock domain.
+
+    Members
+    -------
+    aligned : Out(1)
+        The receiver is bit- and lane-aligned.
+    credit : Out(8)
+        Free slots in the transmit replay buffer.
+    frames_sent, retransmits, timeouts, crc_errors, sequence_errors, acks_sent : Out(16)
+        From the link layer (:class:`~bitgrid.hdl.link.layer.LinkLayer`).
+    align_losses, header_errors : Out(16); prbs_errors : Out(32)
+        From the physical layer (:class:`~bitgrid.hdl.link.phy.LinkPhy`).
+    flips, slips, drops, duplicates, disconnects : Out(16)
+        Only with ``faults=True``: what the fault models of this side's *transmitter* injected.
+    """
+
+    def __init__(self, faults=False):
+        self.faults = bool(faults)
+        members = {"aligned": Out(1), "credit": Out(8)}
+        members.update({name: Out(width) for name, width, _ in _COUNTERS})
+        if self.faults:
+            members.update({name: Out(16) for name in _FAULT_COUNTERS})
+        super().__init__(members)
+
+    def __eq__(self, other):
+        return isinstance(other, LinkStatusSignature) and other.faults == self.faults
+
+    def __repr__(self):
+        return f"LinkStatusSignature(faults={self.faults})"
+
+
+class MeshTile(wiring.Component):
+    """One chip of a mesh: a ``width`` x ``height`` grid with a link on each side in ``links``
+    and the lockstep barrier (module docstring; SPEC section 8).
+
+    Parameters
+    ----------
+    width, height : int
+        Grid size in cells, even (SPEC section 1), so that every tile of a mesh has the parity
+        pattern of the global grid (SPEC section 4).
+    links : str
+        The sides with a neighbour, e.g. ``"E"`` or ``"NESW"`` (default ``""``: no links, the
+        tile is a plain grid with the barrier logic).
+    lanes : int
+        Data lanes per link direction (default 1).
+    ddr : bool
+        Double data rate lanes (needs a ``sync90`` clock domain, see
+        :class:`~bitgrid.hdl.link.phy.LinkPhy`).
+    storage : ``"ff"`` or ``"memory"``
+        Grid storage back end (SPEC section 7).
+    faults : bool
+        Build the fault models into every link transmitter (simulation only).
+    replay_depth, timeout : int
+        Link layer replay buffer (frames) and retransmission timeout (cycles).
+    counter_width : int
+        Width of :attr:`subcycle` and :attr:`limit` in bits.
+
+    Members
+    -------
+    cfg : In(ConfigSignature(width, height))
+        The grid's configuration port (:class:`~bitgrid.hdl.grid.ConfigSignature`).
+    n_in, s_in : In(width); e_in, w_in : In(height)
+        Edge inputs of the sides *without* a link (the mesh's outer edge); ignored on linked
+        sides, whose inputs come from the neighbour.
+    n_out, s_out : Out(width); e_out, w_out : Out(height)
+        Edge outputs of every side (SPEC section 2).
+    limit : In(counter_width)
+        The tile runs subcycles while :attr:`subcycle` is below ``limit`` (the host's step
+        budget; raise it to run more).
+    subcycle : Out(counter_width); phase : Out(1)
+        As :class:`~bitgrid.hdl.grid.Grid`.
+    stalls : Out(32)
+        Cycles in which the tile had budget and a valid configuration but waited for a link
+        (barrier or credit).
+    link_n, link_e, link_s, link_w : Out(LanePinsSignature(lanes))
+        Pins of each linked side.
+    status_n, ... : Out(LinkStatusSignature(faults))
+        Status of each linked side.
+    faults_n, ... : In(FaultControlSignature(lanes))
+        Only with ``faults=True``: fault commands for each linked side's transmitter.
+
+    Raises
+    ------
+    GridSizeError
+        For an odd or zero size.
+    ValueError
+        For a bad ``links``, ``lanes``, storage kind or counter width.
+    """
+
+    def __init__(self, width, height, *, links="", lanes=1, ddr=False, storage="ff",
+                 faults=False, replay_depth=4, timeout=256, counter_width=32):
+        self._width, self._height = check_grid_size(width, height)
+        self._links = _check_links(links)
+        if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
+            raise ValueError(f"lanes must be a positive integer, not {lanes!r}")
+        if isinstance(counter_width, bool) or not isinstance(counter_width, int) \
+                or counter_width < 9:
+            raise ValueError(f"counter_width must be an integer of at least 9 bits, "
+                             f"not {counter_width!r}")
+        self._lanes = lanes
+        self._ddr = bool(ddr)
+        self._storage = _check_storage(storage)
+        self._faults = bool(faults)
+        self._replay_depth = replay_depth
+        self._timeout = timeout
+        members = {
+            "cfg": In(ConfigSignature(width, height)),
+            "n_in": In(width), "e_in": In(height), "s_in": In(width), "w_in": In(height),
+            "n_out": Out(width), "e_out": Out(height), "s_out": Out(width), "w_out": Out(height),
+            "limit": In(counter_width),
+            "subcycle": Out(counter_width),
+            "phase": Out(1),
+            "stalls": Out(32),
+        }
+        for side in self._links:
+            s = side.lower()
+            members[f"link_{s}"] = Out(LanePinsSignature(lanes))
+            members[f"status_{s}"] = Out(LinkStatusSignature(self._faults))
+            if self._faults:
+                members[f"faults_{s}"] = In(FaultControlSignature(lanes))
+        super().__init__(members)
+
+    width = property(lambda self: self._width)
+    height = property(lambda self: self._height)
+    links = property(lambda self: self._links, doc="Linked sides, in N, E, S, W order.")
+    lanes = property(lambda self: self._lanes)
+    ddr = property(lambda self: self._ddr)
+    storage = property(lambda self: self._storage)
+    faults = property(lambda self: self._faults)
+
+    def side_lanes(self, side):
+        """Edge lanes on ``side``: ``width`` for N and S, ``height`` for E and W."""
+        return self._width if _check_side(side) in "NS" else self._height
+
+    def payload_bits(self, side):
+        """Bits in one link frame of ``side``: half its lanes (one parity)."""
+        return self.side_lanes(side) // 2
+
+    def elaborate(self, platform):
+        from .link.layer import LinkLayer
+        from .link.phy import LinkPhy
+
+        m = Module()
+        m.submodules.grid = grid = Grid(self._width, self._height, storage=self._storage,
+                                        counter_width=len(self.subcycle))
+        wiring.connect(m, wiring.flipped(self.cfg), grid.cfg)
+        outs = {"N": grid.n_out, "E": grid.e_out, "S": grid.s_out, "W": grid.w_out}
+        grid_ins = {"N": grid.n_in, "E": grid.e_in, "S": grid.s_in, "W": grid.w_in}
+        my_ins = {"N": self.n_in, "E": self.e_in, "S": self.s_in, "W": self.w_in}
+        my_outs = {"N": self.n_out, "E": self.e_out, "S": self.s_out, "W": self.w_out}
+        for side in SIDES:
+            m.d.comb += my_outs[side].eq(outs[side])
+
+        subcycle = grid.subcycle
+        m.d.comb += [self.subcycle.eq(subcycle), self.phase.eq(grid.phase)]
+
+        budget = Signal()
+        m.d.comb += budget.eq(grid.cfg.valid & (subcycle < self.limit))
+        step = Signal()
+        # All of these must hold for a step; each linked side adds its terms below.
+        ready_terms = []
+
+        # The subcycle just run: its parity selects the lanes of the frames now owed.
+        last_parity = Signal()
+        m.d.comb += last_parity.eq(~grid.phase)
+
+        for side in SIDES:
+            if side not in self._links:
+                m.d.comb += grid_ins[side].eq(my_ins[side])
+                continue
+            s = side.lower()
+            lanes = self.side_lanes(side)
+            bits = lanes // 2
+            offset = lane_parity_offset(side)
+
+            phy = LinkPhy(self._lanes, ddr=self._ddr, faults=self._faults)
+            layer = LinkLayer(bits, replay_depth=self._replay_depth, timeout=self._timeout)
+            m.submodules[f"phy_{s}"] = phy
+            m.submodules[f"layer_{s}"] = layer
+            wiring.connect(m, layer.tx, phy.tx)
+            wiring.connect(m, phy.rx, layer.rx)
+            wiring.connect(m, wiring.flipped(getattr(self, f"link_{s}")), phy.pins)
+            if self._faults:
+                wiring.connect(m, wiring.flipped(getattr(self, f"faults_{s}")), phy.faults)
+
+            # Transmit: after every subcycle, one frame owed to this side's link layer.
+            owed = Signal(name=f"owed_{s}")
+            payload = [Signal(bits, name=f"payload_{s}_{p}") for p in (0, 1)]
+            for p in (0, 1):
+                lanes_p = fresh_lanes(side, lanes, p)
+                m.d.comb += payload[p].eq(Cat(outs[side][i] for i in lanes_p))
+            m.d.comb += [
+                layer.send.valid.eq(owed),
+                layer.send.payload.eq(Mux(last_parity, payload[1], payload[0])),
+            ]
+            with m.If(step):
+                m.d.sync += owed.eq(1)
+            with m.Elif(layer.send.ready):
+                m.d.sync += owed.eq(0)
+
+            # Receive: apply each frame to the lanes it carries; count frames (mod 256).
+            rx_lanes = Signal(lanes, name=f"rx_lanes_{s}")
+            received = Signal(8, name=f"received_{s}")
+            m.d.comb += grid_ins[side].eq(rx_lanes)
+            with m.If(layer.recv.valid):
+                m.d.sync += received.eq(received + 1)
+                # Frame t from the neighbour's opposite side: its sending cells have parity
+                # t % 2, so the lanes are fresh_lanes(opposite side, lanes, t).
+                peer = _OPPOSITE[side]
+                with m.If(received[0]):
+                    for k, i in enumerate(fresh_lanes(peer, lanes, 1)):
+                        m.d.sync += rx_lanes[i].eq(layer.recv.payload[k])
+                with m.Else():
+                    for k, i in enumerate(fresh_lanes(peer, lanes, 0)):
+                        m.d.sync += rx_lanes[i].eq(layer.recv.payload[k])
+
+            # Barrier: subcycle t needs frames 0 .. t-1, i.e. received >= t (mod 256; the
+            # neighbour is never more than one subcycle ahead or behind).
+            have = Signal(name=f"have_{s}")
+            lag = Signal(8, name=f"lag_{s}")
+            m.d.comb += [lag.eq(received - subcycle[:8]), have.eq(~lag[7])]
+            ready_terms += [have, ~owed]
+
+            status = getattr(self, f"status_{s}")
+            m.d.comb += [status.aligned.eq(phy.aligned), status.credit.eq(layer.credit)]
+            for name, _, source in _COUNTERS:
+                m.d.comb += getattr(status, name).eq(getattr(layer if source == "layer" else phy,
+                                                             name))
+            if self._faults:
+                for name in _FAULT_COUNTERS:
+                    m.d.comb += getattr(status, name).eq(getattr(phy.fault_counters, name))
+
+        links_ready = Signal()
+        m.d.comb += links_ready.eq(Cat(ready_terms).all() if ready_terms else 1)
+        m.d.comb += [step.eq(budget & links_ready), grid.step.eq(step)]
+        with m.If(budget & ~links_ready & (self.stalls != 0xffff_ffff)):
+            m.d.sync += self.stalls.eq(self.stalls + 1)
+        return m
+
+
+class Mesh(wiring.Component):
+    """``cols`` x ``rows`` :class:`MeshTile` s of ``tile_width`` x ``tile_height`` cells joined by
+    their links: one simulatable design that behaves as a grid of
+    ``cols * tile_width`` x ``rows * tile_height`` cells (SPEC section 8). The test harness of
+    ``bitgrid sim --mesh``; on hardware every tile is a chip of its own.
+
+    Tile ``i = row * cols + col`` runs in its own clock domain, clocked by ``clk_<i>`` and reset
+    (synchronously) by bit ``i`` of ``rst``, so the test bench can give neighbours different clock rates.
+    Tile ``(col, row)`` holds the cells ``(col * tile_width + x, row * tile_height + y)`` of the
+    global grid (:func:`bitgrid.mesh.slice_configuration` makes its configuration).
+
+    Links are numbered in :meth:`link_list` order: for each tile, its linked sides in N, E, S, W
+    order; link ``k`` is the *transmit* direction of that side (its fault commands and status).
+
+    Parameters
+    ----------
+    cols, rows : int
+        Mesh shape in tiles (positive).
+    tile_width, tile_height : int
+        Tile size in cells (even).
+    lanes, ddr, storage, faults, replay_depth, timeout, counter_width
+        As :class:`MeshTile`.
+
+    Members
+    -------
+    clk_0, clk_1, ... : In(1)
+        Clock of each tile (one scalar port per tile, so that a test bench can drive each).
+    clk90_0, ... : In(1)
+        Only with ``ddr``: each tile's clock shifted by 90 degrees (a quarter period later).
+    rst : In(cols * rows)
+        Synchronous reset of each tile.
+    cfg : In(ConfigSignature(tile_width, tile_height)).array(cols * rows)
+        Each tile's configuration port (in that tile's clock domain).
+    limit : In(counter_width)
+        Step budget shared by every tile (:attr:`MeshTile.limit`).
+    subcycle : Out(counter_width).array(cols * rows)
+    stalls : Out(32).array(cols * rows)
+    n_in, s_in : In(cols * tile_width); e_in, w_in : In(rows * tile_height)
+    n_out, s_out : Out(cols * tile_width); e_out, w_out : Out(rows * tile_height)
+        The global edge buses (SPEC section 2 numbering over the whole mesh).
+    status : Out(LinkStatusSignature(faults)).array(len(link_list()))
+    faults : In(FaultControlSignature(lanes)).array(len(link_list()))
+        Only with ``faults=True``.
+    """
+
+    def __init__(self, cols, rows, tile_width, tile_height, *, lanes=1, ddr=False,
+                 storage="ff", faults=False, replay_depth=4, timeout=256, counter_width=32):
+        for name, value in (("cols", cols), ("rows", rows)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"Mesh {name} must be a positive integer, not {value!r}")
+        self._cols, self._rows = cols, rows
+        self._tile = check_grid_size(tile_width, tile_height)
+        self._options = dict(lanes=lanes, ddr=ddr, storage=storage, faults=faults,
+                             replay_depth=replay_depth, timeout=timeout,
+                             counter_width=counter_width)
+        self._tiles = [MeshTile(tile_width, tile_height, links=self._tile_links(c, r),
+                                **self._options)
+                       for r in range(rows) for c in range(cols)]
+        n = cols * rows
+        width, height = cols * tile_width, rows * tile_height
+        members = {
+            "rst": In(n),
+            "cfg": In(ConfigSignature(tile_width, tile_height)).array(n),
+            "limit": In(counter_width),
+            "subcycle": Out(counter_width).array(n),
+            "stalls": Out(32).array(n),
+            "n_in": In(width), "e_in": In(height), "s_in": In(width), "w_in": In(height),
+            "n_out": Out(width), "e_out": Out(height), "s_out": Out(width), "w_out": Out(height),
+        }
+        for index in range(n):
+            members[f"clk_{index}"] = In(1)
+            if ddr:
+                members[f"clk90_{index}"] = In(1)
+        links = self.link_list()
+        if links:
+            members["status"] = Out(LinkStatusSignature(faults)).array(len(links))
+            if faults:
+                members["faults"] = In(FaultControlSignature(lanes)).array(len(links))
+        super().__init__(members)
+
+    def _tile_links(self, col, row):
+        return "".join(side for side, ok in (("N", row > 0), ("E", col < self._cols - 1),
+                                             ("S", row < self._rows - 1), ("W", col > 0)) if ok)
+
+    cols = property(lambda self: self._cols)
+    rows = property(lambda self: self._rows)
+    tile_width = property(lambda self: self._tile[0])
+    tile_height = property(lambda self: self._tile[1])
+    width = property(lambda self: self._cols * self._tile[0])
+    height = property(lambda self: self._rows * self._tile[1])
+
+    def link_list(self):
+        """``[(col, row, side), ...]``: every transmit direction, in the order of
+        :attr:`status` and :attr:`faults`."""
+        return [(c, r, side) for r in range(self._rows) for c in range(self._cols)
+                for side in self._tile_links(c, r)]
+
+    def elaborate(self, platform):
+        m = Module()
+        tw, th = self._tile
+        cols, rows = self._cols, self._rows
+        ddr = self._options["ddr"]
+        tiles = {}
+        for index, tile in enumerate(self._tiles):
+            c, r = index % cols, index // cols
+            domain = f"tile{index}"
+            m.domains += ClockDomain(domain)
+            m.d.comb += [ClockSignal(domain).eq(getattr(self, f"clk_{index}")),
+                         ResetSignal(domain).eq(self.rst[index])]
+            renames = {"sync": domain}
+            if ddr:
+                m.domains += ClockDomain(f"{domain}_90")
+                m.d.comb += [ClockSignal(f"{domain}_90").eq(getattr(self, f"clk90_{index}")),
+                             ResetSignal(f"{domain}_90").eq(self.rst[index])]
+                renames["sync90"] = f"{domain}_90"
+            m.submodules[f"tile_{c}_{r}"] = DomainRenamer(renames)(tile)
+            tiles[c, r] = tile
+            wiring.connect(m, wiring.flipped(self.cfg[index]), tile.cfg)
+            m.d.comb += [tile.limit.eq(self.limit), self.subcycle[index].eq(tile.subcycle),
+                         self.stalls[index].eq(tile.stalls)]
+            # Outer edges: the global buses.
+            if r == 0:
+                m.d.comb += [tile.n_in.eq(self.n_in[c * tw:(c + 1) * tw]),
+                             self.n_out[c * tw:(c + 1) * tw].eq(tile.n_out)]
+            if r == rows - 1:
+                m.d.comb += [tile.s_in.eq(self.s_in[c * tw:(c + 1) * tw]),
+                             self.s_out[c * tw:(c + 1) * tw].eq(tile.s_out)]
+            if c == 0:
+                m.d.comb += [tile.w_in.eq(self.w_in[r * th:(r + 1) * th]),
+                             self.w_out[r * th:(r + 1) * th].eq(tile.w_out)]
+            if c == cols - 1:
+                m.d.comb += [tile.e_in.eq(self.e_in[r * th:(r + 1) * th]),
+                             self.e_out[r * th:(r + 1) * th].eq(tile.e_out)]
+        # Links: E of (c, r) to W of (c+1, r); S of (c, r) to N of (c, r+1).
+        for (c, r), tile in tiles.items():
+            for side, (dc, dr) in (("E", (1, 0)), ("S", (0, 1))):
+                peer = tiles.get((c + dc, r + dr))
+                if peer is None:
+                    continue
+                a = getattr(tile, f"link_{side.lower()}")
+                b = getattr(peer, f"link_{_OPPOSITE[side].lower()}")
+                m.d.comb += [b.rx_clk.eq(a.tx_clk), b.rx_data.eq(a.tx_data),
+                             a.rx_clk.eq(b.tx_clk), a.rx_data.eq(b.tx_data)]
+        for k, (c, r, side) in enumerate(self.link_list()):
+            tile = tiles[c, r]
+            wiring.connect(m, getattr(tile, f"status_{side.lower()}"),
+                           wiring.flipped(self.status[k]))
+            if self._options["faults"]:
+                wiring.connect(m, wiring.flipped(self.faults[k]),
+                               getattr(tile, f"faults_{side.lower()}"))
+        return m

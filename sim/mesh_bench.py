@@ -1,0 +1,320 @@
+"""The cocotb test bench of a simulated mesh (Verilog top ``bitgrid_mesh``, a
+:class:`bitgrid.hdl.mesh.Mesh`).
+
+Loaded by cocotb inside the simulator (the runner passes it as ``test_module``). Its one test,
+:func:`run_mesh_job`, reads a job (format :data:`MESH_JOB_FORMAT`) from ``$BITGRID_SIM_JOB``::
+
+    {"format": ..., "cols", "rows", "tile_width", "tile_height", "lanes", "ddr",
+     "links": [[col, row, side], ...], "faults": "<FaultSpec text>", "clock_ns": 10,
+     "stall_cycles": 20000,
+     "cases": [{"name", "luts": [... global grid, H*W*4 tables ...], "inputs": [[n, e, s, w]],
+                "expected": [[n, e, s, w]] or null}]}
+
+For every case, in one simulation: starts every tile's clock (neighbouring tiles at different
+rates when the fault spec says ``clock=R``), resets the mesh, loads each tile's slice of the
+configuration through that tile's configuration port (all tiles at once, each in its own clock
+domain) and reads it back, arms the fault models, then runs the steps one subcycle at a time:
+the global edge inputs of step ``t`` are set, every tile's step budget is raised to ``t + 1``,
+and when every tile has run subcycle ``t`` the global edge outputs are compared with the
+reference emulator of the *whole* grid and with the expected outputs. The tiles meanwhile
+exchange their boundary lanes over the simulated links, under the barrier; slips and
+disconnects are fired a few cycles after a step starts, so that they hit frames in flight.
+
+The result (format :data:`MESH_RESULT_FORMAT`) holds per case the outputs, mismatches, readback
+errors, every link's counters (link layer, physical layer and injected faults), each tile's
+stall cycles, and the cycles and simulated time the steps took.
+"""
+
+import time
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.simtime import get_sim_time
+from cocotb.triggers import FallingEdge, RisingEdge, Timer
+
+from ..config import Configuration
+from ..emulator import Edges, Emulator
+from ..faults import FaultSpec
+from ..mesh import MeshShape, slice_configuration
+from .runner import read_job, write_result
+from .testbench import BenchError, ConfigPort, compare_outputs, read_word
+
+__all__ = ["MESH_JOB_FORMAT", "MESH_RESULT_FORMAT", "MeshBench", "run_mesh_job",
+           "LINK_COUNTERS", "FAULT_COUNTERS"]
+
+MESH_JOB_FORMAT = "bitgrid-mesh-job-v1"
+MESH_RESULT_FORMAT = "bitgrid-mesh-result-v1"
+#: Counters of each link read after every case (see bitgrid.hdl.mesh.LinkStatusSignature).
+LINK_COUNTERS = ("frames_sent", "retransmits", "timeouts", "crc_errors", "sequence_errors",
+                 "acks_sent", "align_losses", "header_errors")
+FAULT_COUNTERS = ("flips", "slips", "drops", "duplicates", "disconnects")
+
+
+class MeshBench:
+    """Owns the clocks, reset, configuration ports and fault commands of a ``bitgrid_mesh`` top.
+
+    Signals are driven right after a falling edge of the clock of their tile's domain and read
+    at a falling edge, as in :class:`~bitgrid.sim.testbench.GridBench`. The shared ``limit`` and
+    the global edge inputs only change while every tile is idle (its budget spent).
+    """
+
+    def __init__(self, dut, job):
+        self.dut = dut
+        self.shape = MeshShape(job["cols"], job["rows"])
+        self.tile_w, self.tile_h = job["tile_width"], job["tile_height"]
+        self.width = self.shape.cols * self.tile_w
+        self.height = self.shape.rows * self.tile_h
+        self.lanes, self.ddr = job["lanes"], job["ddr"]
+        self.links = [tuple(link) for link in job["links"]]
+        self.spec = FaultSpec.parse(job.get("faults") or "none")
+        self.period_ns = job.get("clock_ns", 10)
+        self.stall_cycles = job.get("stall_cycles", 20000)
+        self.tiles = list(self.shape.chips())           # (col, row), index = row * cols + col
+        self.clocks = [getattr(dut, f"clk_{i}") for i in range(len(self.tiles))]
+        self.falling = [FallingEdge(c) for c in self.clocks]
+        self.ports = [ConfigPort(dut, f"cfg__{i}__", self.falling[i])
+                      for i in range(len(self.tiles))]
+        self._inputs = (dut.n_in, dut.e_in, dut.s_in, dut.w_in)
+        self._outputs = (dut.n_out, dut.e_out, dut.s_out, dut.w_out)
+        self._started = False
+        self.rng = self.spec.rng("bench")
+
+    def period_ps(self, index):
+        """Clock period of tile ``index`` in ps (a multiple of 4, for the 90-degree clock):
+        tiles of odd ``col + row`` run ``spec.clock`` times slower than the others, so every
+        link joins two different clock rates."""
+        col, row = self.tiles[index]
+        ratio = self.spec.clock if (col + row) % 2 else 1.0
+        return int(round(self.period_ns * 1000 * ratio / 4)) * 4
+
+    async def start(self):
+        """Drive every input, start the clocks (low first) and hold reset."""
+        if self._started:
+            return
+        dut = self.dut
+        dut.rst.value = (1 << len(self.tiles)) - 1
+        dut.limit.value = 0
+        for handle in self._inputs:
+            handle.value = 0
+        for port in self.ports:
+            port.idle()
+        self.clear_faults()
+        for index, clock in enumerate(self.clocks):
+            clock.value = 0
+            period = self.period_ps(index)
+            cocotb.start_soon(Clock(clock, period, unit="ps").start(start_high=False))
+            if self.ddr:
+                cocotb.start_soon(self._clock90(getattr(dut, f"clk90_{index}"), period))
+        await RisingEdge(self.clocks[0])
+        self._started = True
+
+    @staticmethod
+    async def _clock90(handle, period):
+        handle.value = 0
+        await Timer(period // 4, unit="ps")
+        await Clock(handle, period, unit="ps").start(start_high=False)
+
+    async def reset(self):
+        """Reset every tile (grid, links) for a few cycles of the slowest clock."""
+        await self.start()
+        self.dut.limit.value = 0
+        self.dut.rst.value = (1 << len(self.tiles)) - 1
+        await Timer(4 * max(self.period_ps(i) for i in range(len(self.tiles))), unit="ps")
+        await self.falling[0]
+        self.dut.rst.value = 0
+
+    def clear_faults(self):
+        for k in range(len(self.links)):
+            for name in ("flip", "slip", "slip_lane", "skew", "disconnect", "drop", "duplicate"):
+                handle = getattr(self.dut, f"faults__{k}__{name}", None)
+                if handle is not None:
+                    handle.value = 0
+
+    def arm_faults(self):
+        """Set the continuous faults (flips, drops, duplicates, lane skew) on every link."""
+        spec = self.spec
+        if not spec.enabled or not self.links:
+            return
+        skews = spec.lane_skews(len(self.links), self.lanes)
+        for k in range(len(self.links)):
+            port = lambda name: getattr(self.dut, f"faults__{k}__{name}")
+            port("flip").value = spec.threshold("flip")
+            port("drop").value = spec.threshold("drop")
+            port("duplicate").value = spec.threshold("dup")
+            port("skew").value = spec.skew_value(skews[k])
+
+    async def _fire(self, event, delay):
+        """Apply one scheduled :class:`~bitgrid.faults.FaultEvent` after ``delay`` cycles of
+        the transmitting tile's clock."""
+        col, row, _ = self.links[event.link]
+        falling = self.falling[row * self.shape.cols + col]
+        for _ in range(delay):
+            await falling
+        port = lambda name: getattr(self.dut, f"faults__{event.link}__{name}")
+        if event.kind == "slip":
+            port("slip_lane").value = event.lane
+            port("slip").value = 1
+            await falling
+            port("slip").value = 0
+        elif event.kind == "disconnect":
+            port("disconnect").value = 1
+            for _ in range(self.spec.disconnect_cycles):
+                await falling
+            port("disconnect").value = 0
+
+    def schedule(self, steps):
+        """Slips and disconnects by step: ``{step: [event, ...]}``."""
+        if not self.links or not (self.spec.slip or self.spec.disconnect) or steps < 1:
+            return {}
+        spec = self.spec.replace(disconnect_cycles=1)
+        events = spec.schedule(max(steps, 2 * max(spec.disconnect, 1) + 2), len(self.links),
+                               lanes=self.lanes)
+        by_step = {}
+        for event in events:
+            if event.kind != "reconnect":
+                by_step.setdefault(min(event.cycle, steps - 1), []).append(event)
+        return by_step
+
+    def subcycles(self):
+        return [int(getattr(self.dut, f"subcycle__{i}").value) for i in range(len(self.tiles))]
+
+    def outputs(self):
+        words = [read_word(handle) for handle in self._outputs]
+        return Edges(*(w for w, _ in words)), Edges(*(u for _, u in words))
+
+    def link_status(self):
+        """Every link's counters: a list of dicts in link order."""
+        status = []
+        for k, (col, row, side) in enumerate(self.links):
+            entry = {"link": [col, row, side]}
+            for name in ("aligned",) + LINK_COUNTERS + FAULT_COUNTERS:
+                handle = getattr(self.dut, f"status__{k}__{name}", None)
+                if handle is not None:
+                    value, unknown = read_word(handle)
+                    entry[name] = -1 if unknown else value       # -1: X (a bench error)
+            status.append(entry)
+        return status
+
+    async def load(self, config):
+        """Load each tile's slice of ``config`` through its port, all tiles at once, and read
+        them back. Returns ``(valid, error, readback_errors)`` with per-tile lists."""
+        slices = slice_configuration(config, self.shape)
+        tasks = [cocotb.start_soon(self._load_one(i, slices[tile]))
+                 for i, tile in enumerate(self.tiles)]
+        results = [await task for task in tasks]
+        return ([r[0] for r in results], [r[1] for r in results],
+                [[i, *e] for i, r in enumerate(results) for e in r[2]])
+
+    async def _load_one(self, index, config):
+        port = self.ports[index]
+        await self.falling[index]
+        valid, error = await port.load(config)
+        readback = await port.readback(config)
+        port.idle()
+        return valid, error, readback
+
+    async def run_step(self, t, edges, events):
+        """Run subcycle ``t`` with global edge inputs ``edges``; returns ``(outputs, unknown,
+        cycles)`` with ``cycles`` counted on tile 0's clock, or raises :class:`BenchError` if
+        the mesh makes no progress for ``stall_cycles`` cycles."""
+        for handle, word in zip(self._inputs, edges):
+            handle.value = word
+        self.dut.limit.value = t + 1
+        for event in events:
+            cocotb.start_soon(self._fire(event, self.rng.randrange(2, 40)))
+        cycles = idle = 0
+        last = None
+        while True:
+            await self.falling[0]
+            cycles += 1
+            now = self.subcycles()
+            if all(s == t + 1 for s in now):
+                return (*self.outputs(), cycles)
+            idle = 0 if now != last else idle + 1
+            last = now
+            if idle >= self.stall_cycles:
+                raise BenchError(f"the mesh made no progress for {self.stall_cycles} cycles in "
+                                 f"subcycle {t}: tile subcycles {now}, links "
+                                 f"{self.link_status()}")
+
+
+async def run_case(bench, case):
+    """Run one case of a job; returns its result object."""
+    start_wall, start_sim = time.monotonic(), get_sim_time("ns")
+    width, height = bench.width, bench.height
+    import numpy as np
+    config = Configuration(width, height,
+                           np.asarray(case["luts"], dtype=np.uint16).reshape(height, width, 4))
+    inputs = [Edges(*i) for i in case["inputs"]]
+    expected = case.get("expected")
+    expected = None if expected is None else [Edges(*o) for o in expected]
+    await bench.reset()
+    valid, error, readback = await bench.load(config)
+    bench.arm_faults()
+    schedule = bench.schedule(len(inputs))
+    emulator = Emulator(config)
+    outputs, mismatches, emulator_mismatches, step_cycles = [], [], [], []
+    stalled = None
+    run_start = get_sim_time("ns")
+    for t, edges in enumerate(inputs):
+        try:
+            actual, unknown, cycles = await bench.run_step(t, edges, schedule.get(t, ()))
+        except BenchError as exc:
+            stalled = str(exc)
+            break
+        step_cycles.append(cycles)
+        outputs.append(list(actual))
+        reference = emulator.step(edges)
+        emulator_mismatches += compare_outputs(t, reference, actual, unknown, width, height)
+        if expected is not None:
+            mismatches += compare_outputs(t, expected[t], actual, unknown, width, height)
+    run_ns = get_sim_time("ns") - run_start
+    # Let the scheduled faults finish, then read the counters.
+    await Timer(2 * bench.period_ps(0), unit="ps")
+    status = bench.link_status()
+    stalls = [int(getattr(bench.dut, f"stalls__{i}").value) for i in range(len(bench.tiles))]
+    bench.clear_faults()
+    return {
+        "name": case.get("name", "case"),
+        "steps": len(inputs),
+        "outputs": outputs,
+        "mismatches": [list(m) for m in mismatches],
+        "emulator_mismatches": [list(m) for m in emulator_mismatches],
+        "config_valid": valid,
+        "config_error": error,
+        "readback_errors": readback,
+        "subcycles": bench.subcycles(),
+        "stalled": stalled,
+        "links": status,
+        "stalls": stalls,
+        "step_cycles": step_cycles,
+        "run_ns": run_ns,
+        "sim_time_ns": get_sim_time("ns") - start_sim,
+        "wall_seconds": time.monotonic() - start_wall,
+    }
+
+
+def case_failed(result):
+    """Whether a mesh case result shows any difference or a stall."""
+    return bool(result["mismatches"] or result["emulator_mismatches"]
+                or result["readback_errors"] or result["stalled"]
+                or not all(result["config_valid"]) or any(result["config_error"])
+                or any(s != result["steps"] for s in result["subcycles"]))
+
+
+@cocotb.test()
+async def run_mesh_job(dut):
+    """Run every case of the job named by ``$BITGRID_SIM_JOB``."""
+    job = read_job(MESH_JOB_FORMAT)
+    bench = MeshBench(dut, job)
+    out = {"format": MESH_RESULT_FORMAT, "complete": False, "failed": False, "cases": []}
+    for case in job["cases"]:
+        result = await run_case(bench, case)
+        result["failed"] = case_failed(result)
+        out["cases"].append(result)
+        out["failed"] = out["failed"] or result["failed"]
+        write_result(job["result"], out)
+    out["complete"] = True
+    write_result(job["result"], out)
+    bad = [c["name"] for c in out["cases"] if c["failed"]]
+    assert not bad, f"cases with differences: {', '.join(bad)}"
