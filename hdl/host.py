@@ -25,6 +25,12 @@ from .grid import ConfigSignature, Grid
 __all__ = ["UARTReceiver", "UARTTransmitter", "ProtocolEngine", "HostController"]
 
 
+#: Yosys attribute that puts the engine's memories in block RAM (SB_RAM40_4K, DP16KD, Gowin
+#: BSRAM) even when they are small: LUT RAM is what the grid's cells need on ECP5 and Gowin
+#: (the Tang Nano 9K has 270 RAM16SDP4 sites, a 16 x 16 grid takes 256).
+_BLOCK_RAM = {"ram_style": "block"}
+
+
 def _check_divisor(divisor):
     if not isinstance(divisor, int) or isinstance(divisor, bool) or divisor < 4:
         raise ValueError(f"divisor must be an integer of at least 4 clock cycles per bit, "
@@ -213,8 +219,14 @@ class ProtocolEngine(wiring.Component):
         maxb = max_body(w, h)
         record = 3 + w // 2
 
-        # --- COBS decoder into the frame buffer, link CRC on the fly -------------------------
-        buf = Signal(8 * maxb)
+        # --- COBS decoder into the frame buffer (block RAM), link CRC on the fly -------------
+        # The decoded body goes to a byte-wide memory; its first 6 bytes (command, sequence and
+        # the arguments) are also kept in registers, read in parallel by the dispatcher. The
+        # rest (edge blocks, configuration frames) is read back one byte per cycle.
+        m.submodules.frame = frame = Memory(shape=8, depth=maxb, init=[], attrs=_BLOCK_RAM)
+        frame_w = frame.write_port()
+        frame_r = frame.read_port(domain="sync")
+        head = Signal(8 * 6)
         length = Signal(range(maxb + 1))
         overflow = Signal()
         remaining = Signal(8)         # data bytes left in the current COBS block
@@ -227,12 +239,19 @@ class ProtocolEngine(wiring.Component):
         m.submodules.rx_crc = rx_crc = LINK_CRC.create()
         emit = Signal()
         emit_data = Signal(8)
-        m.d.comb += [rx_crc.data.eq(emit_data), rx_crc.valid.eq(emit & (length < maxb))]
+        stored = Signal()
+        m.d.comb += [stored.eq(emit & (length < maxb)),
+                     rx_crc.data.eq(emit_data), rx_crc.valid.eq(stored),
+                     frame_w.addr.eq(length), frame_w.data.eq(emit_data),
+                     frame_w.en.eq(stored)]
         with m.If(emit):
             with m.If(length < maxb):
-                m.d.sync += [buf.word_select(length, 8).eq(emit_data), length.eq(length + 1)]
+                m.d.sync += length.eq(length + 1)
             with m.Else():
                 m.d.sync += overflow.eq(1)
+        for i in range(6):
+            with m.If(emit & (length == i)):
+                m.d.sync += head[8 * i:8 * i + 8].eq(emit_data)
 
         def restart():
             return [remaining.eq(0), zero_pending.eq(0), in_frame.eq(0), length.eq(0),
@@ -258,7 +277,7 @@ class ProtocolEngine(wiring.Component):
 
         # --- Fields of the request -------------------------------------------------------------
         def byte_at(index):
-            return buf[8 * index:8 * index + 8]
+            return head[8 * index:8 * index + 8]
 
         command, sequence = byte_at(0), byte_at(1)
         frame_length = Signal(range(maxb + 1))     # latched: the decoder restarts at once
@@ -269,19 +288,25 @@ class ProtocolEngine(wiring.Component):
         arg_index = Signal(range(16 * 0x10000))
         m.d.comb += arg_index.eq(Cat(arg_addr[:4], arg_row))
         arg_ok = (arg_row < h) & (arg_addr < 16)
-        chunk_frame = buf[8 * 5:8 * 5 + 4 * w]
         crc_arg = Cat(byte_at(2), byte_at(3), byte_at(4), byte_at(5))
         steps_arg = Cat(byte_at(2), byte_at(3))
 
-        def edge_fields(offset):
-            base = 8 * offset
-            fields = []
-            for lanes, size in ((w, nw), (h, nh), (w, nw), (h, nh)):
-                fields.append(buf[base:base + lanes])
-                base += 8 * size
-            return fields
+        # The edge inputs, as the padded edge block (N, E, S, W words): filled one byte at a
+        # time from the frame buffer (the grid does not step meanwhile).
+        edges = Signal(8 * block)
+        base = 0
+        for port, lanes, size in ((self.n_in, w, nw), (self.e_in, h, nh),
+                                  (self.s_in, w, nw), (self.w_in, h, nh)):
+            m.d.comb += port.eq(edges[base:base + lanes])
+            base += 8 * size
 
-        edges_in = [self.n_in, self.e_in, self.s_in, self.w_in]
+        # Reading the frame buffer: `rd_addr` is presented to the memory, its byte is on
+        # frame_r.data the next cycle (`rd_prime` marks the first cycle, with no byte yet).
+        rd_addr = Signal(range(maxb + 1))
+        rd_prime = Signal()
+        rd_byte = frame_r.data
+        m.d.comb += frame_r.addr.eq(rd_addr)
+        m.d.sync += rd_prime.eq(0)
 
         # --- State -----------------------------------------------------------------------------
         status = Signal(8)
@@ -294,35 +319,68 @@ class ProtocolEngine(wiring.Component):
         m.d.comb += self.load_failed.eq(load_failed)
         count = Signal(range(frames + 1))
         steps_left = Signal(16)
+        step = Signal()
+        m.d.sync += step.eq(0)
+        m.d.comb += self.step.eq(step)
         index = Signal(range(frames))
-        feed = Signal(range(record + 1))
         counter_names = ("frames_ok", "framing_errors", "crc_errors", "command_errors",
                          "load_rejects", "replays")
         counters = {name: Signal(16, name=f"count_{name}") for name in counter_names}
 
-        def count_up(name):
-            counter = counters[name]
-            return counter.eq(counter + (counter != 0xFFFF))
+        # One saturating incrementer for all the counters: at most one counts in a cycle (a
+        # rejected load counts its load_rejects the cycle after its command_errors).
+        bumps = {name: Signal(name=f"bump_{name}") for name in counter_names}
+        bumped = Signal(16)
+        reject_pending = Signal()
+        m.d.sync += reject_pending.eq(0)
+        selected = Signal(16)
+        m.d.comb += selected.eq(0)
+        for name in counter_names:
+            with m.If(bumps[name]):
+                m.d.comb += selected.eq(counters[name])
+                m.d.sync += counters[name].eq(bumped)
+        m.d.comb += bumped.eq(selected + (selected != 0xFFFF))
+        with m.If(reject_pending):
+            m.d.comb += bumps["load_rejects"].eq(1)
 
-        m.submodules.stage_crc = stage_crc = FRAME_CRC.create()
-        m.submodules.staging = staging = Memory(shape=4 * w, depth=frames, init=[])
-        stage_w = staging.write_port()
+        def count_up(name):
+            return bumps[name].eq(1)
+
+        # The staging memory: one word per configuration frame, written a byte lane at a time
+        # as the LOAD_CHUNK record is read back from the frame buffer.
+        # Its CRC-32 runs one bit a cycle (a tenth of the logic of a byte-wide one).
+        m.submodules.stage_crc = stage_crc = FRAME_CRC.algorithm(data_width=1).create()
+        stage_bit = Signal(3)
+        m.submodules.staging = staging = Memory(shape=4 * w, depth=frames, init=[],
+                                                 attrs=_BLOCK_RAM)
+        stage_w = staging.write_port(granularity=8)
         stage_r = staging.read_port(domain="sync")
-        m.d.comb += [stage_w.addr.eq(count), stage_w.data.eq(chunk_frame),
-                     stage_r.addr.eq(index),
-                     stage_crc.data.eq(buf.word_select(feed + 2, 8))]
+        m.d.comb += [stage_w.addr.eq(count), stage_w.data.eq(Cat(*[rd_byte] * (w // 2))),
+                     stage_r.addr.eq(index), stage_crc.data.eq(rd_byte.bit_select(stage_bit, 1))]
 
         # The grid's configuration port: the apply sequence, else the READBACK arguments.
+        # Row, address, frame and write enable come from registers: they fan out to every
+        # cell (the frame to every row), so nothing but wires lies between them and the grid.
         applying = Signal()
+        cfg_row = Signal.like(self.cfg.row)
+        cfg_addr = Signal(4)
+        w_data = Signal.like(self.cfg.w_data)
+        w_en = Signal()
         with m.If(applying):
-            m.d.comb += [self.cfg.row.eq(index[4:]), self.cfg.addr.eq(index[:4])]
+            m.d.sync += [cfg_row.eq(index[4:]), cfg_addr.eq(index[:4])]
         with m.Else():
-            m.d.comb += [self.cfg.row.eq(arg_row), self.cfg.addr.eq(arg_addr)]
-        m.d.comb += [self.cfg.w_data.eq(stage_r.data), self.cfg.crc.eq(crc_arg)]
+            m.d.sync += [cfg_row.eq(arg_row), cfg_addr.eq(arg_addr)]
+        m.d.sync += w_en.eq(0)
+        m.d.comb += [self.cfg.row.eq(cfg_row), self.cfg.addr.eq(cfg_addr),
+                     self.cfg.w_data.eq(w_data), self.cfg.w_en.eq(w_en),
+                     self.cfg.crc.eq(crc_arg)]
 
-        # --- The answer --------------------------------------------------------------------------
-        rbuf = Signal(8 * (maxb + 2))
-        rlen = Signal(range(maxb + 1))
+        # --- The answer ------------------------------------------------------------------------
+        # Its bytes (header, data, CRC) are produced one per cycle from their sources, which
+        # hold still while the engine answers, and COBS-encoded on the way into the answer
+        # buffer (block RAM): a non-zero byte goes one place further on, a zero becomes the
+        # slot of the next block's code byte, and each code is written when its block ends.
+        # The buffer is then sent as it stands, and the delimiter.
         outputs = Cat(self.subcycle,
                       self.n_out, C(0, 8 * nw - w), self.e_out, C(0, 8 * nh - h),
                       self.s_out, C(0, 8 * nw - w), self.w_out, C(0, 8 * nh - h))
@@ -334,39 +392,80 @@ class ProtocolEngine(wiring.Component):
         flags = Cat(self.cfg.valid, loading, load_failed, C(0, 5))
         staged = Signal(16)
         m.d.comb += staged.eq(count)
-        status_data = Cat(flags, self.subcycle, staged, *(counters[name] for name in counter_names))
+        status_data = Cat(flags, self.subcycle, staged,
+                          *(counters[name] for name in counter_names))
         readback = Cat(arg_row, arg_addr, self.cfg.r_data)
-        header = Cat(resp_cmd, resp_seq, status)
+        # Answer kinds: 0 header only, then the data of each OK answer that has some.
+        kinds = [(identify, 15), (outputs, 4 + block), (status_data, 19), (readback, record)]
+        kind = Signal(range(len(kinds) + 1))
+        longest = 3 + max(size for _, size in kinds) + 2      # body of the longest answer
+        rlen = Signal(range(longest))             # header + data bytes
 
-        def answer(data=None, size=0):
-            if data is None:
-                return [rbuf.eq(header), rlen.eq(3)]
-            return [rbuf.eq(Cat(header, data)), rlen.eq(3 + size)]
-
+        m.submodules.answer = answer_mem = Memory(shape=8, depth=longest + 1, init=[],
+                                                  attrs=_BLOCK_RAM)
+        ans_w = answer_mem.write_port()
+        ans_r = answer_mem.read_port(domain="sync")
         m.submodules.tx_crc = tx_crc = LINK_CRC.create()
-        pos = Signal(range(maxb + 3))
-        scan = Signal(range(maxb + 3))
-        total = Signal(range(maxb + 3))
-        m.d.comb += tx_crc.data.eq(rbuf.word_select(pos, 8))
+        pos = Signal(range(longest))              # next byte to produce
+        enc_valid = Signal()                      # a produced byte for the encoder
+        enc_data = Signal(8)
+        enc_crc = Signal()                        # ... that goes through the answer CRC
+        enc_pos = Signal(range(longest + 1))      # body bytes encoded so far
+        code_pos = Signal(range(longest + 2))     # slot of the current block's code byte
+        enc_final = Signal()
+        send = Signal(range(longest + 1))         # answer buffer byte being sent
+        m.d.comb += [tx_crc.valid.eq(enc_valid & enc_crc), tx_crc.data.eq(enc_data),
+                     ans_r.addr.eq(send)]
+        m.d.sync += enc_valid.eq(0)
+        code = (enc_pos + 1 - code_pos)[:8]
+        with m.If(enc_final | (enc_valid & (enc_data == 0))):
+            m.d.comb += [ans_w.en.eq(1), ans_w.addr.eq(code_pos), ans_w.data.eq(code)]
+            m.d.sync += code_pos.eq(enc_pos + 1)
+        with m.Elif(enc_valid):
+            m.d.comb += [ans_w.en.eq(1), ans_w.addr.eq(enc_pos + 1), ans_w.data.eq(enc_data)]
+        with m.If(enc_valid):
+            m.d.sync += enc_pos.eq(enc_pos + 1)
+
+        produced = Signal(8)
+        with m.Switch(pos):
+            with m.Case(0):
+                m.d.comb += produced.eq(resp_cmd)
+            with m.Case(1):
+                m.d.comb += produced.eq(resp_seq)
+            with m.Case(2):
+                m.d.comb += produced.eq(status)
+            with m.Default():
+                with m.Switch(kind):
+                    for number, (value, size) in enumerate(kinds, 1):
+                        with m.Case(number):
+                            with m.Switch(pos):
+                                for i in range(size):
+                                    with m.Case(3 + i):
+                                        m.d.comb += produced.eq(value.word_select(i, 8))
 
         with m.FSM() as fsm:
             with m.State("IDLE"):
                 with m.If(done):
                     m.d.sync += [resp_cmd.eq(FRAMING_RESPONSE), resp_seq.eq(0)]
                     with m.If(~cobs_ok):
-                        m.d.sync += [status.eq(Status.BAD_FRAME), count_up("framing_errors")]
+                        m.d.sync += status.eq(Status.BAD_FRAME)
+                        m.d.comb += count_up("framing_errors")
                         m.next = "ANSWER"
                     with m.Elif(overflow):
-                        m.d.sync += [status.eq(Status.TOO_LONG), count_up("framing_errors")]
+                        m.d.sync += status.eq(Status.TOO_LONG)
+                        m.d.comb += count_up("framing_errors")
                         m.next = "ANSWER"
                     with m.Elif(length < 4):
-                        m.d.sync += [status.eq(Status.TOO_SHORT), count_up("framing_errors")]
+                        m.d.sync += status.eq(Status.TOO_SHORT)
+                        m.d.comb += count_up("framing_errors")
                         m.next = "ANSWER"
                     with m.Elif(~rx_crc.match_detected):
-                        m.d.sync += [status.eq(Status.BAD_CRC), count_up("crc_errors")]
+                        m.d.sync += status.eq(Status.BAD_CRC)
+                        m.d.comb += count_up("crc_errors")
                         m.next = "ANSWER"
                     with m.Else():
-                        m.d.sync += [count_up("frames_ok"), resp_cmd.eq(command | 0x80),
+                        m.d.comb += count_up("frames_ok")
+                        m.d.sync += [resp_cmd.eq(command | 0x80),
                                      frame_length.eq(length),
                                      resp_seq.eq(sequence),
                                      replay.eq(has_last & (last_cmd == command) &
@@ -376,7 +475,7 @@ class ProtocolEngine(wiring.Component):
             with m.State("EXEC"):
                 # Decide the status; side effects only when not a replay.
                 new = Signal(8)
-                nxt = Signal(4)      # 0 answer, 1 chunk CRC, 2 apply, 3 step, 4 readback
+                nxt = Signal(4)      # 0 answer, 1 chunk, 2 apply, 3 step, 4 readback, 5 edges
                 with m.Switch(command):
                     with m.Case(Command.IDENTIFY, Command.GET_EDGES, Command.STATUS,
                                 Command.RESET, Command.LOAD_BEGIN):
@@ -410,10 +509,15 @@ class ProtocolEngine(wiring.Component):
                             m.d.comb += new.eq(Status.BAD_LENGTH)
                         with m.Elif(~self.cfg.valid):
                             m.d.comb += new.eq(Status.NOT_VALID)
+                        with m.Elif(plen != 2):
+                            m.d.comb += [new.eq(Status.OK), nxt.eq(5)]
                         with m.Else():
                             m.d.comb += [new.eq(Status.OK), nxt.eq(3)]
                     with m.Case(Command.SET_EDGES):
-                        m.d.comb += new.eq(Mux(plen != block, Status.BAD_LENGTH, Status.OK))
+                        with m.If(plen != block):
+                            m.d.comb += new.eq(Status.BAD_LENGTH)
+                        with m.Else():
+                            m.d.comb += [new.eq(Status.OK), nxt.eq(5)]
                     with m.Case(Command.READBACK):
                         with m.If(plen != 3):
                             m.d.comb += new.eq(Status.BAD_LENGTH)
@@ -425,7 +529,8 @@ class ProtocolEngine(wiring.Component):
                         m.d.comb += new.eq(Status.UNKNOWN_COMMAND)
 
                 with m.If(replay):
-                    m.d.sync += [status.eq(last_status), count_up("replays")]
+                    m.d.sync += status.eq(last_status)
+                    m.d.comb += count_up("replays")
                     with m.If((last_status == Status.OK) & (nxt == 4)):
                         m.next = "READBACK"
                     with m.Else():
@@ -434,9 +539,10 @@ class ProtocolEngine(wiring.Component):
                     m.d.sync += [status.eq(new), last_cmd.eq(command), last_seq.eq(sequence),
                                  has_last.eq(1)]
                     with m.If(new != Status.OK):
-                        m.d.sync += [last_status.eq(new), count_up("command_errors")]
+                        m.d.sync += last_status.eq(new)
+                        m.d.comb += count_up("command_errors")
                         with m.If((new == Status.INCOMPLETE) | (new == Status.CONFIG_CRC)):
-                            m.d.sync += [count_up("load_rejects"), load_failed.eq(1)]
+                            m.d.sync += [reject_pending.eq(1), load_failed.eq(1)]
                     with m.Else():
                         m.d.sync += last_status.eq(Status.OK)
                     # LOAD_APPLY ends the load session whatever its outcome.
@@ -447,18 +553,14 @@ class ProtocolEngine(wiring.Component):
                             with m.Case(Command.LOAD_BEGIN):
                                 m.d.sync += [loading.eq(1), count.eq(0)]
                                 m.d.comb += stage_crc.start.eq(1)
-                            with m.Case(Command.SET_EDGES):
-                                m.d.sync += [s.eq(f) for s, f in zip(edges_in, edge_fields(2))]
                             with m.Case(Command.RESET):
                                 m.d.comb += self.grid_rst.eq(1)
                             with m.Case(Command.STEP):
-                                with m.If(plen != 2):
-                                    m.d.sync += [s.eq(f) for s, f in
-                                                 zip(edges_in, edge_fields(4))]
                                 m.d.sync += steps_left.eq(steps_arg)
+                        m.d.sync += [rd_addr.eq(Mux(command == Command.STEP, 4, 2)),
+                                     rd_prime.eq(1)]
                         with m.Switch(nxt):
                             with m.Case(1):
-                                m.d.sync += feed.eq(0)
                                 m.next = "CHUNK"
                             with m.Case(2):
                                 m.d.sync += index.eq(0)
@@ -467,35 +569,59 @@ class ProtocolEngine(wiring.Component):
                                 m.next = "STEP"
                             with m.Case(4):
                                 m.next = "READBACK"
+                            with m.Case(5):
+                                m.next = "EDGES"
                             with m.Default():
                                 m.next = "ANSWER"
                     with m.Else():
                         m.next = "ANSWER"
 
             with m.State("CHUNK"):
-                # Stage the frame and run its record through the staging CRC.
-                with m.If(feed == 0):
-                    m.d.comb += stage_w.en.eq(1)
-                m.d.comb += stage_crc.valid.eq(1)
-                m.d.sync += feed.eq(feed + 1)
-                with m.If(feed == record - 1):
-                    m.d.sync += count.eq(count + 1)
-                    m.next = "ANSWER"
+                # Read the record (bytes 2 ...) back: every byte through the staging CRC, least
+                # significant bit first, the frame's bytes into their lanes of the staging word.
+                with m.If(~rd_prime):
+                    m.d.comb += stage_crc.valid.eq(1)
+                    m.d.sync += stage_bit.eq(stage_bit + 1)
+                    with m.If(stage_bit == 0):
+                        for lane in range(w // 2):
+                            m.d.comb += stage_w.en[lane].eq(rd_addr == 5 + lane)
+                    with m.If(stage_bit == 7):
+                        m.d.sync += [rd_addr.eq(rd_addr + 1), rd_prime.eq(1)]
+                        with m.If(rd_addr == 1 + record):
+                            m.d.sync += count.eq(count + 1)
+                            m.next = "ANSWER"
+
+            with m.State("EDGES"):
+                # The edge block (SET_EDGES: bytes 2 ..., STEP: bytes 4 ...) into `edges`.
+                m.d.sync += rd_addr.eq(rd_addr + 1)
+                with m.If(~rd_prime):
+                    m.d.sync += edges.eq(Cat(edges[8:], rd_byte))
+                with m.If(rd_addr == Mux(command == Command.STEP, 4, 2) + block):
+                    with m.If(command == Command.STEP):
+                        m.next = "STEP"
+                    with m.Else():
+                        m.next = "ANSWER"
 
             with m.State("APPLY_BEGIN"):
                 m.d.comb += [self.cfg.begin.eq(1), applying.eq(1)]
                 m.next = "APPLY_READ"
             with m.State("APPLY_READ"):
+                m.d.comb += applying.eq(1)     # the staging word at `index` comes next cycle
+                m.next = "APPLY_LATCH"
+            with m.State("APPLY_LATCH"):
                 m.d.comb += applying.eq(1)
+                m.d.sync += [w_data.eq(stage_r.data), w_en.eq(1)]
                 m.next = "APPLY_WRITE"
             with m.State("APPLY_WRITE"):
-                m.d.comb += [applying.eq(1), self.cfg.w_en.eq(1)]
+                m.d.comb += applying.eq(1)     # w_en is high in this state
                 with m.If(self.cfg.w_ready):
                     with m.If(index == frames - 1):
                         m.next = "APPLY_COMMIT"
                     with m.Else():
                         m.d.sync += index.eq(index + 1)
                         m.next = "APPLY_READ"
+                with m.Else():
+                    m.d.sync += w_en.eq(1)
             with m.State("APPLY_COMMIT"):
                 m.d.comb += [applying.eq(1), self.cfg.commit.eq(1)]
                 with m.If(self.cfg.w_ready):
@@ -506,71 +632,69 @@ class ProtocolEngine(wiring.Component):
                     m.d.sync += load_failed.eq(0)
                 with m.Else():
                     m.d.sync += [status.eq(Status.APPLY_FAILED), last_status.eq(
-                        Status.APPLY_FAILED), load_failed.eq(1), count_up("command_errors"),
-                        count_up("load_rejects")]
+                        Status.APPLY_FAILED), load_failed.eq(1), reject_pending.eq(1)]
+                    m.d.comb += count_up("command_errors")
                 m.next = "ANSWER"
 
             with m.State("STEP"):
+                # `step` is a register (it fans out to every cell of the grid): the last
+                # subcycle runs at the end of the cycle where steps_left reaches 0, and its
+                # outputs are visible in ANSWER.
                 with m.If(steps_left != 0):
-                    m.d.comb += self.step.eq(1)
-                    m.d.sync += steps_left.eq(steps_left - 1)
+                    m.d.sync += [step.eq(1), steps_left.eq(steps_left - 1)]
                 with m.Else():
-                    m.next = "ANSWER"          # outputs of the last subcycle are visible now
+                    m.next = "ANSWER"
 
             with m.State("READBACK"):
                 m.next = "ANSWER"              # r_data is the frame at row/addr next cycle
 
             with m.State("ANSWER"):
                 with m.If(status != Status.OK):
-                    m.d.sync += answer()
+                    m.d.sync += [kind.eq(0), rlen.eq(3)]
                 with m.Else():
                     with m.Switch(resp_cmd & 0x7F):
-                        with m.Case(Command.IDENTIFY):
-                            m.d.sync += answer(identify, 15)
-                        with m.Case(Command.STEP, Command.GET_EDGES):
-                            m.d.sync += answer(outputs, 4 + block)
-                        with m.Case(Command.STATUS):
-                            m.d.sync += answer(status_data, 19)
-                        with m.Case(Command.READBACK):
-                            m.d.sync += answer(readback, record)
+                        for number, (commands, size) in enumerate([
+                                ((Command.IDENTIFY,), 15),
+                                ((Command.STEP, Command.GET_EDGES), 4 + block),
+                                ((Command.STATUS,), 19), ((Command.READBACK,), record)], 1):
+                            with m.Case(*commands):
+                                m.d.sync += [kind.eq(number), rlen.eq(3 + size)]
                         with m.Default():
-                            m.d.sync += answer()
-                m.d.sync += pos.eq(0)
+                            m.d.sync += [kind.eq(0), rlen.eq(3)]
+                m.d.sync += [pos.eq(0), enc_pos.eq(0), code_pos.eq(0)]
                 m.d.comb += tx_crc.start.eq(1)
-                m.next = "CRC"
+                m.next = "PRODUCE"
 
-            with m.State("CRC"):
+            with m.State("PRODUCE"):
                 with m.If(pos != rlen):
-                    m.d.comb += tx_crc.valid.eq(1)
-                    m.d.sync += pos.eq(pos + 1)
+                    m.d.sync += [enc_valid.eq(1), enc_data.eq(produced), enc_crc.eq(1),
+                                 pos.eq(pos + 1)]
                 with m.Else():
-                    m.d.sync += [rbuf.word_select(rlen, 8).eq(tx_crc.crc[8:]),
-                                 rbuf.word_select(rlen + 1, 8).eq(tx_crc.crc[:8]),
-                                 total.eq(rlen + 2), pos.eq(0), scan.eq(0)]
-                    m.next = "SCAN"
+                    m.next = "CRC_HIGH"        # the last byte goes through the CRC meanwhile
+            with m.State("CRC_HIGH"):
+                m.d.sync += [enc_valid.eq(1), enc_data.eq(tx_crc.crc[8:]), enc_crc.eq(0)]
+                m.next = "CRC_LOW"
+            with m.State("CRC_LOW"):
+                m.d.sync += [enc_valid.eq(1), enc_data.eq(tx_crc.crc[:8])]
+                m.next = "FLUSH"
+            with m.State("FLUSH"):
+                m.next = "FINAL"               # the encoder takes the low CRC byte
+            with m.State("FINAL"):
+                m.d.comb += enc_final.eq(1)    # the code of the last block
+                m.d.sync += send.eq(0)
+                m.next = "LOAD"
 
-            # COBS encoding: a block runs from pos to the next zero (or the end); its code byte
-            # is its length + 1 (bodies are under 254 bytes, so codes never reach 0xFF).
-            with m.State("SCAN"):
-                with m.If((pos + scan != total) & (rbuf.word_select(pos + scan, 8) != 0)):
-                    m.d.sync += scan.eq(scan + 1)
-                with m.Else():
-                    m.next = "CODE"
-            with m.State("CODE"):
-                m.d.comb += [self.tx.valid.eq(1), self.tx.payload.eq(scan + 1)]
+            # Send the answer buffer, bytes 0 to enc_pos (one more than the body: the codes).
+            with m.State("LOAD"):
+                m.next = "SEND"                # ans_r.data is the byte at `send` next cycle
+            with m.State("SEND"):
+                m.d.comb += [self.tx.valid.eq(1), self.tx.payload.eq(ans_r.data)]
                 with m.If(self.tx.ready):
-                    m.next = "DATA"
-            with m.State("DATA"):
-                with m.If(scan != 0):
-                    m.d.comb += [self.tx.valid.eq(1), self.tx.payload.eq(
-                        rbuf.word_select(pos, 8))]
-                    with m.If(self.tx.ready):
-                        m.d.sync += [pos.eq(pos + 1), scan.eq(scan - 1)]
-                with m.Elif(pos == total):
-                    m.next = "DELIMITER"
-                with m.Else():
-                    m.d.sync += pos.eq(pos + 1)    # skip the zero the block stands for
-                    m.next = "SCAN"
+                    m.d.sync += send.eq(send + 1)
+                    with m.If(send == enc_pos):
+                        m.next = "DELIMITER"
+                    with m.Else():
+                        m.next = "LOAD"
             with m.State("DELIMITER"):
                 m.d.comb += [self.tx.valid.eq(1), self.tx.payload.eq(0)]
                 with m.If(self.tx.ready):

@@ -36,7 +36,7 @@ from .grid import ConfigSignature, Grid
 from .link import FaultControlSignature, LanePinsSignature
 
 __all__ = ["SIDES", "LinkStatusSignature", "MeshTile", "Mesh", "lane_parity_offset",
-           "fresh_lanes"]
+           "fresh_lanes", "tile_links", "mesh_links"]
 
 #: Side names in SPEC order (N=0, E=1, S=2, W=3).
 SIDES = "NESW"
@@ -64,6 +64,21 @@ def fresh_lanes(side, lanes, subcycle):
     receiving side (the opposite one), are those whose receiving cell has the other parity."""
     first = (subcycle + lane_parity_offset(side)) % 2
     return list(range(first, lanes, 2))
+
+
+def tile_links(cols, rows, col, row):
+    """The linked sides of tile ``(col, row)`` in a ``cols`` x ``rows`` mesh (N, E, S, W
+    order): every side that has a neighbour."""
+    return "".join(side for side, ok in (("N", row > 0), ("E", col < cols - 1),
+                                         ("S", row < rows - 1), ("W", col > 0)) if ok)
+
+
+def mesh_links(cols, rows):
+    """``[(col, row, side), ...]``: every transmit direction of a ``cols`` x ``rows`` mesh, tiles
+    in row-major order and each tile's sides in N, E, S, W order (the order of
+    :attr:`Mesh.status` and :attr:`Mesh.faults`)."""
+    return [(c, r, side) for r in range(rows) for c in range(cols)
+            for side in tile_links(cols, rows, c, r)]
 
 
 def _check_side(side):
@@ -137,6 +152,8 @@ class MeshTile(wiring.Component):
         Link layer replay buffer (frames) and retransmission timeout (cycles).
     counter_width : int
         Width of :attr:`subcycle` and :attr:`limit` in bits.
+    fault_seed : int
+        With ``faults``: the fault models of side ``d`` are seeded with ``4 * fault_seed + d``.
 
     Members
     -------
@@ -171,7 +188,7 @@ class MeshTile(wiring.Component):
     """
 
     def __init__(self, width, height, *, links="", lanes=1, ddr=False, storage="ff",
-                 faults=False, replay_depth=4, timeout=256, counter_width=32):
+                 faults=False, replay_depth=4, timeout=256, counter_width=32, fault_seed=1):
         self._width, self._height = check_grid_size(width, height)
         self._links = _check_links(links)
         if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
@@ -186,6 +203,7 @@ class MeshTile(wiring.Component):
         self._faults = bool(faults)
         self._replay_depth = replay_depth
         self._timeout = timeout
+        self._fault_seed = fault_seed
         members = {
             "cfg": In(ConfigSignature(width, height)),
             "n_in": In(width), "e_in": In(height), "s_in": In(width), "w_in": In(height),
@@ -256,7 +274,8 @@ class MeshTile(wiring.Component):
             bits = lanes // 2
             offset = lane_parity_offset(side)
 
-            phy = LinkPhy(self._lanes, ddr=self._ddr, faults=self._faults)
+            phy = LinkPhy(self._lanes, ddr=self._ddr, faults=self._faults,
+                          fault_seed=self._fault_seed * 4 + SIDES.index(side))
             layer = LinkLayer(bits, replay_depth=self._replay_depth, timeout=self._timeout)
             m.submodules[f"phy_{s}"] = phy
             m.submodules[f"layer_{s}"] = layer
@@ -377,7 +396,7 @@ class Mesh(wiring.Component):
                              replay_depth=replay_depth, timeout=timeout,
                              counter_width=counter_width)
         self._tiles = [MeshTile(tile_width, tile_height, links=self._tile_links(c, r),
-                                **self._options)
+                                fault_seed=1 + r * cols + c, **self._options)
                        for r in range(rows) for c in range(cols)]
         n = cols * rows
         width, height = cols * tile_width, rows * tile_height
@@ -402,8 +421,7 @@ class Mesh(wiring.Component):
         super().__init__(members)
 
     def _tile_links(self, col, row):
-        return "".join(side for side, ok in (("N", row > 0), ("E", col < self._cols - 1),
-                                             ("S", row < self._rows - 1), ("W", col > 0)) if ok)
+        return tile_links(self._cols, self._rows, col, row)
 
     cols = property(lambda self: self._cols)
     rows = property(lambda self: self._rows)
@@ -415,8 +433,7 @@ class Mesh(wiring.Component):
     def link_list(self):
         """``[(col, row, side), ...]``: every transmit direction, in the order of
         :attr:`status` and :attr:`faults`."""
-        return [(c, r, side) for r in range(self._rows) for c in range(self._cols)
-                for side in self._tile_links(c, r)]
+        return mesh_links(self._cols, self._rows)
 
     def elaborate(self, platform):
         m = Module()

@@ -191,14 +191,21 @@ class MeshResult:
         return "\n".join(lines)
 
 
+def _spec(faults):
+    return faults if isinstance(faults, FaultSpec) else FaultSpec.parse(faults or "none")
+
+
 def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, storage="ff",
-                   faults=None, waves=None, keep=False, quiet=False, stall_cycles=20000):
+                   faults=None, case_faults=None, waves=None, keep=False, quiet=False,
+                   stall_cycles=20000):
     """Run :class:`~bitgrid.sim.api.SimCase` s (global configurations, see
     :func:`~bitgrid.sim.api.make_case`) on a simulated mesh of ``shape`` chips.
 
     :param shape: a :class:`~bitgrid.mesh.MeshShape` or its text (``"2x2"``).
     :param faults: a :class:`~bitgrid.faults.FaultSpec`, its text, or None (no faults; the
         fault models are built in either way so that one build serves every spec).
+    :param case_faults: optional list, one fault spec per case, overriding ``faults`` (so that
+        one simulator process runs several fault scenarios).
     :param stall_cycles: cycles without progress after which a case is reported as stalled.
     :returns: list of :class:`MeshResult`.
     :raises ValueError: for a bad option, a shape the grid does not split into, or a bad
@@ -209,9 +216,13 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
     for case in cases:
         if not isinstance(case, SimCase):
             raise TypeError(f"run_mesh_cases takes SimCase objects (see make_case), not {case!r}")
+    if case_faults is not None and len(case_faults) != len(cases):
+        raise ValueError(f"case_faults has {len(case_faults)} entries for {len(cases)} cases")
     _check_options(simulator, storage, waves)
     shape = shape if isinstance(shape, MeshShape) else MeshShape.parse(str(shape))
-    spec = faults if isinstance(faults, FaultSpec) else FaultSpec.parse(faults or "none")
+    spec = _spec(faults)
+    case_specs = [spec if case_faults is None else _spec(case_faults[i])
+                  for i in range(len(cases))]
     groups = {}
     for index, case in enumerate(cases):
         design = MeshDesign.for_grid(case.width, case.height, shape, lanes=lanes, ddr=ddr,
@@ -224,12 +235,13 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
         build = build_mesh(design, simulator=simulator,
                            waves=None if waves is None else _runner.wave_format(waves),
                            quiet=quiet)
-        mesh = design.gateware()
+        from ..hdl.mesh import mesh_links
         job = {"format": MESH_JOB_FORMAT, "cols": shape.cols, "rows": shape.rows,
                "tile_width": design.tile_width, "tile_height": design.tile_height,
-               "lanes": lanes, "ddr": ddr, "links": [list(link) for link in mesh.link_list()],
+               "lanes": lanes, "ddr": ddr, "links": [list(link) for link in mesh_links(shape.cols, shape.rows)],
                "faults": str(spec), "clock_ns": 10, "stall_cycles": stall_cycles,
                "cases": [{"name": cases[i].name,
+                          "faults": str(case_specs[i]),
                           "luts": [int(v) for v in cases[i].config.luts.reshape(-1)],
                           "inputs": [list(e) for e in cases[i].inputs],
                           "expected": None if cases[i].expected is None
@@ -238,7 +250,7 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
                                          test_module=TEST_MODULE)
         for i, raw in zip(indices, out["cases"]):
             results[i] = MeshResult(
-                name=raw["name"], simulator=simulator, design=design, faults=spec,
+                name=raw["name"], simulator=simulator, design=design, faults=case_specs[i],
                 steps=raw["steps"], outputs=[tuple(o) for o in raw["outputs"]],
                 mismatches=[Mismatch(*m) for m in raw["mismatches"]],
                 emulator_mismatches=[Mismatch(*m) for m in raw["emulator_mismatches"]],

@@ -8,7 +8,7 @@ Loaded by cocotb inside the simulator (the runner passes it as ``test_module``).
      "links": [[col, row, side], ...], "faults": "<FaultSpec text>", "clock_ns": 10,
      "stall_cycles": 20000,
      "cases": [{"name", "luts": [... global grid, H*W*4 tables ...], "inputs": [[n, e, s, w]],
-                "expected": [[n, e, s, w]] or null}]}
+                "expected": [[n, e, s, w]] or null, "faults": optional, overrides the job's}]}
 
 For every case, in one simulation: starts every tile's clock (neighbouring tiles at different
 rates when the fault spec says ``clock=R``), resets the mesh, loads each tile's slice of the
@@ -66,10 +66,11 @@ class MeshBench:
         self.height = self.shape.rows * self.tile_h
         self.lanes, self.ddr = job["lanes"], job["ddr"]
         self.links = [tuple(link) for link in job["links"]]
-        self.spec = FaultSpec.parse(job.get("faults") or "none")
+        self.spec = self.job_spec = FaultSpec.parse(job.get("faults") or "none")
         self.period_ns = job.get("clock_ns", 10)
         self.stall_cycles = job.get("stall_cycles", 20000)
         self.tiles = list(self.shape.chips())           # (col, row), index = row * cols + col
+        self._clock_tasks = []
         self.clocks = [getattr(dut, f"clk_{i}") for i in range(len(self.tiles))]
         self.falling = [FallingEdge(c) for c in self.clocks]
         self.ports = [ConfigPort(dut, f"cfg__{i}__", self.falling[i])
@@ -87,6 +88,17 @@ class MeshBench:
         ratio = self.spec.clock if (col + row) % 2 else 1.0
         return int(round(self.period_ns * 1000 * ratio / 4)) * 4
 
+    def use_faults(self, spec):
+        """Faults of the next case (a :class:`~bitgrid.faults.FaultSpec`); the clocks restart at
+        the next :meth:`reset` if the clock ratio changes."""
+        if self._started and spec.clock != self.spec.clock:
+            for task in self._clock_tasks:
+                task.cancel()
+            self._clock_tasks = []
+            self._started = False
+        self.spec = spec
+        self.rng = spec.rng("bench")
+
     async def start(self):
         """Drive every input, start the clocks (low first) and hold reset."""
         if self._started:
@@ -102,9 +114,11 @@ class MeshBench:
         for index, clock in enumerate(self.clocks):
             clock.value = 0
             period = self.period_ps(index)
-            cocotb.start_soon(Clock(clock, period, unit="ps").start(start_high=False))
+            self._clock_tasks.append(cocotb.start_soon(
+                Clock(clock, period, unit="ps").start(start_high=False)))
             if self.ddr:
-                cocotb.start_soon(self._clock90(getattr(dut, f"clk90_{index}"), period))
+                self._clock_tasks.append(cocotb.start_soon(
+                    self._clock90(getattr(dut, f"clk90_{index}"), period)))
         await RisingEdge(self.clocks[0])
         self._started = True
 
@@ -248,6 +262,8 @@ async def run_case(bench, case):
     inputs = [Edges(*i) for i in case["inputs"]]
     expected = case.get("expected")
     expected = None if expected is None else [Edges(*o) for o in expected]
+    faults = case.get("faults")
+    bench.use_faults(bench.job_spec if faults is None else FaultSpec.parse(faults))
     await bench.reset()
     valid, error, readback = await bench.load(config)
     bench.arm_faults()
@@ -285,6 +301,7 @@ async def run_case(bench, case):
         "readback_errors": readback,
         "subcycles": bench.subcycles(),
         "stalled": stalled,
+        "faults": str(bench.spec),
         "links": status,
         "stalls": stalls,
         "step_cycles": step_cycles,

@@ -639,6 +639,9 @@ class LinkPhy(wiring.Component):
         Consecutive valid symbols (one of them ALIGN) that lock a lane (default 8).
     ports : object or None
         I/O ports on a real platform (see above).
+    fault_seed : int
+        Seed of the fault models' random generators (default 1); give every link of a mesh
+        its own, or their faults strike in the same cycles.
 
     Members
     -------
@@ -663,7 +666,7 @@ class LinkPhy(wiring.Component):
     """
 
     def __init__(self, lanes, *, ddr=False, faults=False, align_interval=16, lock_count=8,
-                 ports=None):
+                 ports=None, fault_seed=1):
         self._lanes = _check_lanes(lanes)
         self._ddr = _check_bool("ddr", ddr)
         self._k = 2 if ddr else 1
@@ -671,6 +674,9 @@ class LinkPhy(wiring.Component):
         self._align_interval = _check_align_interval(align_interval)
         self._lock_count = _check_lock_count(lock_count, align_interval)
         self._ports = ports
+        if isinstance(fault_seed, bool) or not isinstance(fault_seed, int) or fault_seed < 0:
+            raise ValueError(f"fault_seed must be a non-negative integer, not {fault_seed!r}")
+        self._fault_seed = fault_seed
         members = {
             "tx": In(SymbolStream()),
             "rx": Out(SymbolStream(always_ready=True)),
@@ -713,12 +719,12 @@ class LinkPhy(wiring.Component):
         bits = tx.o
         if self._faults:
             BitFaults, FrameFaults = _fault_stages()
-            m.submodules.frame_faults = frame_faults = FrameFaults()
+            m.submodules.frame_faults = frame_faults = FrameFaults(seed=self._fault_seed)
             connect(m, flipped(self.tx), frame_faults.i)
             connect(m, frame_faults.o, tx.i)
             m.d.comb += [frame_faults.drop.eq(self.faults.drop),
                          frame_faults.duplicate.eq(self.faults.duplicate)]
-            m.submodules.bit_faults = bit_faults = BitFaults(lanes, k)
+            m.submodules.bit_faults = bit_faults = BitFaults(lanes, k, seed=self._fault_seed)
             m.d.comb += bit_faults.i.eq(tx.o)
             connect(m, flipped(self.faults), bit_faults.ctl)
             bits = bit_faults.o
