@@ -5,8 +5,11 @@ drives a :class:`~bitgrid.hdl.grid.Grid` (configuration port, step, edge buses).
 * :class:`ProtocolEngine`: COBS decoding into a frame buffer with the link CRC checked on the
   fly, the command dispatcher, a staging memory for configuration frames (a load replaces the
   running configuration only after the whole staged set has passed its CRC), the answer with its
-  CRC, COBS-encoded, and the error counters. Its reference is the Python model
-  :class:`bitgrid.host.DeviceModel`: for the same bytes in, the same bytes out.
+  CRC, COBS-encoded into an answer buffer, and the error counters. Its reference is the Python
+  model :class:`bitgrid.host.DeviceModel`: for the same bytes in, the same bytes out. The
+  three buffers are ``amaranth.lib.memory.Memory`` with synchronous read ports, marked for
+  block RAM (SB_RAM40_4K, DP16KD, Gowin BSRAM); the engine reads and writes them a byte a
+  cycle, so it has no wide multiplexers over frame bytes (``docs/resources.md``).
 * :class:`HostController`: UART + engine + grid, what a board top instantiates.
 """
 
@@ -44,8 +47,8 @@ class UARTReceiver(wiring.Component):
     The line is sampled in the middle of each bit, ``divisor`` cycles apart, after a start bit
     that is still low half a bit after its falling edge. A byte appears on :attr:`data` (a
     stream without back pressure: ``valid`` is high for one cycle) 3 cycles after the middle of
-    its stop bit (2 of them in the input synchroniser); a low stop bit pulses :attr:`error` instead, and the receiver waits for the
-    line to go high again.
+    its stop bit (2 of them in the input synchroniser); a low stop bit pulses :attr:`error`
+    instead, and the receiver waits for the line to go high again.
 
     Members
     -------
@@ -155,6 +158,10 @@ class ProtocolEngine(wiring.Component):
     It handles one request at a time: bytes that arrive while it executes or answers a request
     are dropped up to the next delimiter. Answers are byte for byte those of
     :class:`bitgrid.host.DeviceModel`.
+
+    Every output to the grid is a register (``step``, and the configuration port's row,
+    address, frame and write enable): they fan out to every cell. ``step`` is high one cycle
+    per requested subcycle, while the engine is in its STEP state.
 
     Parameters
     ----------

@@ -154,6 +154,9 @@ class MeshTile(wiring.Component):
         Width of :attr:`subcycle` and :attr:`limit` in bits.
     fault_seed : int
         With ``faults``: the fault models of side ``d`` are seeded with ``4 * fault_seed + d``.
+    line_delay : int
+        Extra transmit latency of every link in cycles (simulation of longer lines, see
+        :class:`~bitgrid.hdl.link.phy.LinkPhy`).
 
     Members
     -------
@@ -188,7 +191,8 @@ class MeshTile(wiring.Component):
     """
 
     def __init__(self, width, height, *, links="", lanes=1, ddr=False, storage="ff",
-                 faults=False, replay_depth=4, timeout=256, counter_width=32, fault_seed=1):
+                 faults=False, replay_depth=4, timeout=256, counter_width=32, fault_seed=1,
+                 line_delay=0):
         self._width, self._height = check_grid_size(width, height)
         self._links = _check_links(links)
         if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
@@ -204,6 +208,7 @@ class MeshTile(wiring.Component):
         self._replay_depth = replay_depth
         self._timeout = timeout
         self._fault_seed = fault_seed
+        self._line_delay = line_delay
         members = {
             "cfg": In(ConfigSignature(width, height)),
             "n_in": In(width), "e_in": In(height), "s_in": In(width), "w_in": In(height),
@@ -275,7 +280,8 @@ class MeshTile(wiring.Component):
             offset = lane_parity_offset(side)
 
             phy = LinkPhy(self._lanes, ddr=self._ddr, faults=self._faults,
-                          fault_seed=self._fault_seed * 4 + SIDES.index(side))
+                          fault_seed=self._fault_seed * 4 + SIDES.index(side),
+                          line_delay=self._line_delay)
             layer = LinkLayer(bits, replay_depth=self._replay_depth, timeout=self._timeout)
             m.submodules[f"phy_{s}"] = phy
             m.submodules[f"layer_{s}"] = layer
@@ -360,7 +366,7 @@ class Mesh(wiring.Component):
         Mesh shape in tiles (positive).
     tile_width, tile_height : int
         Tile size in cells (even).
-    lanes, ddr, storage, faults, replay_depth, timeout, counter_width
+    lanes, ddr, storage, faults, replay_depth, timeout, counter_width, line_delay
         As :class:`MeshTile`.
 
     Members
@@ -386,7 +392,8 @@ class Mesh(wiring.Component):
     """
 
     def __init__(self, cols, rows, tile_width, tile_height, *, lanes=1, ddr=False,
-                 storage="ff", faults=False, replay_depth=4, timeout=256, counter_width=32):
+                 storage="ff", faults=False, replay_depth=4, timeout=256, counter_width=32,
+                 line_delay=0):
         for name, value in (("cols", cols), ("rows", rows)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"Mesh {name} must be a positive integer, not {value!r}")
@@ -394,7 +401,7 @@ class Mesh(wiring.Component):
         self._tile = check_grid_size(tile_width, tile_height)
         self._options = dict(lanes=lanes, ddr=ddr, storage=storage, faults=faults,
                              replay_depth=replay_depth, timeout=timeout,
-                             counter_width=counter_width)
+                             counter_width=counter_width, line_delay=line_delay)
         self._tiles = [MeshTile(tile_width, tile_height, links=self._tile_links(c, r),
                                 fault_seed=1 + r * cols + c, **self._options)
                        for r in range(rows) for c in range(cols)]

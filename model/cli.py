@@ -299,6 +299,32 @@ def emulate(bitstream, vectors, inputs, steps, as_json):
     sys.exit(_verdict(case.name, mismatches, len(stream)))
 
 
+class MeshType(click.ParamType):
+    """A mesh shape ``COLSxROWS`` (chips across x chips down)."""
+    name = "COLSxROWS"
+
+    def convert(self, value, param, ctx):
+        from .mesh import MeshShape
+        try:
+            return MeshShape.parse(value)
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
+class FaultsType(click.ParamType):
+    """A link fault spec (:meth:`bitgrid.faults.FaultSpec.parse`)."""
+    name = "SPEC"
+
+    def convert(self, value, param, ctx):
+        from .faults import FaultSpec
+        if isinstance(value, FaultSpec):
+            return value
+        try:
+            return FaultSpec.parse(value)
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
 @main.command()
 @click.argument("bitstream", type=click.Path(dir_okay=False))
 @_run_options
@@ -308,33 +334,70 @@ def emulate(bitstream, vectors, inputs, steps, as_json):
               help="Configuration storage back end of the simulated grid.")
 @click.option("--waves", type=click.Path(dir_okay=False),
               help="Dump waveforms to this file (.fst or .vcd).")
-def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves):
+@click.option("--mesh", type=MeshType(), metavar="COLSxROWS",
+              help="Run on a simulated mesh of COLSxROWS chips joined by links (SPEC section 8): "
+                   "each chip gets its slice of BITSTREAM.")
+@click.option("--faults", type=FaultsType(), metavar="SPEC",
+              help="With --mesh: link faults to inject, e.g. 'flip=1e-3,drop=0.02,dup=0.02,"
+                   "slip=3,skew=2,disconnect=1,clock=1.3,seed=7', or 'all'.")
+@click.option("--lanes", type=click.IntRange(1, 16), default=1, show_default=True,
+              help="With --mesh: data lanes per link direction.")
+@click.option("--ddr", is_flag=True, help="With --mesh: double data rate lanes.")
+@click.option("--line-delay", type=click.IntRange(0, 4096), default=0, show_default=True,
+              help="With --mesh: extra latency of every link, in cycles.")
+def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, mesh, faults,
+        lanes, ddr, line_delay):
     """Run BITSTREAM on the RTL grid in cocotb (Icarus or Verilator).
 
     The bitstream is loaded through the grid's configuration port and read back; every step is
     compared with the reference emulator and, with --vectors, with the file. Exit 0 when all
     match, 1 with a mismatch report otherwise.
+
+    With --mesh the grid is split over a mesh of simulated chips, each loading its slice, that
+    exchange their boundary lanes over simulated LVDS-style links under the lockstep barrier;
+    --faults injects link faults, and the fault and retry counters are printed. Example:
+
+    \b
+      bitgrid sim random_8x8.bgbs --vectors random_8x8.json --mesh 2x2 --faults all
     """
     from .sim import SimulationError, run_case
     bs = _load_bitstream(bitstream)
     if vectors and as_json:
         raise BadInput("--json prints the outputs of --inputs/--steps runs; with --vectors the "
                        "result is the PASS/MISMATCH report")
+    if mesh is None and (faults is not None or lanes != 1 or ddr or line_delay):
+        raise BadInput("--faults, --lanes, --ddr and --line-delay describe the links of a "
+                       "mesh: add --mesh COLSxROWS")
+    if mesh is not None:
+        try:
+            mesh.tile_size(bs.width, bs.height)
+        except ValueError as error:
+            raise BadInput(str(error)) from None
     if waves:
         _check_writable(waves)
     case, stream = _stimulus(bs, vectors, inputs, steps)
     expected = [o for _, o in case.steps[:len(stream)]] if case else None
+    name = case.name if case else "run"
     try:
-        result = run_case(bs.config, stream, expected=expected, simulator=simulator,
-                          storage=storage, waves=waves, name=case.name if case else "run")
+        if mesh is None:
+            result = run_case(bs.config, stream, expected=expected, simulator=simulator,
+                              storage=storage, waves=waves, name=name)
+        else:
+            from .sim.mesh import run_mesh_case
+            result = run_mesh_case(bs.config, stream, mesh, expected=expected, name=name,
+                                   simulator=simulator, storage=storage, waves=waves,
+                                   faults=faults, lanes=lanes, ddr=ddr, line_delay=line_delay)
     except ToolMissingError as error:
         raise BadInput(str(error)) from None
     except SimulationError as error:
         raise BadInput(f"the {simulator} simulation failed to build or run: {error}") from None
-    click.echo(f"{simulator}: {len(stream)} subcycles of a {bs.width} x {bs.height} grid "
-               f"({storage} storage); build {result.build_seconds:.1f} s"
-               f"{' (cached)' if result.build_cached else ''}, run {result.run_seconds:.1f} s",
-               err=case is None)
+    where = (f"a {bs.width} x {bs.height} grid ({storage} storage)" if mesh is None
+             else f"a {bs.width} x {bs.height} grid on a {result.design}")
+    click.echo(f"{simulator}: {len(stream)} subcycles of {where}; build "
+               f"{result.build_seconds:.1f} s{' (cached)' if result.build_cached else ''}, "
+               f"run {result.run_seconds:.1f} s", err=case is None)
+    if mesh is not None:
+        _print_mesh_counters(result, err=case is None)
     if waves:
         click.echo(f"waveforms: {waves}", err=case is None)
     if case is None:
@@ -346,6 +409,23 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves):
         click.echo(f"PASS: {case.name}: all {len(stream)} steps match the vector file and the "
                    "reference emulator; configuration read back intact")
     sys.exit(EXIT_OK)
+
+
+def _print_mesh_counters(result, err):
+    """The fault and retry counters of a mesh run: totals, then one line per link."""
+    injected = result.injected
+    totals = result.totals()
+    click.echo(f"faults: {result.faults.describe()}", err=err)
+    click.echo("injected: " + ", ".join(f"{k} {v}" for k, v in injected.items()) +
+               f"; survived: {'all' if result.ok else 'NOT all'}", err=err)
+    click.echo("link counters: " + ", ".join(f"{k} {v}" for k, v in totals.items()
+                                             if k not in injected), err=err)
+    click.echo(f"rate: {result.cycles_per_subcycle:.1f} cycles per subcycle (tile 0's clock); "
+               f"barrier stalls per tile: {', '.join(map(str, result.stalls))}", err=err)
+    for link in result.links:
+        col, row, side = link["link"]
+        busy = ", ".join(f"{k} {v}" for k, v in link.items() if k not in ("link", "aligned") and v)
+        click.echo(f"  chip ({col},{row}) {side}: {busy or 'no traffic'}", err=err)
 
 
 @main.group()
@@ -406,18 +486,6 @@ def convert(source, destination, order):
         file.write(data)
     click.echo(f"wrote {destination}: {bs.width} x {bs.height}, {out.order.label} "
                f"(was {bs.order.label}), payload CRC32 0x{out.crc32:08x}")
-
-
-class MeshType(click.ParamType):
-    """A mesh shape ``COLSxROWS`` (chips across x chips down)."""
-    name = "COLSxROWS"
-
-    def convert(self, value, param, ctx):
-        from .mesh import MeshShape
-        try:
-            return MeshShape.parse(value)
-        except ValueError as error:
-            self.fail(str(error), param, ctx)
 
 
 @bitstream.command("slice")

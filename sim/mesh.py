@@ -35,6 +35,8 @@ class MeshDesign:
     :attr tile_width, tile_height: cells per chip (even).
     :attr lanes: data lanes per link direction; :attr ddr: double data rate.
     :attr storage: grid storage back end; :attr faults: fault models built in.
+    :attr replay_depth, timeout: link layer parameters (frames, cycles).
+    :attr line_delay: extra transmit latency of every link (cycles).
     """
     shape: MeshShape
     tile_width: int
@@ -45,6 +47,7 @@ class MeshDesign:
     faults: bool = True
     replay_depth: int = 4
     timeout: int = 256
+    line_delay: int = 0
 
     @classmethod
     def for_grid(cls, width, height, shape, **options):
@@ -68,16 +71,19 @@ class MeshDesign:
         from ..hdl.mesh import Mesh
         return Mesh(self.shape.cols, self.shape.rows, self.tile_width, self.tile_height,
                     lanes=self.lanes, ddr=self.ddr, storage=self.storage, faults=self.faults,
-                    replay_depth=self.replay_depth, timeout=self.timeout)
+                    replay_depth=self.replay_depth, timeout=self.timeout,
+                    line_delay=self.line_delay)
 
     @property
     def stem(self):
         return (f"mesh-{self.shape}-{self.tile_width}x{self.tile_height}-{self.storage}"
-                f"-{self.lanes}{'ddr' if self.ddr else 'sdr'}{'-faults' if self.faults else ''}")
+                f"-{self.lanes}{'ddr' if self.ddr else 'sdr'}{'-faults' if self.faults else ''}"
+                f"{f'-d{self.line_delay}' if self.line_delay else ''}")
 
     def __str__(self):
         return (f"{self.shape} mesh of {self.tile_width}x{self.tile_height} {self.storage} tiles, "
-                f"{self.lanes} {'DDR' if self.ddr else 'SDR'} lane(s) per link")
+                f"{self.lanes} {'DDR' if self.ddr else 'SDR'} lane(s) per link"
+                f"{f', line delay {self.line_delay} cycles' if self.line_delay else ''}")
 
 
 def mesh_verilog_file(design, *, quiet=False):
@@ -197,7 +203,7 @@ def _spec(faults):
 
 def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, storage="ff",
                    faults=None, case_faults=None, waves=None, keep=False, quiet=False,
-                   stall_cycles=20000):
+                   stall_cycles=20000, line_delay=0, replay_depth=4, timeout=256):
     """Run :class:`~bitgrid.sim.api.SimCase` s (global configurations, see
     :func:`~bitgrid.sim.api.make_case`) on a simulated mesh of ``shape`` chips.
 
@@ -207,6 +213,7 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
     :param case_faults: optional list, one fault spec per case, overriding ``faults`` (so that
         one simulator process runs several fault scenarios).
     :param stall_cycles: cycles without progress after which a case is reported as stalled.
+    :param line_delay, replay_depth, timeout: see :class:`MeshDesign`.
     :returns: list of :class:`MeshResult`.
     :raises ValueError: for a bad option, a shape the grid does not split into, or a bad
         fault spec.
@@ -226,7 +233,8 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
     groups = {}
     for index, case in enumerate(cases):
         design = MeshDesign.for_grid(case.width, case.height, shape, lanes=lanes, ddr=ddr,
-                                     storage=storage)
+                                     storage=storage, line_delay=line_delay,
+                                     replay_depth=replay_depth, timeout=timeout)
         groups.setdefault(design, []).append(index)
     if waves is not None and len(groups) > 1:
         raise ValueError("A waveform file holds one grid size; run the sizes separately")

@@ -642,6 +642,10 @@ class LinkPhy(wiring.Component):
     fault_seed : int
         Seed of the fault models' random generators (default 1); give every link of a mesh
         its own, or their faults strike in the same cycles.
+    line_delay : int
+        Extra transmit latency in ``sync`` cycles (default 0): a register pipeline on the line
+        bits before the output buffers, standing for a longer cable or a SerDes, so that
+        simulations and benchmarks can vary the link latency.
 
     Members
     -------
@@ -666,7 +670,7 @@ class LinkPhy(wiring.Component):
     """
 
     def __init__(self, lanes, *, ddr=False, faults=False, align_interval=16, lock_count=8,
-                 ports=None, fault_seed=1):
+                 ports=None, fault_seed=1, line_delay=0):
         self._lanes = _check_lanes(lanes)
         self._ddr = _check_bool("ddr", ddr)
         self._k = 2 if ddr else 1
@@ -677,6 +681,11 @@ class LinkPhy(wiring.Component):
         if isinstance(fault_seed, bool) or not isinstance(fault_seed, int) or fault_seed < 0:
             raise ValueError(f"fault_seed must be a non-negative integer, not {fault_seed!r}")
         self._fault_seed = fault_seed
+        if isinstance(line_delay, bool) or not isinstance(line_delay, int) \
+                or not 0 <= line_delay <= 4096:
+            raise ValueError(f"line_delay must be an integer between 0 and 4096 cycles, "
+                             f"not {line_delay!r}")
+        self._line_delay = line_delay
         members = {
             "tx": In(SymbolStream()),
             "rx": Out(SymbolStream(always_ready=True)),
@@ -733,6 +742,10 @@ class LinkPhy(wiring.Component):
                     getattr(bit_faults.counters, name) | getattr(frame_faults.counters, name))
         else:
             connect(m, flipped(self.tx), tx.i)
+        for stage in range(self._line_delay):
+            delayed = Signal.like(bits, name=f"line_delay_{stage}")
+            m.d.sync += delayed.eq(bits)
+            bits = delayed
 
         m.submodules.tx_data = tx_data = OutputBuffer(lanes, ddr=ddr, port=port("tx_data"))
         if ddr:
