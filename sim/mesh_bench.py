@@ -92,8 +92,8 @@ class MeshBench:
         """Faults of the next case (a :class:`~bitgrid.faults.FaultSpec`); the clocks restart at
         the next :meth:`reset` if the clock ratio changes."""
         if self._started and spec.clock != self.spec.clock:
-            for task in self._clock_tasks:
-                task.cancel()
+            for clock in self._clock_tasks:
+                clock.stop()
             self._clock_tasks = []
             self._started = False
         self.spec = spec
@@ -114,19 +114,29 @@ class MeshBench:
         for index, clock in enumerate(self.clocks):
             clock.value = 0
             period = self.period_ps(index)
-            self._clock_tasks.append(cocotb.start_soon(
-                Clock(clock, period, unit="ps").start(start_high=False)))
-            if self.ddr:
-                self._clock_tasks.append(cocotb.start_soon(
-                    self._clock90(getattr(dut, f"clk90_{index}"), period)))
+            driver = Clock(clock, period, unit="ps")
+            driver.start(start_high=False)
+            self._clock_tasks.append(driver)
+        if self.ddr:
+            # Each quarter-period clock starts a quarter of its period after its tile's clock.
+            starts = [cocotb.start_soon(self._clock90(getattr(dut, f"clk90_{index}"),
+                                                      self.period_ps(index),
+                                                      self.period_ps(index) // 4))
+                      for index in range(len(self.tiles))]
+            for task in starts:
+                self._clock_tasks.append(await task)
         await RisingEdge(self.clocks[0])
         self._started = True
 
     @staticmethod
-    async def _clock90(handle, period):
+    async def _clock90(handle, period, delay):
+        """Start a clock of ``period`` on ``handle`` after ``delay`` ps; returns the driver."""
         handle.value = 0
-        await Timer(period // 4, unit="ps")
-        await Clock(handle, period, unit="ps").start(start_high=False)
+        if delay:
+            await Timer(delay, unit="ps")
+        driver = Clock(handle, period, unit="ps")
+        driver.start(start_high=False)
+        return driver
 
     async def reset(self):
         """Reset every tile (grid, links) for a few cycles of the slowest clock."""

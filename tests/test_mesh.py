@@ -1,0 +1,414 @@
+# amaranth: UnusedElaboratable=no
+"""Mesh tiles and simulated meshes (``bitgrid.hdl.mesh``, ``bitgrid.sim.mesh``, SPEC section 8).
+
+* The lane bookkeeping of the link frames, checked against the geometry of SPEC section 2
+  computed here from cell coordinates.
+* :class:`MeshTile` and :class:`Mesh`: constructor checks, members, link order.
+* A lone tile in Amaranth's simulator: without links it runs as a plain grid (compared with the
+  reference emulator); with a link and no neighbour it runs subcycle 0 and then waits at the
+  barrier for ever, counting stalls.
+* Simulated meshes in cocotb, on Icarus and on Verilator: conformance programs and random
+  ones, sliced into tiles, match the reference emulator of the *whole* grid at every subcycle,
+  without faults and under each kind of link fault (bit flips, dropped and duplicated frames,
+  bit slips, lane skew, different clock rates, a disconnect), and the counters show that the
+  faults were injected and survived.
+
+Measured (2 cores): a 2x2 mesh of 4x4 tiles runs about 100 cycles per subcycle without faults;
+a group of nine 24-step cases runs in about 60 s on Icarus. The Verilator build of the 2x2 mesh
+takes about 25 s.
+"""
+
+import json
+import os
+import pathlib
+import random
+import shutil
+
+import pytest
+from amaranth.hdl import Fragment, Shape
+from click.testing import CliRunner
+
+from bitgrid import Configuration, Edges, Emulator
+from bitgrid.cli import main
+from bitgrid.faults import FaultSpec
+from bitgrid.hdl.link import LanePinsSignature
+from bitgrid.hdl.mesh import (Mesh, MeshTile, fresh_lanes, lane_parity_offset, mesh_links,
+                              tile_links)
+from bitgrid.mesh import MeshEmulator, MeshShape
+from bitgrid.sim.api import make_case
+from bitgrid.sim.mesh import MeshDesign, run_mesh_cases, run_mesh_vector_files
+from conftest import conformance_dir, load_conformance
+from gateware_util import raises_exactly, simulate
+
+SIMULATORS = ("icarus", "verilator")
+MARKS = {"icarus": pytest.mark.icarus, "verilator": pytest.mark.verilator}
+
+
+# --- Lane bookkeeping against SPEC section 2 ------------------------------------------------------
+
+def _boundary_cell(side, lane, width, height):
+    """The cell whose output leaves on ``side`` at ``lane`` (SPEC section 2)."""
+    return {"N": (lane, 0), "S": (lane, height - 1), "W": (0, lane),
+            "E": (width - 1, lane)}[side]
+
+
+@pytest.mark.parametrize("width, height", [(2, 2), (4, 4), (4, 6), (8, 2)])
+@pytest.mark.parametrize("side", "NESW")
+def test_lane_parity_offset(side, width, height):
+    lanes = width if side in "NS" else height
+    for lane in range(lanes):
+        x, y = _boundary_cell(side, lane, width, height)
+        assert (x + y) % 2 == (lane + lane_parity_offset(side)) % 2
+
+
+@pytest.mark.parametrize("width, height", [(4, 4), (2, 6), (6, 2)])
+@pytest.mark.parametrize("side, peer", [("E", "W"), ("W", "E"), ("S", "N"), ("N", "S")])
+def test_fresh_lanes_follow_the_global_parity(side, peer, width, height):
+    """Two tiles side by side in a global grid: the frame of subcycle ``t`` carries the lanes
+    whose sending cell updated in ``t`` (global parity ``t % 2``), and those are exactly the
+    lanes whose receiving cell updates in ``t + 1``."""
+    lanes = width if side in "NS" else height
+    # Global offsets of the two tiles (even, SPEC section 4).
+    dx, dy = {"E": (width, 0), "W": (-width, 0), "S": (0, height), "N": (0, -height)}[side]
+    for t in range(4):
+        sent = fresh_lanes(side, lanes, t)
+        expect_sent = [i for i in range(lanes)
+                       if sum(_boundary_cell(side, i, width, height)) % 2 == t % 2]
+        assert sent == expect_sent
+        receivers = []
+        for i in range(lanes):
+            x, y = _boundary_cell(peer, i, width, height)
+            if (x + dx + y + dy) % 2 == (t + 1) % 2:
+                receivers.append(i)
+        assert receivers == sent
+        assert len(sent) == lanes // 2
+
+
+def test_tile_links_and_order():
+    assert [tile_links(2, 2, c, r) for r in range(2) for c in range(2)] == ["ES", "SW", "NE",
+                                                                          "NW"]
+    assert tile_links(1, 1, 0, 0) == ""
+    assert tile_links(3, 1, 1, 0) == "EW"
+    assert mesh_links(2, 2) == [(0, 0, "E"), (0, 0, "S"), (1, 0, "S"), (1, 0, "W"),
+                                (0, 1, "N"), (0, 1, "E"), (1, 1, "N"), (1, 1, "W")]
+    assert mesh_links(2, 1) == [(0, 0, "E"), (1, 0, "W")]
+
+
+# --- Constructors -----------------------------------------------------------------------------
+
+class TestMeshTile:
+    def test_members(self):
+        tile = MeshTile(4, 6, links="WE", lanes=2)
+        assert tile.links == "EW"
+        assert (tile.width, tile.height, tile.lanes) == (4, 6, 2)
+        assert tile.payload_bits("E") == 3 and tile.payload_bits("N") == 2
+        members = tile.signature.members
+        assert members["link_e"].signature == LanePinsSignature(2)
+        assert "link_n" not in members and "faults_e" not in members
+        assert Shape.cast(members["limit"].shape).width == 32
+        assert Shape.cast(members["n_in"].shape).width == 4 and Shape.cast(members["e_in"].shape).width == 6
+        Fragment.get(tile, None)
+
+    def test_faults_members(self):
+        tile = MeshTile(4, 4, links="N", faults=True)
+        assert "faults_n" in tile.signature.members
+        assert "flips" in tile.signature.members["status_n"].signature.members
+
+    @pytest.mark.parametrize("links", ["X", "NN", 3, "nesw"])
+    def test_bad_links(self, links):
+        with raises_exactly(ValueError, f"links must be a string of distinct sides from 'NESW', "
+                                        f"not {links!r}"):
+            MeshTile(4, 4, links=links)
+
+    @pytest.mark.parametrize("lanes", [0, -1, 1.5, True])
+    def test_bad_lanes(self, lanes):
+        with raises_exactly(ValueError, f"lanes must be a positive integer, not {lanes!r}"):
+            MeshTile(4, 4, lanes=lanes)
+
+    def test_bad_counter_width(self):
+        with raises_exactly(ValueError, "counter_width must be an integer of at least 9 bits, "
+                                        "not 8"):
+            MeshTile(4, 4, counter_width=8)
+
+    def test_bad_size(self):
+        with pytest.raises(ValueError, match="must be even"):
+            MeshTile(3, 4)
+
+
+class TestMesh:
+    def test_members(self):
+        mesh = Mesh(2, 2, 4, 4, faults=True)
+        assert (mesh.width, mesh.height) == (8, 8)
+        assert mesh.link_list() == mesh_links(2, 2)
+        members = mesh.signature.members
+        assert Shape.cast(members["n_in"].shape).width == 8 and Shape.cast(members["e_out"].shape).width == 8
+        assert "clk_3" in members and "clk_4" not in members and "clk90_0" not in members
+        assert Shape.cast(members["rst"].shape).width == 4
+        assert members["status"].dimensions == (8,)
+        assert members["faults"].dimensions == (8,)
+
+    def test_ddr_has_quarter_clocks(self):
+        assert "clk90_1" in Mesh(2, 1, 2, 2, ddr=True).signature.members
+
+    def test_single_tile_has_no_links(self):
+        members = Mesh(1, 1, 2, 2).signature.members
+        assert "status" not in members and "faults" not in members
+
+    @pytest.mark.parametrize("cols, rows", [(0, 1), (1, -1), (True, 1)])
+    def test_bad_shape(self, cols, rows):
+        name, value = ("cols", cols) if not (isinstance(cols, int) and cols >= 1
+                                             and not isinstance(cols, bool)) else ("rows", rows)
+        with raises_exactly(ValueError, f"Mesh {name} must be a positive integer, not "
+                                        f"{value!r}"):
+            Mesh(cols, rows, 2, 2)
+
+
+# --- A lone tile in Amaranth's simulator --------------------------------------------------------
+
+async def _load(ctx, cfg_port, config):
+    ctx.set(cfg_port.begin, 1)
+    await ctx.tick()
+    ctx.set(cfg_port.begin, 0)
+    for row, address, frame in config.frames():
+        ctx.set(cfg_port.row, row)
+        ctx.set(cfg_port.addr, address)
+        ctx.set(cfg_port.w_data, frame)
+        ctx.set(cfg_port.w_en, 1)
+        await ctx.tick().until(cfg_port.w_ready)
+    ctx.set(cfg_port.w_en, 0)
+    ctx.set(cfg_port.crc, config.frames_crc())
+    ctx.set(cfg_port.commit, 1)
+    await ctx.tick().until(cfg_port.w_ready)
+    ctx.set(cfg_port.commit, 0)
+    await ctx.tick()
+    assert ctx.get(cfg_port.valid) == 1
+
+
+def test_tile_without_links_runs_as_a_grid():
+    config = Configuration.random(4, 4, seed=5)
+    rng = random.Random(5)
+    inputs = [Edges(rng.getrandbits(4), rng.getrandbits(4), rng.getrandbits(4),
+                    rng.getrandbits(4)) for _ in range(12)]
+    expected = Emulator(config).run(inputs)
+    dut = MeshTile(4, 4)
+    seen = []
+
+    async def testbench(ctx):
+        await _load(ctx, dut.cfg, config)
+        for t, edges in enumerate(inputs):
+            for port, word in zip((dut.n_in, dut.e_in, dut.s_in, dut.w_in), edges):
+                ctx.set(port, word)
+            ctx.set(dut.limit, t + 1)
+            await ctx.tick()
+            assert ctx.get(dut.subcycle) == t + 1
+            await ctx.tick()                      # budget spent: no step in this cycle
+            assert ctx.get(dut.subcycle) == t + 1
+            seen.append(Edges(*(ctx.get(p) for p in (dut.n_out, dut.e_out, dut.s_out,
+                                                     dut.w_out))))
+        assert ctx.get(dut.stalls) == 0
+
+    simulate(dut, testbench, name="mesh_tile_alone")
+    assert seen == expected
+
+
+def test_tile_waits_at_the_barrier_for_its_neighbour():
+    """With a link to a neighbour that never answers, subcycle 0 runs (it needs only the reset
+    state) and subcycle 1 never does; the tile counts the cycles it waits."""
+    config = Configuration.random(4, 4, seed=6)
+    dut = MeshTile(4, 4, links="E")
+
+    async def testbench(ctx):
+        await _load(ctx, dut.cfg, config)
+        ctx.set(dut.limit, 10)
+        for _ in range(200):
+            await ctx.tick()
+        assert ctx.get(dut.subcycle) == 1
+        assert 195 <= ctx.get(dut.stalls) <= 200
+        assert ctx.get(dut.status_e.aligned) == 0
+
+    simulate(dut, testbench, name="mesh_tile_barrier")
+
+
+# --- Simulated meshes in cocotb ---------------------------------------------------------------
+
+def _random_case(width, height, steps, seed, name):
+    rng = random.Random(seed)
+    config = Configuration.random(width, height, seed=seed)
+    inputs = [(rng.getrandbits(width), rng.getrandbits(height), rng.getrandbits(width),
+               rng.getrandbits(height)) for _ in range(steps)]
+    return make_case(config, inputs, name=name)
+
+
+def _conformance_case(name):
+    case = load_conformance(name)
+    return make_case(case.load_bitstream().config, case.inputs, expected=case.outputs,
+                     name=case.name)
+
+
+#: One scenario per fault kind: (spec, counters that must be > 0 after it).
+FAULT_SCENARIOS = [
+    ("none", ()),
+    ("flip=2e-3", ("flips", "retransmits")),
+    ("drop=0.05", ("drops", "retransmits", "timeouts")),
+    ("dup=0.05", ("duplicates", "sequence_errors")),
+    ("slip=3", ("slips", "align_losses")),
+    ("clock=1.6", ()),
+    ("disconnect=1", ("disconnects", "align_losses")),
+    ("all,seed=5", ("flips", "drops", "duplicates", "slips", "disconnects", "retransmits")),
+]
+
+
+def _check(results):
+    report = "\n".join(r.summary() for r in results if not r.ok)
+    assert not report, report
+
+
+def _check_faults(results, scenarios):
+    for result, (spec, must) in zip(results, scenarios):
+        totals = result.totals()
+        for name in must:
+            assert totals[name] > 0, f"{spec}: no {name} ({totals})"
+        parsed = FaultSpec.parse(spec)
+        if parsed.slip:
+            assert totals["slips"] == parsed.slip
+        if parsed.disconnect:
+            assert totals["disconnects"] == parsed.disconnect
+        if not parsed.enabled:
+            # A clean line: every frame sent once, nothing lost or repeated.
+            assert (totals["retransmits"], totals["crc_errors"], totals["sequence_errors"],
+                    totals["align_losses"]) == (0, 0, 0, 0)
+            assert sum(totals[k] for k in ("flips", "slips", "drops", "duplicates",
+                                           "disconnects")) == 0
+        # One frame per link and subcycle (the last one may still be on its way).
+        assert totals["frames_sent"] >= len(result.links) * (result.steps - 1)
+
+
+@pytest.mark.parametrize("simulator", [pytest.param(s, marks=MARKS[s]) for s in SIMULATORS])
+def test_mesh_2x2_matches_the_emulator_under_every_fault(simulator):
+    """The shared random_8x8 case on 2 x 2 chips of 4 x 4 cells (clean links), then one random
+    8 x 8 program per fault scenario: every subcycle's global edge outputs equal the 8 x 8
+    reference emulator's, and the counters show the injected faults."""
+    cases = [_conformance_case("random_8x8")]
+    cases += [_random_case(8, 8, 24, 100 + i, spec) for i, (spec, _) in
+              enumerate(FAULT_SCENARIOS)]
+    scenarios = [("none", ())] + FAULT_SCENARIOS
+    results = run_mesh_cases(cases, "2x2", simulator=simulator,
+                             case_faults=[s for s, _ in scenarios], quiet=True)
+    _check(results)
+    _check_faults(results, scenarios)
+    clock = results[1 + [s for s, _ in FAULT_SCENARIOS].index("clock=1.6")]
+    assert len(set(clock.stalls)) > 1      # tiles at two clock rates wait different amounts
+
+
+def _multilane_params():
+    return [pytest.param("icarus", marks=MARKS["icarus"]),
+            pytest.param("verilator", marks=[MARKS["verilator"], pytest.mark.slow])]
+
+
+@pytest.mark.parametrize("simulator", _multilane_params())
+def test_mesh_two_ddr_lanes_with_skew(simulator):
+    """Two DDR lanes per link on a 2 x 1 mesh: lane skew (absorbed by the deskew) and every
+    fault at once."""
+    scenarios = [("none", ()), ("skew=6", ()), ("all,skew=6,seed=3",
+                                                 ("flips", "slips", "retransmits"))]
+    cases = [_random_case(8, 4, 24, 200 + i, spec) for i, (spec, _) in enumerate(scenarios)]
+    results = run_mesh_cases(cases, "2x1", simulator=simulator, lanes=2, ddr=True,
+                             case_faults=[s for s, _ in scenarios], quiet=True)
+    _check(results)
+    _check_faults(results, scenarios)
+
+
+#: Conformance cases and the mesh shapes their grids split into (even tiles).
+CONFORMANCE_MESHES = [("random_8x8", "2x2"), ("adder8", "1x2"), ("edge_io_hello", "2x2"),
+                      ("identity_we_9lane", "2x1"), ("random_32x32", "2x2"),
+                      ("adder8_snake", "1x2")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("simulator", [pytest.param(s, marks=MARKS[s]) for s in SIMULATORS])
+@pytest.mark.parametrize("name, shape", CONFORMANCE_MESHES)
+def test_conformance_on_a_mesh_with_faults(simulator, name, shape):
+    """Every conformance program whose grid splits, on a mesh, with every fault kind at once."""
+    path = os.path.join(conformance_dir(), f"{name}.json")
+    results = run_mesh_vector_files([path], shape, simulator=simulator, faults="all,seed=11",
+                                    quiet=True)
+    _check(results)
+
+
+def test_mesh_emulator_agrees_with_the_cocotb_outputs():
+    """The software mesh (per-chip emulators exchanging lanes) gives the same outputs as one
+    emulator: the reference the gateware mesh is compared with is the whole grid's."""
+    case = load_conformance("random_8x8")
+    config = case.load_bitstream().config
+    mesh = MeshEmulator(config, MeshShape(2, 2))
+    assert [mesh.step(e) for e in case.inputs] == case.outputs
+
+
+# --- Options and the command line -------------------------------------------------------------
+
+def test_design_for_grid():
+    design = MeshDesign.for_grid(16, 8, "2x2", lanes=2, ddr=True)
+    assert (design.tile_width, design.tile_height, design.width, design.height) == (8, 4, 16, 8)
+    assert design.stem == "mesh-2x2-8x4-ff-2ddr-faults"
+    with pytest.raises(ValueError, match="even"):
+        MeshDesign.for_grid(8, 10, "2x2")
+
+
+def test_case_faults_must_match_the_cases():
+    case = _random_case(4, 4, 2, 1, "x")
+    with raises_exactly(ValueError, "case_faults has 2 entries for 1 cases"):
+        run_mesh_cases([case], "2x2", case_faults=["none", "none"])
+
+
+def _cli(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_cli_link_options_need_a_mesh():
+    path = os.path.join(conformance_dir(), "random_8x8.bgbs")
+    result = _cli("sim", path, "--steps", "1", "--faults", "all")
+    assert result.exit_code == 2
+    assert ("--faults, --lanes, --ddr and --line-delay describe the links of a mesh: add "
+            "--mesh COLSxROWS") in result.output
+
+
+def test_cli_mesh_that_does_not_split():
+    path = os.path.join(conformance_dir(), "identity_we_9lane.bgbs")
+    result = _cli("sim", path, "--steps", "1", "--mesh", "2x2")
+    assert result.exit_code == 2
+    assert "error:" in result.output and "even" in result.output
+
+
+def test_cli_bad_fault_spec():
+    path = os.path.join(conformance_dir(), "random_8x8.bgbs")
+    result = _cli("sim", path, "--steps", "1", "--mesh", "2x2", "--faults", "skew=99")
+    assert result.exit_code == 2
+    assert "skew=99: skew must be an integer number of bit times between 0 and 15" in \
+        result.output
+
+
+@pytest.mark.icarus
+def test_cli_mesh_run_pass_and_mismatch(tmp_path):
+    """``bitgrid sim --mesh``: exit 0 and the counters when every step matches, 1 with a
+    mismatch report when the vector file is wrong (first 16 steps of random_8x8)."""
+    source = pathlib.Path(conformance_dir())
+    shutil.copy(source / "random_8x8.bgbs", tmp_path / "random_8x8.bgbs")
+    doc = json.loads((source / "random_8x8.json").read_text())
+    doc["steps"] = doc["steps"][:16]
+    good = tmp_path / "random_8x8.json"
+    good.write_text(json.dumps(doc))
+    result = _cli("sim", str(tmp_path / "random_8x8.bgbs"), "--vectors", str(good),
+                  "--mesh", "2x2", "--faults", "drop=0.1,seed=2")
+    assert result.exit_code == 0, result.output
+    assert "PASS: random_8x8: all 16 steps match" in result.output
+    assert "injected: flips 0, slips 0, drops " in result.output
+    assert "chip (1,1) W:" in result.output
+    step = doc["steps"][5]["out"]
+    step["N"] = f"0x{int(step['N'], 16) ^ 1:02x}"
+    bad = tmp_path / "wrong.json"
+    doc["name"] = "wrong"
+    bad.write_text(json.dumps(doc))
+    result = _cli("sim", str(tmp_path / "random_8x8.bgbs"), "--vectors", str(bad),
+                  "--mesh", "2x2")
+    assert result.exit_code == 1, result.output
+    assert "MISMATCH" in result.output and "step 5" in result.output
