@@ -38,6 +38,11 @@ from .link import FaultControlSignature, LanePinsSignature
 __all__ = ["SIDES", "LinkStatusSignature", "MeshTile", "Mesh", "lane_parity_offset",
            "fresh_lanes", "tile_links", "mesh_links"]
 
+#: Cycles a tile's link layer holds an owed acknowledgement for the tile's next DATA frame to
+#: carry it (:class:`~bitgrid.hdl.link.layer.LinkLayer` ``ack_delay``): the tile steps and
+#: hands its frame over 2 to 5 cycles after a neighbour's frame arrives.
+ACK_DELAY = 8
+
 #: Side names in SPEC order (N=0, E=1, S=2, W=3).
 SIDES = "NESW"
 _OPPOSITE = {"N": "S", "E": "W", "S": "N", "W": "E"}
@@ -149,7 +154,8 @@ class MeshTile(wiring.Component):
     faults : bool
         Build the fault models into every link transmitter (simulation only).
     replay_depth, timeout : int
-        Link layer replay buffer (frames) and retransmission timeout (cycles).
+        Link layer replay buffer (frames) and retransmission timeout (cycles; ``4 * line_delay``
+        is added for the longer round trip).
     counter_width : int
         Width of :attr:`subcycle` and :attr:`limit` in bits.
     fault_seed : int
@@ -282,7 +288,9 @@ class MeshTile(wiring.Component):
             phy = LinkPhy(self._lanes, ddr=self._ddr, faults=self._faults,
                           fault_seed=self._fault_seed * 4 + SIDES.index(side),
                           line_delay=self._line_delay)
-            layer = LinkLayer(bits, replay_depth=self._replay_depth, timeout=self._timeout)
+            layer = LinkLayer(bits, replay_depth=self._replay_depth,
+                              timeout=self._timeout + 4 * self._line_delay,
+                              ack_delay=ACK_DELAY)
             m.submodules[f"phy_{s}"] = phy
             m.submodules[f"layer_{s}"] = layer
             wiring.connect(m, layer.tx, phy.tx)

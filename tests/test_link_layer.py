@@ -167,6 +167,12 @@ class TestConstructor:
         with raises_exactly(ValueError, TIMEOUT_MESSAGE.format(timeout)):
             LinkLayer(8, timeout=timeout)
 
+    @pytest.mark.parametrize("delay", [-1, 256, 1.0, True])
+    def test_wrong_ack_delay(self, delay):
+        with raises_exactly(ValueError, f"ack_delay must be an integer from 0 to 255 cycles, "
+                                        f"not {delay!r}"):
+            LinkLayer(8, ack_delay=delay)
+
     @pytest.mark.parametrize("bits, depth", [(1, 2), (16, 4), (64, 32)])
     def test_members(self, bits, depth):
         dut = LinkLayer(bits, replay_depth=depth)
@@ -301,6 +307,34 @@ class TestSingle:
                                           "frames_sent": 3, "acks_sent": 1}
 
         simulate(dut, testbench, name=f"link_single_{bits}")
+
+    @pytest.mark.parametrize("delay", [1, 8, 20])
+    def test_delayed_ack(self, delay):
+        """With ``ack_delay``, an owed acknowledgement rides on a DATA frame that starts within
+        the delay; without one it goes out as an ACK frame ``delay`` cycles later than it
+        would without a delay."""
+        bits = 8
+        dut = LinkLayer(bits, timeout=1000, ack_delay=delay)
+
+        async def testbench(ctx):
+            ctx.set(dut.tx.ready, 1)
+            # Nothing to send: the ACK frame opens 3 + delay cycles after the last symbol.
+            await feed(ctx, dut, encode_data(0, 0, 0x5A, bits))
+            _, waited = await capture_frame(ctx, dut)
+            assert waited == 2 + delay            # t + 3 + delay, t the last symbol
+            # A payload offered within the delay carries the ack instead.
+            await feed(ctx, dut, encode_data(1, 0, 0xA5, bits))
+            for _ in range(delay // 2):
+                await ctx.tick()
+            await offer(ctx, dut, [0x33])
+            symbols, _ = await capture_frame(ctx, dut)
+            assert symbols == encode_data(0, 2, 0x33, bits)
+            for _ in range(delay + 20):
+                assert not ctx.get(dut.tx.valid)
+                await ctx.tick()
+            assert counters(ctx, dut)["acks_sent"] == 1
+
+        simulate(dut, testbench, name=f"link_delayed_ack_{delay}")
 
     def test_receive_errors(self):
         bits = 12

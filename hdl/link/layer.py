@@ -61,8 +61,10 @@ class LinkLayer(wiring.Component):
       slots its acknowledgement frees show in :attr:`credit` (and :attr:`send` ``ready``) in
       cycle ``t + 2``;
     * an acknowledgement owed because of a frame whose last symbol arrived in cycle ``t`` opens
-      an ACK frame on :attr:`tx` in cycle ``t + 3`` at the earliest (or rides on the next DATA
-      frame if one starts first).
+      an ACK frame on :attr:`tx` in cycle ``t + 3 + ack_delay`` at the earliest, or rides on the
+      next DATA frame if one starts first (a delayed acknowledgement: in a mesh the tile's own
+      DATA frame follows a few cycles after the neighbour's arrives, and a standalone ACK frame
+      ahead of it would delay every subcycle by its four symbols).
 
     Parameters
     ----------
@@ -72,6 +74,9 @@ class LinkLayer(wiring.Component):
         Frames that may be unacknowledged at once: a power of two from 2 to 64.
     timeout : int
         Retransmission timeout in cycles, at least 8.
+    ack_delay : int
+        Cycles an owed acknowledgement waits for a DATA frame to ride on before it goes out as an
+        ACK frame (0 to 255, default 0).
 
     Members
     -------
@@ -107,10 +112,10 @@ class LinkLayer(wiring.Component):
     Raises
     ------
     ValueError
-        For a ``payload_bits``, ``replay_depth`` or ``timeout`` out of range.
+        For a ``payload_bits``, ``replay_depth``, ``timeout`` or ``ack_delay`` out of range.
     """
 
-    def __init__(self, payload_bits, *, replay_depth=4, timeout=256):
+    def __init__(self, payload_bits, *, replay_depth=4, timeout=256, ack_delay=0):
         self._payload_bits = check_payload_bits(payload_bits)
         if (not isinstance(replay_depth, int) or isinstance(replay_depth, bool)
                 or not 2 <= replay_depth <= 64 or replay_depth & (replay_depth - 1)):
@@ -119,8 +124,13 @@ class LinkLayer(wiring.Component):
         if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 8:
             raise ValueError(f"timeout must be an integer of at least 8 cycles, "
                              f"not {timeout!r}")
+        if not isinstance(ack_delay, int) or isinstance(ack_delay, bool) \
+                or not 0 <= ack_delay <= 255:
+            raise ValueError(f"ack_delay must be an integer from 0 to 255 cycles, "
+                             f"not {ack_delay!r}")
         self._replay_depth = replay_depth
         self._timeout = timeout
+        self._ack_delay = ack_delay
         super().__init__({
             "send": In(stream.Signature(payload_bits)),
             "recv": Out(stream.Signature(payload_bits, always_ready=True)),
@@ -164,6 +174,7 @@ class LinkLayer(wiring.Component):
         fresh = Signal(8)        # first sequence number never put on the line
         expected = Signal(8)     # next sequence number to receive (our cumulative ack)
         ack_pending = Signal()
+        ack_wait = Signal(8)     # cycles before an owed ack may go out on its own
         rewind = Signal()
         timer = Signal(range(self._timeout), init=self._timeout - 1)
 
@@ -252,7 +263,7 @@ class LinkLayer(wiring.Component):
             rd.addr.eq(sel_seq[:index_bits]),
             rd.en.eq(open_data),
             open_data.eq(start_ok & have_data),
-            open_ack.eq(start_ok & ~have_data & ack_pending),
+            open_ack.eq(start_ok & ~have_data & ack_pending & (ack_wait == 0)),
         ]
         taken = self.tx.valid & self.tx.ready
 
@@ -308,6 +319,10 @@ class LinkLayer(wiring.Component):
             m.d.sync += ack_pending.eq(0)
         with m.If(good & rx_is_data):
             m.d.sync += ack_pending.eq(1)
+            with m.If(~ack_pending):
+                m.d.sync += ack_wait.eq(self._ack_delay)
+        with m.Elif(ack_wait != 0):
+            m.d.sync += ack_wait.eq(ack_wait - 1)
 
         # Send pointer: advance, rewind, and never fall behind the oldest unacknowledged frame.
         ptr = Signal(8)
