@@ -283,7 +283,6 @@ class MeshTile(wiring.Component):
             s = side.lower()
             lanes = self.side_lanes(side)
             bits = lanes // 2
-            offset = lane_parity_offset(side)
 
             phy = LinkPhy(self._lanes, ddr=self._ddr, faults=self._faults,
                           fault_seed=self._fault_seed * 4 + SIDES.index(side),

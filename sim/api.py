@@ -127,13 +127,20 @@ class SimResult:
             lines += ["    " + str(f) for f in self.readback_errors[:limit]]
         if self.subcycle != self.steps:
             lines.append(f"  subcycle counter is {self.subcycle} after {self.steps} steps")
-        for what, found in (("the vector file", self.mismatches),
-                            ("the reference emulator", self.emulator_mismatches)):
-            if found:
-                lines.append(f"  {len(found)} mismatching lane(s) against {what}:")
-                lines += ["    " + line for line in
-                          format_mismatches(found, limit).splitlines()]
+        lines += mismatch_lines(self.mismatches, self.emulator_mismatches, limit)
         return "\n".join(lines)
+
+
+def mismatch_lines(mismatches, emulator_mismatches, limit=10):
+    """Report lines (indented) for the mismatches against the vector file and against the
+    reference emulator, at most ``limit`` of each."""
+    lines = []
+    for what, found in (("the vector file", mismatches),
+                        ("the reference emulator", emulator_mismatches)):
+        if found:
+            lines.append(f"  {len(found)} mismatching lane(s) against {what}:")
+            lines += ["    " + line for line in format_mismatches(found, limit).splitlines()]
+    return lines
 
 
 def _configuration(config, width=None, height=None):

@@ -12,9 +12,9 @@ import dataclasses
 
 from ..faults import FaultSpec
 from ..mesh import MeshShape
-from ..vectors import Mismatch, format_mismatches, load_case
+from ..vectors import Mismatch, load_case
 from . import runner as _runner
-from .api import FrameMismatch, SimCase, _check_options, _vector_sim_case, make_case
+from .api import SimCase, _check_options, _vector_sim_case, make_case, mismatch_lines
 from .mesh_bench import FAULT_COUNTERS, MESH_JOB_FORMAT
 
 __all__ = ["MESH_TOP", "MeshDesign", "MeshResult", "mesh_verilog_file", "build_mesh",
@@ -188,12 +188,7 @@ class MeshResult:
             lines.append("  a tile did not accept its configuration")
         if self.readback_errors:
             lines.append(f"  {len(self.readback_errors)} frame(s) read back wrong")
-        for what, found in (("the vector file", self.mismatches),
-                            ("the reference emulator", self.emulator_mismatches)):
-            if found:
-                lines.append(f"  {len(found)} mismatching lane(s) against {what}:")
-                lines += ["    " + line for line in
-                          format_mismatches(found, limit).splitlines()]
+        lines += mismatch_lines(self.mismatches, self.emulator_mismatches, limit)
         return "\n".join(lines)
 
 
