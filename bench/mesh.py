@@ -23,8 +23,10 @@ one parity) has ``S_D = 5 + ceil(b / 8)`` symbols (:func:`bitgrid.link.frame_sym
 seq, ack, payload, 2 CRC bytes), an ACK frame ``S_A = 4``.
 
 *Serialisation (throughput) bound.* Per subcycle each link direction carries one DATA frame,
-plus ``a`` ACK frames (``a`` = 0 if every acknowledgement rode on a DATA frame; the link layer
-as built sends ``a = 1``, see ``acks_per_frame``)::
+plus ``a`` ACK frames. As built ``a = 0``: :class:`~bitgrid.hdl.mesh.MeshTile` gives its link
+layers a delayed acknowledgement (``ack_delay`` = :data:`bitgrid.hdl.mesh.ACK_DELAY`), so the
+acknowledgement of the neighbour's frame rides on the tile's own DATA frame
+(:func:`acks_as_built`; ``acks_sent`` of every run shows whether ACK frames come back)::
 
     T_ser = 10 * (S_D + a * S_A) * A / (A - 1) / (lanes * k)     cycles per subcycle
 
@@ -36,9 +38,10 @@ only once the neighbour's frame ``t`` is in, and the neighbour makes frame ``t``
 subcycle ``t``. Both tiles step together, so a subcycle lasts one trip of a frame, from the step
 that makes it to the step that it unblocks:
 
-* hand-off into the link: the step in cycle ``c`` raises ``owed`` (cycle ``c + 1``), the link
-  layer takes the payload and puts the frame's first symbol on the PHY in cycle ``c + 3``
-  (:class:`~bitgrid.hdl.link.layer.LinkLayer`: send to tx, 2 cycles): **3 cycles**;
+* hand-off into the link: the step in cycle ``c`` raises ``owed`` (cycle ``c + 1``, where the
+  link layer's ``send`` takes the payload), and the frame's first symbol is on the PHY in cycle
+  ``c + 3`` (:class:`~bitgrid.hdl.link.layer.LinkLayer`: send to tx, 2 cycles): **3 cycles**
+  (:data:`HANDOFF_TX`);
 * the PHY: ``G(N)``, cycles from the first symbol of a burst of ``N`` symbols offered to the
   transmitting PHY to the last one valid on the receiving PHY: waiting for the word boundary,
   ``ceil(N / lanes)`` words of ``p`` cycles, the I/O registers, bit aligner, deskew FIFO and the
@@ -47,36 +50,44 @@ that makes it to the step that it unblocks:
   burst), plus ``line_delay``;
 * hand-off out of the link: last symbol on the PHY's rx in cycle ``r``, payload on ``recv`` in
   ``r + 1``, the received-frame counter (the barrier's input) in ``r + 2``, which is the cycle of
-  the next step: **2 cycles**.
+  the next step: **2 cycles** (:data:`HANDOFF_RX`).
 
-With piggybacked acknowledgements (``a = 0``) this gives ``T_lat0 = 5 + G(S_D) + line_delay``.
-The link layer as built opens an ACK frame 3 cycles after a DATA frame arrives, one cycle after
-the step that this arrival unblocks, so the ACK frame (``S_A`` symbols) goes first and the DATA
-frame follows it without a gap: the frame's trip starts one cycle after the step and carries
+*Where the acknowledgement goes.* The frame arriving in cycle ``r`` makes the link layer owe an
+acknowledgement; it opens an ACK frame on ``tx`` in cycle ``r + 3 + ack_delay``
+(:data:`ACK_OPEN` = 3) unless a DATA frame opens first. The tile's own DATA frame is on ``tx``
+in cycle ``r + HANDOFF_RX + HANDOFF_TX = r + 5`` (the step in ``r + 2``), and a DATA frame wins
+a tie, so the DATA frame carries the acknowledgement (``a = 0``) whenever ``5 <= 3 + ack_delay``,
+i.e. ``ack_delay >= 2``; ``ACK_DELAY`` = 8. Then::
+
+    T_lat = 3 + G(S_D) + line_delay + 2                     (as built, a = 0)
+
+With a smaller ``ack_delay`` (``a = 1``; ``ack_delay = 0`` was the link layer before the delayed
+acknowledgement) the ACK frame opens ``3 + ack_delay - 2`` cycles after the step (:data:`ACK_LEAD`
+= 1 for ``ack_delay = 0``) and the DATA frame follows it without a gap, so the trip carries
 ``S_A + S_D`` symbols::
 
-    T_lat = 1 + G(S_A + S_D) + line_delay + 2        (as built, a = 1)
-    T_lat0 = 3 + G(S_D) + line_delay + 2             (acknowledgements piggybacked, a = 0)
+    T_lat1 = (1 + ack_delay) + G(S_A + S_D) + line_delay + 2   (ACK frame first, a = 1)
 
-and ``bound = max(T_ser, T_lat)`` (``ideal = max(T_ser0, T_lat0)`` for ``a = 0``). ``T_lat``
-already contains the serialisation of the frames (``G`` grows by ``p`` per word), so the latency
-term is the larger one at every point measured: the loop is latency-bound. ``ratio`` is measured
-cycles per subcycle over ``bound``; 1 means the mesh runs as fast as the link allows, and a ratio
-below 1 would mean the bound is wrong.
+``bound = max(T_ser, T_lat)`` (``a = 0``); the rows also give the ACK-first figure
+``ack_first = max(T_ser1, T_lat1)`` with ``ack_delay = 0`` for comparison (what a regression to
+ACK frames would cost). ``T_lat`` already contains the serialisation of the frame (``G`` grows by
+``p`` per word), so the latency term is the larger one at every point measured: the loop is
+latency-bound. ``ratio`` is measured cycles per subcycle over ``bound``; 1 means the mesh runs as
+fast as the link allows, and a ratio below 1 would mean the bound is wrong.
 
 *Word quantisation.* ``G`` is the minimum over start phases. Both tiles' PHY transmitters start
 a word every ``p`` cycles of one clock, so once the loop settles to one period every frame starts
 at the same word phase and the period is a whole number of words: ``word_bound = p * ceil(bound
-/ p)`` (:func:`word_bound_cycles`). That is an estimate, not a bound: it is met exactly at most
-points, an ALIGN word in the burst or a retransmission adds a word, and where ``G`` barely
-depends on the start phase (4 DDR lanes) the phase may drift and the period need not be whole
-words (measured 46 cycles against an estimate of 50 with a 16-cycle line delay).
+/ p)`` (:func:`word_bound_cycles`). That is an estimate, not a bound: an ALIGN word in the burst
+or a retransmission adds a word, and at some points the frames start at a different word phase
+each step: the step length then repeats over 2 to 4 steps, only that repeat is whole words, and
+the median may be below the estimate (docs/mesh.md, "Measured link figures").
 
 Payload share of the line bits
 ------------------------------
 A busy line carries ``10 * (S_D + a * S_A) * A / (A - 1)`` line bits per DATA frame (sync
 headers, kind, seq, ack, CRC and the ALIGN words included), of which ``b`` are payload:
-:func:`payload_share`. With ``a = 0``: 2 / 64 = 3.1 % for 4 x 4 tiles (``b`` = 2), 8 / 64 =
+:func:`payload_share`. As built (``a = 0``): 2 / 64 = 3.1 % for 4 x 4 tiles (``b`` = 2), 8 / 64 =
 12.5 % for 16 x 16 (``b`` = 8), 32 / 96 = 33.3 % for 64 x 64 (``b`` = 32). At the measured rate
 the line is mostly IDLE, so the share of all the bits the lanes carry
 (``b / (cycles per subcycle * lanes * k)``, ``line_share``) is far lower.
@@ -95,9 +106,10 @@ from .common import UNITS, Progress, document, figure, timer, value, write_json
 
 __all__ = ["SUITE_SIZES", "QUICK_SIZES", "LANES", "RATES", "DELAYS", "QUICK_POINTS",
            "COMPARE_POINTS", "DEFAULT_STEPS", "QUICK_STEPS", "STEADY_SKIP", "ALIGN_INTERVAL",
-           "FABRIC_HZ", "SHARE_SIDES", "HANDOFF_TX", "HANDOFF_RX", "ACK_LEAD",
-           "bits_per_cycle", "payload_bits", "frame_symbols_per_subcycle", "line_bits_per_frame",
-           "payload_share", "serialisation_cycles", "latency_cycles", "bound_cycles", "word_bound_cycles",
+           "FABRIC_HZ", "SHARE_SIDES", "HANDOFF_TX", "HANDOFF_RX", "ACK_OPEN", "ACK_LEAD",
+           "acks_as_built", "ack_lead_cycles", "bits_per_cycle", "payload_bits",
+           "frame_symbols_per_subcycle", "line_bits_per_frame", "payload_share",
+           "serialisation_cycles", "latency_cycles", "bound_cycles", "word_bound_cycles",
            "phy_burst_latency", "share_table", "quick_options", "measure", "format_part", "main"]
 
 #: Units of this part (added to :data:`bitgrid.bench.common.UNITS`).
@@ -141,11 +153,41 @@ HANDOFF_TX = 3
 #: Cycles from the last symbol on the PHY's rx to the step it unblocks (link layer rx to recv, 1;
 #: the received-frame counter, 1).
 HANDOFF_RX = 2
-#: Cycles from a step to the ACK frame that the link layer opens for the frame that unblocked it
-#: (ACK frame 3 cycles after the arrival, the step 2 cycles after it).
-ACK_LEAD = 1
+#: Cycles from the last symbol of a DATA frame on the PHY's rx to the first symbol of the ACK
+#: frame the link layer opens for it, with ``ack_delay = 0`` (``r + 3 + ack_delay``; no DATA
+#: frame opening first).
+ACK_OPEN = 3
+#: Cycles from a step to the ACK frame that the link layer opens for the frame that unblocked it,
+#: with ``ack_delay = 0`` (the link layer before the delayed acknowledgement): ACK frame 3 cycles
+#: after the arrival, the step 2 cycles after it.
+ACK_LEAD = ACK_OPEN - HANDOFF_RX
 #: Symbols of an ACK frame.
 _ACK_SYMBOLS = 4
+
+
+def _ack_delay(ack_delay):
+    if ack_delay is None:
+        from bitgrid.hdl.mesh import ACK_DELAY
+        return ACK_DELAY
+    return ack_delay
+
+
+def acks_as_built(ack_delay=None):
+    """``a``: ACK frames per DATA frame in the steady state of the lockstep loop, from the code:
+    the tile's DATA frame is on the PHY ``HANDOFF_RX + HANDOFF_TX`` cycles after the neighbour's
+    frame arrives, the ACK frame ``ACK_OPEN + ack_delay`` cycles after it, and a DATA frame
+    opening in the same cycle wins (it then carries the acknowledgement). ``ack_delay``: the link
+    layer's, default :data:`bitgrid.hdl.mesh.ACK_DELAY` (as built: 0)."""
+    return 0 if HANDOFF_RX + HANDOFF_TX <= ACK_OPEN + _ack_delay(ack_delay) else 1
+
+
+def ack_lead_cycles(ack_delay=0):
+    """Cycles from a step to the first symbol of the ACK frame that leads the trip when the
+    acknowledgement does not ride on the DATA frame (:func:`acks_as_built` = 1)."""
+    lead = ACK_OPEN + ack_delay - HANDOFF_RX
+    if lead >= HANDOFF_TX:
+        raise ValueError(f"with ack_delay={ack_delay} the DATA frame carries the acknowledgement")
+    return lead
 
 
 def bits_per_cycle(ddr):
@@ -198,18 +240,19 @@ def word_bound_cycles(bound, ddr):
     return period * math.ceil(bound / period)
 
 
-def latency_cycles(burst_cycles, line_delay, acks=1):
+def latency_cycles(burst_cycles, line_delay, acks=0, ack_delay=0):
     """``T_lat``: one trip of the lockstep loop, given ``burst_cycles`` = ``G`` (the PHY's
-    minimum latency of the burst: ACK and DATA frame if ``acks``, the DATA frame alone if not)."""
-    start = ACK_LEAD if acks else HANDOFF_TX
+    minimum latency of the burst: the DATA frame alone if ``acks`` is 0, as built; ACK and DATA
+    frame if ``acks`` is 1, the ACK frame opened ``ack_delay`` cycles late)."""
+    start = ack_lead_cycles(ack_delay) if acks else HANDOFF_TX
     return start + burst_cycles + line_delay + HANDOFF_RX
 
 
-def bound_cycles(bits, lanes, ddr, line_delay, burst_cycles, acks=1,
+def bound_cycles(bits, lanes, ddr, line_delay, burst_cycles, acks=0, ack_delay=0,
                  align_interval=ALIGN_INTERVAL):
     """``max(T_ser, T_lat)`` in cycles per subcycle (a Fraction)."""
     return max(serialisation_cycles(bits, lanes, ddr, acks, align_interval),
-               fractions.Fraction(latency_cycles(burst_cycles, line_delay, acks)))
+               fractions.Fraction(latency_cycles(burst_cycles, line_delay, acks, ack_delay)))
 
 
 def phy_burst_latency(lanes, ddr, bursts, *, line_delay=0, words=12):
@@ -323,12 +366,14 @@ def _mesh_row(side, lanes, ddr, line_delay, steps, seed, phy, fabric_hz):
     acks = totals.get("acks_sent", 0) / frames if frames else None
     g_ack = value(phy["burst_ack_data"]["min"])
     g_data = value(phy["burst_data"]["min"])
-    t_ser = serialisation_cycles(bits, lanes, ddr, acks=1)
-    t_lat = latency_cycles(g_ack, line_delay, acks=1)
+    a = acks_as_built()
+    t_ser = serialisation_cycles(bits, lanes, ddr, acks=a)
+    t_lat = latency_cycles(g_ack if a else g_data, line_delay, acks=a,
+                           ack_delay=_ack_delay(None) if a else 0)
     bound = max(t_ser, t_lat)
-    t_ser0 = serialisation_cycles(bits, lanes, ddr, acks=0)
-    t_lat0 = latency_cycles(g_data, line_delay, acks=0)
-    ideal = max(t_ser0, t_lat0)
+    t_ser1 = serialisation_cycles(bits, lanes, ddr, acks=1)
+    t_lat1 = latency_cycles(g_ack, line_delay, acks=1)
+    ack_first = max(t_ser1, t_lat1)
     rate = 1 / cycles if cycles else None
     return {
         "tile": side, "mesh": "2x1", "lanes": lanes, "ddr": ddr, "line_delay": line_delay,
@@ -349,13 +394,16 @@ def _mesh_row(side, lanes, ddr, line_delay, steps, seed, phy, fabric_hz):
         "bound_cycles": figure(float(bound), "cycles/subcycle"),
         "ratio": figure(None if cycles is None else cycles / float(bound), "1"),
         "word_bound_cycles": figure(word_bound_cycles(bound, ddr), "cycles/subcycle"),
-        "ideal_serialisation_cycles": figure(float(t_ser0), "cycles/subcycle"),
-        "ideal_latency_cycles": figure(float(t_lat0), "cycles/subcycle"),
-        "ideal_cycles": figure(float(ideal), "cycles/subcycle"),
-        "ideal_ratio": figure(None if cycles is None else cycles / float(ideal), "1"),
-        "burst_cycles": figure(g_ack, "cycles"),
+        "model_acks_per_frame": a,
+        "ack_first_serialisation_cycles": figure(float(t_ser1), "cycles/subcycle"),
+        "ack_first_latency_cycles": figure(float(t_lat1), "cycles/subcycle"),
+        "ack_first_cycles": figure(float(ack_first), "cycles/subcycle"),
+        "burst_cycles": figure(g_ack if a else g_data, "cycles"),
+        "frames_sent": frames,
+        "acks_sent": totals.get("acks_sent", 0),
         "acks_per_frame": figure(acks, "1"),
         "retransmits": totals.get("retransmits", 0),
+        "timeouts": totals.get("timeouts", 0),
         "crc_errors": totals.get("crc_errors", 0),
         "line_share": figure(None if cycles is None else bits / (cycles * lanes * k), "1"),
         "build_seconds": figure(result.build_seconds, "s"), "build_cached": result.build_cached,
@@ -399,8 +447,11 @@ def measure(sizes=None, *, lanes=LANES, rates=RATES, delays=DELAYS, points=None,
         has ``tile``, ``lanes``, ``ddr``, ``line_delay``, ``agrees`` and the figures
         ``cycles_per_subcycle`` (steady-state median), ``subcycles_per_cycle``,
         ``subcycles_per_s`` (at ``fabric_hz``), ``serialisation_cycles``, ``latency_cycles``,
-        ``bound_cycles``, ``ratio``, their ``ideal_`` variants (acknowledgements piggybacked),
-        ``acks_per_frame``, ``line_share``; ``phy`` has the measured burst latencies ``G``;
+        ``bound_cycles`` (with ``a`` = ``model_acks_per_frame``, :func:`acks_as_built`),
+        ``ratio``, their ``ack_first_`` variants (an ACK frame ahead of every DATA frame, as
+        before the delayed acknowledgement), the measured ``frames_sent``, ``acks_sent``,
+        ``acks_per_frame``, ``retransmits``, ``timeouts``, and ``line_share``; ``phy`` has
+        the measured burst latencies ``G``;
         ``share`` the payload share per tile side (module docstring).
     """
     from bitgrid.config import check_grid_size
@@ -435,7 +486,8 @@ def measure(sizes=None, *, lanes=LANES, rates=RATES, delays=DELAYS, points=None,
             row = _mesh_row(side, n, ddr, delay, steps, seed, phy[key], fabric_hz)
             rows.append(row)
             bar.done(f"mesh: {label:>16}: {value(row['cycles_per_subcycle'])} cycles/subcycle, "
-                     f"bound {value(row['bound_cycles']):.1f}, ratio {value(row['ratio']):.3f}"
+                     f"bound {value(row['bound_cycles']):.1f}, ratio {value(row['ratio']):.3f}, "
+                     f"acks_sent {row['acks_sent']}, retransmits {row['retransmits']}"
                      f"{'' if row['agrees'] else ', DISAGREES'}")
     return {"part": "mesh", "simulator": "icarus", "mesh": "2x1", "steps": steps,
             "steady_skip": STEADY_SKIP, "align_interval": ALIGN_INTERVAL, "seed": seed,
@@ -459,17 +511,27 @@ def _pct(item):
     return f"{100 * value(item):.2f} %"
 
 
+def _ack_warning(rows):
+    """Rows whose measured ACK frames disagree with the model (``a = 0`` as built: any ACK frame
+    in a clean run is a regression of the delayed acknowledgement)."""
+    return [r for r in rows
+            if r.get("acks_sent", 0) > r.get("model_acks_per_frame", 0) * r.get("frames_sent", 0)]
+
+
 def format_part(part):
     """The mesh part (see :func:`measure`) as text tables."""
     mhz = part["fabric_hz"] / 1e6
+    a = part["rows"][0]["model_acks_per_frame"] if part["rows"] else acks_as_built()
     lines = [f"Mesh rate ({part['mesh']} mesh on {part['simulator']}, {part['steps']} steps, "
              f"steady-state median after {part['steady_skip']}; cycles of the fabric clock; "
-             f"bound = max(T_ser, T_lat), see bench/mesh.py)",
+             f"bound = max(T_ser, T_lat) with a = {a} ACK frames per DATA frame, see "
+             f"bench/mesh.py)",
              f"{'tile':>5} {'lanes':>5} {'rate':>4} {'delay':>5} {'cycles/':>8} {'subcyc/s':>9} "
-             f"{'T_ser':>6} {'T_lat':>6} {'ratio':>6} {'words':>6} {'ideal':>6} {'acks/':>5} {'line':>6} "
-             f"{'agrees':>6}",
+             f"{'T_ser':>6} {'T_lat':>6} {'ratio':>6} {'words':>6} {'ACK':>6} {'acks':>5} "
+             f"{'retx':>4} {'line':>6} {'agrees':>6}",
              f"{'':>5} {'':>5} {'':>4} {'(cyc)':>5} {'subcycle':>8} {f'@{mhz:g}MHz':>9} "
-             f"{'':>6} {'=bound':>6} {'':>6} {'est.':>6} {'(a=0)':>6} {'frame':>5} {'share':>6} {'':>6}"]
+             f"{'':>6} {'=bound':>6} {'':>6} {'est.':>6} {'first':>6} {'sent':>5} {'':>4} "
+             f"{'share':>6} {'':>6}"]
     for r in part["rows"]:
         lines.append(
             f"{r['tile']:>2}x{r['tile']:<2} {r['lanes']:>5} {'DDR' if r['ddr'] else 'SDR':>4} "
@@ -477,17 +539,26 @@ def format_part(part):
             f"{value(r['subcycles_per_s']):>9.3g} {value(r['serialisation_cycles']):>6.1f} "
             f"{value(r['latency_cycles']):>6.0f} {value(r['ratio']):>6.3f} "
             f"{_words(r):>6} "
-            f"{value(r['ideal_cycles']):>6.0f} {value(r['acks_per_frame']):>5.2f} "
+            f"{value(r['ack_first_cycles']):>6.0f} {r['acks_sent']:>5} {r['retransmits']:>4} "
             f"{100 * value(r['line_share']):>5.2f}% {'yes' if r['agrees'] else 'NO':>6}")
+    lines.append("(ACK first: the bound with an ACK frame ahead of every DATA frame, as before "
+                 "the delayed acknowledgement; acks sent, retx: ACK frames and retransmissions "
+                 "measured, both links)")
+    for r in _ack_warning(part["rows"]):
+        lines.append(f"WARNING: {r['tile']}x{r['tile']} {r['lanes']} "
+                     f"{'DDR' if r['ddr'] else 'SDR'} d{r['line_delay']}: {r['acks_sent']} ACK "
+                     f"frames for {r['frames_sent']} DATA frames (model: a = "
+                     f"{r['model_acks_per_frame']})")
     lines.append("PHY burst latency G (cycles, first symbol offered to last received; min..max "
                  "over start phases)")
     for p in part["phy"]:
-        lines.append(f"  {p['lanes']} lane(s) {'DDR' if p['ddr'] else 'SDR'}: ACK+DATA "
-                     f"({p['ack_symbols'] + p['data_symbols']} symbols) "
-                     f"{value(p['burst_ack_data']['min'])}..{value(p['burst_ack_data']['max'])}, "
-                     f"DATA ({p['data_symbols']}) {value(p['burst_data']['min'])}.."
-                     f"{value(p['burst_data']['max'])}")
-    lines.append("Payload share of a busy line (10-bit symbols, frame bytes, ALIGN words)")
+        lines.append(f"  {p['lanes']} lane(s) {'DDR' if p['ddr'] else 'SDR'}: "
+                     f"DATA ({p['data_symbols']} symbols) {value(p['burst_data']['min'])}.."
+                     f"{value(p['burst_data']['max'])}, ACK+DATA "
+                     f"({p['ack_symbols'] + p['data_symbols']}) "
+                     f"{value(p['burst_ack_data']['min'])}..{value(p['burst_ack_data']['max'])}")
+    lines.append("Payload share of a busy line (10-bit symbols, frame bytes, ALIGN words; "
+                 "a = 0 as built, a = 1 with an ACK frame per DATA frame)")
     lines.append(f"{'tile':>9} {'payload':>7} {'DATA':>7} {'line bits':>9} {'share':>7} "
                  f"{'+ACK bits':>9} {'share':>7}")
     for s in part["share"]:

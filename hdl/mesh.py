@@ -163,6 +163,11 @@ class MeshTile(wiring.Component):
     line_delay : int
         Extra transmit latency of every link in cycles (simulation of longer lines, see
         :class:`~bitgrid.hdl.link.phy.LinkPhy`).
+    link_ports : dict or None
+        On a real platform: side -> the requested link resource (with ``tx_clk``, ``tx_data``,
+        ``rx_clk`` and ``rx_data`` ports, see :mod:`bitgrid.boards.links`); the physical layer
+        then drives the pins through the platform's I/O buffers and the ``link_*`` members
+        stay unused.
 
     Members
     -------
@@ -198,7 +203,7 @@ class MeshTile(wiring.Component):
 
     def __init__(self, width, height, *, links="", lanes=1, ddr=False, storage="ff",
                  faults=False, replay_depth=4, timeout=256, counter_width=32, fault_seed=1,
-                 line_delay=0):
+                 line_delay=0, link_ports=None):
         self._width, self._height = check_grid_size(width, height)
         self._links = _check_links(links)
         if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
@@ -215,6 +220,12 @@ class MeshTile(wiring.Component):
         self._timeout = timeout
         self._fault_seed = fault_seed
         self._line_delay = line_delay
+        link_ports = dict(link_ports or {})
+        unknown = set(link_ports) - set(self._links)
+        if unknown:
+            raise ValueError(f"link_ports names sides without a link: "
+                             f"{', '.join(sorted(unknown))}")
+        self._link_ports = link_ports
         members = {
             "cfg": In(ConfigSignature(width, height)),
             "n_in": In(width), "e_in": In(height), "s_in": In(width), "w_in": In(height),
@@ -286,7 +297,7 @@ class MeshTile(wiring.Component):
 
             phy = LinkPhy(self._lanes, ddr=self._ddr, faults=self._faults,
                           fault_seed=self._fault_seed * 4 + SIDES.index(side),
-                          line_delay=self._line_delay)
+                          line_delay=self._line_delay, ports=self._link_ports.get(side))
             layer = LinkLayer(bits, replay_depth=self._replay_depth,
                               timeout=self._timeout + 4 * self._line_delay,
                               ack_delay=ACK_DELAY)

@@ -56,21 +56,56 @@ def test_serialisation_cycles(bits, lanes, ddr, acks, cycles):
     assert mesh.serialisation_cycles(bits, lanes, ddr, acks) == cycles
 
 
+def test_acks_as_built():
+    # By hand (hdl/mesh.py, hdl/link/layer.py): the neighbour's frame ends on the PHY's rx in
+    # cycle r; recv in r + 1, the received counter and the step in r + 2, owed and send taken in
+    # r + 3, the DATA frame opens in r + 4 and its first symbol is on tx in r + 5. The owed
+    # acknowledgement (ack_pending and ack_wait = ack_delay set in r + 2, counted down to 0 in
+    # r + 2 + ack_delay) opens an ACK frame in that cycle, first symbol in r + 3 + ack_delay,
+    # unless a DATA frame opens first or in the same cycle. So the DATA frame carries the ack
+    # iff r + 4 <= r + 2 + ack_delay, i.e. ack_delay >= 2.
+    from bitgrid.hdl.mesh import ACK_DELAY
+    assert ACK_DELAY == 8
+    assert mesh.acks_as_built() == 0                      # as built: the ack rides on DATA
+    assert [mesh.acks_as_built(d) for d in range(5)] == [1, 1, 0, 0, 0]
+    # The ACK frame's first symbol, counted from the step (r + 2): r + 3 + ack_delay.
+    assert mesh.ack_lead_cycles(0) == 1 == mesh.ACK_LEAD
+    assert mesh.ack_lead_cycles(1) == 2
+    with pytest.raises(ValueError):
+        mesh.ack_lead_cycles(2)
+
+
 def test_latency_and_bound():
-    # As built (ACK frame first): 1 + G + line delay + 2; piggybacked: 3 + G + line delay + 2.
+    # As built (the DATA frame carries the ack): 3 + G(S_D) + line delay + 2.
+    assert mesh.latency_cycles(67, 0) == 72               # 1 SDR lane: G(6 symbols) = 67
+    assert mesh.latency_cycles(39, 16) == 60              # 2 SDR lanes, 16 cycles of delay
+    assert mesh.latency_cycles(22, 64) == 91              # 4 DDR lanes, 64 cycles of delay
+    # ACK frame first (ack_delay 0, the former link layer): 1 + G(S_A + S_D) + delay + 2; with
+    # ack_delay 1 the ACK frame opens one cycle later.
     assert mesh.latency_cycles(107, 0, acks=1) == 110
     assert mesh.latency_cycles(27, 16, acks=1) == 46
-    assert mesh.latency_cycles(67, 16, acks=0) == 88
+    assert mesh.latency_cycles(107, 0, acks=1, ack_delay=1) == 111
     # The latency term wins when it is the larger ...
-    assert mesh.bound_cycles(2, 1, False, 0, 107) == 110
-    # ... and the serialisation term when a (hypothetical) PHY were faster than the line.
-    assert mesh.bound_cycles(2, 1, False, 0, 50) == Fraction(320, 3)
+    assert mesh.bound_cycles(2, 1, False, 0, 67) == 72
+    assert mesh.bound_cycles(2, 1, False, 0, 107, acks=1) == 110
+    # ... and the serialisation term when a (hypothetical) PHY were faster than the line:
+    # 3 + 50 + 2 = 55 < 64 (a = 0); 1 + 50 + 2 = 53 < 320/3 (a = 1).
+    assert mesh.bound_cycles(2, 1, False, 0, 50) == 64
+    assert mesh.bound_cycles(2, 1, False, 0, 50, acks=1) == Fraction(320, 3)
 
 
-@pytest.mark.parametrize("bound, ddr, words", [(110, False, 110), (126, False, 130),
-                                               (61, True, 65), (Fraction(320, 3), True, 110)])
+@pytest.mark.parametrize("bound, ddr, words", [(72, False, 80), (88, False, 90),
+                                               (110, False, 110), (126, False, 130),
+                                               (43, True, 45), (61, True, 65),
+                                               (Fraction(320, 3), True, 110)])
 def test_word_bound(bound, ddr, words):
     assert mesh.word_bound_cycles(bound, ddr) == words
+
+
+def test_ack_warning():
+    rows = [{"tile": 4, "lanes": 1, "ddr": False, "line_delay": 0, "model_acks_per_frame": 0,
+             "frames_sent": 128, "acks_sent": n} for n in (0, 1)]
+    assert mesh._ack_warning(rows) == rows[1:]
 
 
 def test_share_table_and_units():
@@ -105,16 +140,20 @@ def test_tiny_measurement():
     (row,) = part["rows"]
     assert row["agrees"] and row["stalled"] is None
     assert row["retransmits"] == 0 and row["crc_errors"] == 0
+    # The delayed acknowledgement: every ack rides on a DATA frame, no ACK frame in a clean run.
+    assert row["model_acks_per_frame"] == 0
+    assert row["acks_sent"] == 0 and row["acks_per_frame"]["value"] == 0
+    assert row["frames_sent"] == 2 * 12                  # one DATA frame per step, each way
     cycles = row["cycles_per_subcycle"]["value"]
     bound = row["bound_cycles"]["value"]
     assert bound <= cycles <= 3 * bound
     assert row["subcycles_per_cycle"]["value"] == pytest.approx(1 / cycles)
     assert row["subcycles_per_s"]["value"] == pytest.approx(mesh.FABRIC_HZ / cycles)
-    assert row["ideal_cycles"]["value"] <= bound
+    assert row["ack_first_cycles"]["value"] >= bound
     (phy,) = part["phy"]
     assert phy["burst_data"]["min"]["value"] <= phy["burst_ack_data"]["min"]["value"]
     text = mesh.format_part(part)
-    assert "4x4" in text and "Payload share" in text
+    assert "4x4" in text and "Payload share" in text and "WARNING" not in text
     doc = common.document({"mesh": part}, machine={"nproc": 2})
     json.loads(json.dumps(doc))
     for item in _figures(doc["parts"]):
