@@ -420,9 +420,6 @@ class Mesh(wiring.Component):
         self._options = dict(lanes=lanes, ddr=ddr, storage=storage, faults=faults,
                              replay_depth=replay_depth, timeout=timeout,
                              counter_width=counter_width, line_delay=line_delay)
-        self._tiles = [MeshTile(tile_width, tile_height, links=self._tile_links(c, r),
-                                fault_seed=1 + r * cols + c, **self._options)
-                       for r in range(rows) for c in range(cols)]
         n = cols * rows
         width, height = cols * tile_width, rows * tile_height
         members = {
@@ -466,8 +463,10 @@ class Mesh(wiring.Component):
         cols, rows = self._cols, self._rows
         ddr = self._options["ddr"]
         tiles = {}
-        for index, tile in enumerate(self._tiles):
+        for index in range(cols * rows):
             c, r = index % cols, index // cols
+            tile = MeshTile(tw, th, links=self._tile_links(c, r), fault_seed=1 + index,
+                            **self._options)
             domain = f"tile{index}"
             m.domains += ClockDomain(domain)
             m.d.comb += [ClockSignal(domain).eq(getattr(self, f"clk_{index}")),
