@@ -109,6 +109,9 @@ class Grid(wiring.Component):
         elsewhere (:meth:`Cell.instance`) rather than a :class:`Cell` submodule, so that
         :func:`bitgrid.hdl.verilog.grid_verilog` can emit each distinct cell module once. Such a
         grid cannot run in Amaranth's simulator. Default false.
+    expose_state : bool
+        Add the :attr:`state` member (every cell's outputs), for test benches that compare
+        whole states (default false).
 
     Members
     -------
@@ -124,6 +127,10 @@ class Grid(wiring.Component):
         Subcycles run since reset.
     cfg : In(:class:`ConfigSignature`)
         Configuration port.
+    state : Out(4 * width * height)
+        Only with ``expose_state``: bit ``4 * (y * width + x) + d`` is output ``d`` of cell
+        ``(x, y)`` (row-major, the layout of :attr:`bitgrid.Emulator.outputs` read in that
+        order).
 
     Raises
     ------
@@ -134,7 +141,7 @@ class Grid(wiring.Component):
     """
 
     def __init__(self, width, height, *, storage="ff", init=None, counter_width=32,
-                 cell_instances=False):
+                 cell_instances=False, expose_state=False):
         self._width, self._height = check_grid_size(width, height)
         self._storage = _check_storage(storage)
         if init is None:
@@ -148,7 +155,10 @@ class Grid(wiring.Component):
             raise ValueError(f"counter_width must be a positive integer, not {counter_width!r}")
         self._init = init.copy()
         self._cell_instances = bool(cell_instances)
+        self._expose_state = bool(expose_state)
+        state = {"state": Out(4 * width * height)} if self._expose_state else {}
         super().__init__({
+            **state,
             "n_in": In(width), "e_in": In(height), "s_in": In(width), "w_in": In(height),
             "n_out": Out(width), "e_out": Out(height), "s_out": Out(width), "w_out": Out(height),
             "step": In(1),
@@ -277,6 +287,9 @@ class Grid(wiring.Component):
             self.e_out.eq(Cat(outs[y][w - 1][1] for y in range(h))),
             self.w_out.eq(Cat(outs[y][0][3] for y in range(h))),
         ]
+
+        if self._expose_state:
+            m.d.comb += self.state.eq(Cat(outs[y][x] for y in range(h) for x in range(w)))
 
         # Readback, registered.
         rows = Array(Cat(rdata[y]) for y in range(h))

@@ -163,6 +163,8 @@ class MeshTile(wiring.Component):
     line_delay : int
         Extra transmit latency of every link in cycles (simulation of longer lines, see
         :class:`~bitgrid.hdl.link.phy.LinkPhy`).
+    expose_state : bool
+        Add the :attr:`state` member (as :class:`~bitgrid.hdl.grid.Grid`), for test benches.
     link_ports : dict or None
         On a real platform: side -> the requested link resource (with ``tx_clk``, ``tx_data``,
         ``rx_clk`` and ``rx_data`` ports, see :mod:`bitgrid.boards.links`); the physical layer
@@ -186,6 +188,9 @@ class MeshTile(wiring.Component):
     stalls : Out(32)
         Cycles in which the tile had budget and a valid configuration but waited for a link
         (barrier or credit).
+    state : Out(4 * width * height)
+        Only with ``expose_state``: every cell's outputs (see
+        :class:`~bitgrid.hdl.grid.Grid`).
     link_n, link_e, link_s, link_w : Out(LanePinsSignature(lanes))
         Pins of each linked side.
     status_n, ... : Out(LinkStatusSignature(faults))
@@ -203,7 +208,7 @@ class MeshTile(wiring.Component):
 
     def __init__(self, width, height, *, links="", lanes=1, ddr=False, storage="ff",
                  faults=False, replay_depth=4, timeout=256, counter_width=32, fault_seed=1,
-                 line_delay=0, link_ports=None):
+                 line_delay=0, link_ports=None, expose_state=False):
         self._width, self._height = check_grid_size(width, height)
         self._links = _check_links(links)
         if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
@@ -226,6 +231,7 @@ class MeshTile(wiring.Component):
             raise ValueError(f"link_ports names sides without a link: "
                              f"{', '.join(sorted(unknown))}")
         self._link_ports = link_ports
+        self._expose_state = bool(expose_state)
         members = {
             "cfg": In(ConfigSignature(width, height)),
             "n_in": In(width), "e_in": In(height), "s_in": In(width), "w_in": In(height),
@@ -235,6 +241,8 @@ class MeshTile(wiring.Component):
             "phase": Out(1),
             "stalls": Out(32),
         }
+        if self._expose_state:
+            members["state"] = Out(4 * width * height)
         for side in self._links:
             s = side.lower()
             members[f"link_{s}"] = Out(LanePinsSignature(lanes))
@@ -265,7 +273,10 @@ class MeshTile(wiring.Component):
 
         m = Module()
         m.submodules.grid = grid = Grid(self._width, self._height, storage=self._storage,
-                                        counter_width=len(self.subcycle))
+                                        counter_width=len(self.subcycle),
+                                        expose_state=self._expose_state)
+        if self._expose_state:
+            m.d.comb += self.state.eq(grid.state)
         wiring.connect(m, wiring.flipped(self.cfg), grid.cfg)
         outs = {"N": grid.n_out, "E": grid.e_out, "S": grid.s_out, "W": grid.w_out}
         grid_ins = {"N": grid.n_in, "E": grid.e_in, "S": grid.s_in, "W": grid.w_in}
@@ -401,6 +412,9 @@ class Mesh(wiring.Component):
         Step budget shared by every tile (:attr:`MeshTile.limit`).
     subcycle : Out(counter_width).array(cols * rows)
     stalls : Out(32).array(cols * rows)
+    state : Out(4 * tile_width * tile_height).array(cols * rows)
+        Every cell's outputs of each tile (:attr:`MeshTile.state`), so that a bench can compare
+        whole states, not only edges.
     n_in, s_in : In(cols * tile_width); e_in, w_in : In(rows * tile_height)
     n_out, s_out : Out(cols * tile_width); e_out, w_out : Out(rows * tile_height)
         The global edge buses (SPEC section 2 numbering over the whole mesh).
@@ -428,6 +442,7 @@ class Mesh(wiring.Component):
             "limit": In(counter_width),
             "subcycle": Out(counter_width).array(n),
             "stalls": Out(32).array(n),
+            "state": Out(4 * tile_width * tile_height).array(n),
             "n_in": In(width), "e_in": In(height), "s_in": In(width), "w_in": In(height),
             "n_out": Out(width), "e_out": Out(height), "s_out": Out(width), "w_out": Out(height),
         }
@@ -466,7 +481,7 @@ class Mesh(wiring.Component):
         for index in range(cols * rows):
             c, r = index % cols, index // cols
             tile = MeshTile(tw, th, links=self._tile_links(c, r), fault_seed=1 + index,
-                            **self._options)
+                            expose_state=True, **self._options)
             domain = f"tile{index}"
             m.domains += ClockDomain(domain)
             m.d.comb += [ClockSignal(domain).eq(getattr(self, f"clk_{index}")),
@@ -481,7 +496,7 @@ class Mesh(wiring.Component):
             tiles[c, r] = tile
             wiring.connect(m, wiring.flipped(self.cfg[index]), tile.cfg)
             m.d.comb += [tile.limit.eq(self.limit), self.subcycle[index].eq(tile.subcycle),
-                         self.stalls[index].eq(tile.stalls)]
+                         self.stalls[index].eq(tile.stalls), self.state[index].eq(tile.state)]
             # Outer edges: the global buses.
             if r == 0:
                 m.d.comb += [tile.n_in.eq(self.n_in[c * tw:(c + 1) * tw]),

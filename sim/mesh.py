@@ -119,6 +119,9 @@ class MeshResult:
     :attr outputs: global edge outputs after each step (:class:`~bitgrid.Edges`).
     :attr mismatches, emulator_mismatches: against the vector file and against the reference
         emulator of the whole grid.
+    :attr state_mismatches: ``(step, col, row, x, y, direction, expected, actual)`` for cell
+        outputs (global ``x, y``) that differed from the emulator's after a step (the first
+        100; :attr:`state_mismatch_count` counts them all).
     :attr readback_errors: ``(tile, row, addr, expected, actual)`` per differing frame.
     :attr stalled: why the mesh stopped making progress, or None.
     :attr links: per link (transmit direction) a dict of counters: ``link`` ``[col, row,
@@ -135,6 +138,8 @@ class MeshResult:
     outputs: list
     mismatches: list
     emulator_mismatches: list
+    state_mismatches: list
+    state_mismatch_count: int
     readback_errors: list
     config_ok: bool
     subcycles: list
@@ -150,7 +155,8 @@ class MeshResult:
 
     @property
     def ok(self):
-        return (not self.mismatches and not self.emulator_mismatches and not self.readback_errors
+        return (not self.mismatches and not self.emulator_mismatches
+                and not self.state_mismatch_count and not self.readback_errors
                 and self.config_ok and not self.stalled
                 and all(s == self.steps for s in self.subcycles))
 
@@ -188,6 +194,12 @@ class MeshResult:
             lines.append("  a tile did not accept its configuration")
         if self.readback_errors:
             lines.append(f"  {len(self.readback_errors)} frame(s) read back wrong")
+        if self.state_mismatch_count:
+            first = self.state_mismatches[0]
+            lines.append(f"  {self.state_mismatch_count} cell output(s) differ from the "
+                         f"emulator's state; first: step {first[0]}, cell ({first[3]}, "
+                         f"{first[4]}) output {'NESW'[first[5]]} in chip ({first[1]}, "
+                         f"{first[2]}): expected {first[6]}, got {first[7]}")
         lines += mismatch_lines(self.mismatches, self.emulator_mismatches, limit)
         return "\n".join(lines)
 
@@ -257,6 +269,8 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
                 steps=raw["steps"], outputs=[tuple(o) for o in raw["outputs"]],
                 mismatches=[Mismatch(*m) for m in raw["mismatches"]],
                 emulator_mismatches=[Mismatch(*m) for m in raw["emulator_mismatches"]],
+                state_mismatches=[tuple(m) for m in raw["state_mismatches"]],
+                state_mismatch_count=raw["state_mismatch_count"],
                 readback_errors=[tuple(r) for r in raw["readback_errors"]],
                 config_ok=all(raw["config_valid"]) and not any(raw["config_error"]),
                 subcycles=raw["subcycles"], stalled=raw["stalled"], links=raw["links"],

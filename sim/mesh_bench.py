@@ -16,7 +16,8 @@ configuration through that tile's configuration port (all tiles at once, each in
 domain) and reads it back, arms the fault models, then runs the steps one subcycle at a time:
 the global edge inputs of step ``t`` are set, every tile's step budget is raised to ``t + 1``,
 and when every tile has run subcycle ``t`` the global edge outputs are compared with the
-reference emulator of the *whole* grid and with the expected outputs. The tiles meanwhile
+reference emulator of the *whole* grid and with the expected outputs, and every cell's outputs
+in every tile (the tiles' ``state`` ports) with the emulator's state. The tiles meanwhile
 exchange their boundary lanes over the simulated links, under the barrier; slips and
 disconnects are fired a few cycles after a step starts, so that they hit frames in flight.
 
@@ -199,6 +200,24 @@ class MeshBench:
                 by_step.setdefault(min(event.cycle, steps - 1), []).append(event)
         return by_step
 
+    def state_mismatches(self, t, emulator):
+        """``[step, col, row, x, y, direction, expected, actual]`` for every cell output of
+        every tile that differs from ``emulator`` (the whole grid's; global ``x, y``)."""
+        found = []
+        reference = emulator.outputs                    # (4, height, width)
+        for index, (col, row) in enumerate(self.tiles):
+            word, unknown = read_word(getattr(self.dut, f"state__{index}"))
+            for y in range(self.tile_h):
+                for x in range(self.tile_w):
+                    for d in range(4):
+                        bit = 4 * (y * self.tile_w + x) + d
+                        gx, gy = col * self.tile_w + x, row * self.tile_h + y
+                        expected = int(reference[d, gy, gx])
+                        actual = -1 if unknown >> bit & 1 else word >> bit & 1
+                        if actual != expected:
+                            found.append([t, col, row, gx, gy, d, expected, actual])
+        return found
+
     def subcycles(self):
         return [int(getattr(self.dut, f"subcycle__{i}").value) for i in range(len(self.tiles))]
 
@@ -280,6 +299,7 @@ async def run_case(bench, case):
     schedule = bench.schedule(len(inputs))
     emulator = Emulator(config)
     outputs, mismatches, emulator_mismatches, step_cycles = [], [], [], []
+    state_mismatches = []
     stalled = None
     run_start = get_sim_time("ns")
     for t, edges in enumerate(inputs):
@@ -292,6 +312,7 @@ async def run_case(bench, case):
         outputs.append(list(actual))
         reference = emulator.step(edges)
         emulator_mismatches += compare_outputs(t, reference, actual, unknown, width, height)
+        state_mismatches += bench.state_mismatches(t, emulator)
         if expected is not None:
             mismatches += compare_outputs(t, expected[t], actual, unknown, width, height)
     run_ns = get_sim_time("ns") - run_start
@@ -306,6 +327,8 @@ async def run_case(bench, case):
         "outputs": outputs,
         "mismatches": [list(m) for m in mismatches],
         "emulator_mismatches": [list(m) for m in emulator_mismatches],
+        "state_mismatches": state_mismatches[:100],
+        "state_mismatch_count": len(state_mismatches),
         "config_valid": valid,
         "config_error": error,
         "readback_errors": readback,
@@ -324,6 +347,7 @@ async def run_case(bench, case):
 def case_failed(result):
     """Whether a mesh case result shows any difference or a stall."""
     return bool(result["mismatches"] or result["emulator_mismatches"]
+                or result["state_mismatch_count"]
                 or result["readback_errors"] or result["stalled"]
                 or not all(result["config_valid"]) or any(result["config_error"])
                 or any(s != result["steps"] for s in result["subcycles"]))

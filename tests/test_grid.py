@@ -259,6 +259,28 @@ def test_random_against_emulator(storage, width, height):
     assert emulator.subcycle > 48                      # most cycles did step
 
 
+@pytest.mark.parametrize("width, height", [(2, 2), (4, 6)])
+def test_exposed_state_is_the_emulators(width, height):
+    """``expose_state``: after every step, bit ``4 * (y * width + x) + d`` of ``state`` is
+    output ``d`` of cell ``(x, y)`` of the reference emulator."""
+    rng = random.Random(width * height)
+    config = Configuration.random(width, height, seed=width + height)
+    dut = Grid(width, height, init=config, expose_state=True)
+    emulator = Emulator(config)
+    assert "state" not in Grid(width, height).signature.members
+
+    async def testbench(ctx):
+        for _ in range(12):
+            edges = random_edges(rng, width, height)
+            emulator.step(edges)
+            await step(ctx, dut, edges)
+            expected = sum(int(emulator.outputs[d, y, x]) << (4 * (y * width + x) + d)
+                           for y in range(height) for x in range(width) for d in range(4))
+            assert ctx.get(dut.state) == expected
+
+    simulate(dut, testbench, name=f"grid_state_{width}x{height}")
+
+
 @pytest.mark.parametrize("storage", STORAGE_KINDS)
 def test_phase_order_reflector(storage):
     """2 x 2 reflectors (each output echoes its own side's input) show every cell on the edge
