@@ -338,8 +338,12 @@ class FaultsType(click.ParamType):
               help="Run on a simulated mesh of COLSxROWS chips joined by links (SPEC section 8): "
                    "each chip gets its slice of BITSTREAM.")
 @click.option("--faults", type=FaultsType(), metavar="SPEC",
-              help="With --mesh: link faults to inject, e.g. 'flip=1e-3,drop=0.02,dup=0.02,"
-                   "slip=3,skew=2,disconnect=1,clock=1.3,seed=7', or 'all'.")
+              help="With --mesh: link faults to inject, as KEY=VALUE,...: flip (bit error "
+                   "probability, <= 0.1), drop and dup (frame probabilities, drop <= 0.9), slip "
+                   "(number of bit slips), skew (bit times per lane, <= 15), disconnect (number "
+                   "of disconnections), disconnect_cycles (their length, default 200), clock "
+                   "(clock period ratio of neighbouring chips), seed; or 'all' (every kind), "
+                   "e.g. 'all,seed=3' or 'flip=1e-3,drop=0.02'. See docs/mesh.md.")
 @click.option("--lanes", type=click.IntRange(1, 16), default=1, show_default=True,
               help="With --mesh: data lanes per link direction.")
 @click.option("--ddr", is_flag=True, help="With --mesh: double data rate lanes.")
@@ -373,6 +377,10 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
             mesh.tile_size(bs.width, bs.height)
         except ValueError as error:
             raise BadInput(str(error)) from None
+        if len(mesh) == 1 and (faults is not None and faults.enabled or lanes != 1 or ddr
+                               or line_delay):
+            raise BadInput("a 1x1 mesh has no links for --faults, --lanes, --ddr or "
+                           "--line-delay to act on; use a mesh of two chips or more")
     if waves:
         _check_writable(waves)
     case, stream = _stimulus(bs, vectors, inputs, steps)
@@ -393,7 +401,9 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
         raise BadInput(f"the {simulator} simulation failed to build or run: {error}") from None
     where = (f"a {bs.width} x {bs.height} grid ({storage} storage)" if mesh is None
              else f"a {bs.width} x {bs.height} grid on a {result.design}")
-    click.echo(f"{simulator}: {len(stream)} subcycles of {where}; build "
+    ran = len(stream) if mesh is None else len(result.outputs)
+    click.echo(f"{simulator}: {ran} subcycles of {where}"
+               f"{f' (of {len(stream)} asked for)' if ran != len(stream) else ''}; build "
                f"{result.build_seconds:.1f} s{' (cached)' if result.build_cached else ''}, "
                f"run {result.run_seconds:.1f} s", err=case is None)
     if mesh is not None:
@@ -412,20 +422,26 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
 
 
 def _print_mesh_counters(result, err):
-    """The fault and retry counters of a mesh run: totals, then one line per link."""
+    """The fault and retry counters of a mesh run: totals, then one line per link direction
+    (what its transmitter sent and injected, what its receiver saw)."""
     injected = result.injected
     totals = result.totals()
     click.echo(f"faults: {result.faults.describe()}", err=err)
     click.echo("injected: " + ", ".join(f"{k} {v}" for k, v in injected.items()) +
-               f"; survived: {'all' if result.ok else 'NOT all'}", err=err)
+               f"; the mesh {'matched' if result.survived else 'did NOT match'} the reference "
+               f"emulator of the whole grid", err=err)
     click.echo("link counters: " + ", ".join(f"{k} {v}" for k, v in totals.items()
                                              if k not in injected), err=err)
-    click.echo(f"rate: {result.cycles_per_subcycle:.1f} cycles per subcycle (tile 0's clock); "
-               f"barrier stalls per tile: {', '.join(map(str, result.stalls))}", err=err)
-    for link in result.links:
-        col, row, side = link["link"]
-        busy = ", ".join(f"{k} {v}" for k, v in link.items() if k not in ("link", "aligned") and v)
-        click.echo(f"  chip ({col},{row}) {side}: {busy or 'no traffic'}", err=err)
+    if result.step_cycles:
+        click.echo(f"rate: {result.cycles_per_subcycle:.1f} cycles per subcycle (tile 0's "
+                   f"clock); barrier stalls per tile: {', '.join(map(str, result.stalls))}",
+                   err=err)
+    for link in result.directions():
+        (c0, r0, s0), (c1, r1, s1) = link["from"], link["to"]
+        busy = ", ".join(f"{k} {v}" for k, v in link.items()
+                         if k not in ("from", "to", "aligned") and v)
+        click.echo(f"  chip ({c0},{r0}) {s0} -> chip ({c1},{r1}) {s1}: {busy or 'no traffic'}",
+                   err=err)
 
 
 @main.group()

@@ -8,8 +8,8 @@ written on the command line as comma-separated ``KEY=VALUE`` items::
 ========================  =====================================================================
 key                       meaning (default)
 ========================  =====================================================================
-``flip``                  probability that a line bit is inverted, per bit and lane, 0..1 (0)
-``drop``                  probability that a link-layer frame is swallowed, 0..1 (0)
+``flip``                  probability that a line bit is inverted, per bit and lane, 0..0.1 (0)
+``drop``                  probability that a link-layer frame is swallowed, 0..0.9 (0)
 ``dup``                   probability that a link-layer frame is sent twice, 0..1 (0)
 ``slip``                  number of bit slips spread over the run, on random links and lanes (0)
 ``skew``                  largest per-lane skew in bit times, 0..15; each lane of each link gets
@@ -17,7 +17,8 @@ key                       meaning (default)
 ``disconnect``            number of disconnect periods spread over the run (0)
 ``disconnect_cycles``     length of one disconnect period in cycles, at least 1 (200)
 ``clock``                 ratio of neighbouring chips' clock periods, > 0; 1 = same clock (1)
-``seed``                  seed of the fault generators and of the schedule, >= 0 (1)
+``seed``                  seed of the schedule, of the lane skews and (its low 16 bits) of the
+                          fault models' random generators, >= 0 (1)
 ========================  =====================================================================
 
 ``none`` (or an empty string) is no fault at all; ``all`` enables every kind at moderate rates
@@ -29,6 +30,7 @@ thresholds: :func:`threshold` converts one.
 
 import dataclasses
 import math
+import numbers
 import random
 from typing import NamedTuple
 
@@ -42,8 +44,8 @@ EVENT_KINDS = ("reconnect", "disconnect", "slip")
 
 _PROBABILITY = "a probability between 0 and 1"
 _RANGES = {
-    "flip": _PROBABILITY,
-    "drop": _PROBABILITY,
+    "flip": "a probability from 0 to 0.1 (a line with more errors never aligns)",
+    "drop": "a probability from 0 to 0.9 (a link that loses every frame never delivers one)",
     "dup": _PROBABILITY,
     "slip": "an integer count of at least 0",
     "skew": f"an integer number of bit times between 0 and {MAX_SKEW}",
@@ -94,13 +96,15 @@ def _check(key, value, text=None):
     """Check the range of one field; ``text`` is how the user wrote it, for the message."""
     shown = value if text is None else text
     if key in _FLOAT_KEYS:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
                 or not math.isfinite(value):
             raise _error(key, shown)
-        ok = value > 0 if key == "clock" else 0 <= value <= 1
+        ok = {"clock": value > 0, "flip": 0 <= value <= 0.1,
+              "drop": 0 <= value <= 0.9}.get(key, 0 <= value <= 1)
     else:
-        if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise _error(key, shown)
+        value = int(value)
         ok = {"skew": 0 <= value <= MAX_SKEW, "disconnect_cycles": value >= 1}.get(key, value >= 0)
     if not ok:
         raise _error(key, shown)

@@ -10,6 +10,7 @@ configuration port.
 
 import dataclasses
 
+from ..emulator import Edges
 from ..faults import FaultSpec
 from ..mesh import MeshShape
 from ..vectors import Mismatch, load_case
@@ -170,6 +171,36 @@ class MeshResult:
         return totals
 
     @property
+    def survived(self):
+        """The mesh computed what one big grid computes, whatever the faults: no difference from
+        the reference emulator (edges or cell states), no stall. (A wrong vector file is not
+        the mesh's fault.)"""
+        return (not self.emulator_mismatches and not self.state_mismatch_count
+                and not self.stalled and all(s == self.steps for s in self.subcycles))
+
+    def directions(self):
+        """Per link direction, the counters of both ends: a list of dicts with ``from`` and
+        ``to`` (``(col, row, side)``), the transmitter's ``frames_sent``, ``retransmits``,
+        ``timeouts``, ``acks_sent`` and injected faults, and the receiver's ``aligned``,
+        ``align_losses``, ``header_errors``, ``crc_errors`` and ``sequence_errors`` (status
+        counters are per side, and a side's receive counters belong to the direction coming
+        in)."""
+        from ..hdl.mesh import _OPPOSITE
+        by_side = {tuple(link["link"]): link for link in self.links}
+        steps = {"N": (0, -1), "E": (1, 0), "S": (0, 1), "W": (-1, 0)}
+        rx_names = ("aligned", "align_losses", "header_errors", "crc_errors", "sequence_errors")
+        out = []
+        for (col, row, side), tx in by_side.items():
+            dc, dr = steps[side]
+            peer = (col + dc, row + dr, _OPPOSITE[side])
+            rx = by_side.get(peer, {})
+            entry = {"from": (col, row, side), "to": peer}
+            entry.update({k: v for k, v in tx.items() if k not in rx_names and k != "link"})
+            entry.update({k: rx.get(k, 0) for k in rx_names})
+            out.append(entry)
+        return out
+
+    @property
     def injected(self):
         """Faults the fault models injected, over every link (a dict)."""
         totals = self.totals()
@@ -266,7 +297,7 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
         for i, raw in zip(indices, out["cases"]):
             results[i] = MeshResult(
                 name=raw["name"], simulator=simulator, design=design, faults=case_specs[i],
-                steps=raw["steps"], outputs=[tuple(o) for o in raw["outputs"]],
+                steps=raw["steps"], outputs=[Edges(*o) for o in raw["outputs"]],
                 mismatches=[Mismatch(*m) for m in raw["mismatches"]],
                 emulator_mismatches=[Mismatch(*m) for m in raw["emulator_mismatches"]],
                 state_mismatches=[tuple(m) for m in raw["state_mismatches"]],

@@ -31,7 +31,7 @@ import time
 import cocotb
 from cocotb.clock import Clock
 from cocotb.simtime import get_sim_time
-from cocotb.triggers import FallingEdge, RisingEdge, Timer
+from cocotb.triggers import Event, FallingEdge, RisingEdge, Timer
 
 from ..config import Configuration
 from ..emulator import Edges, Emulator
@@ -71,7 +71,9 @@ class MeshBench:
         self.period_ns = job.get("clock_ns", 10)
         self.stall_cycles = job.get("stall_cycles", 20000)
         self.tiles = list(self.shape.chips())           # (col, row), index = row * cols + col
-        self._clock_tasks = []
+        self._clock_tasks = []         # Clock drivers, stopped when the clock ratio changes
+        self._pending = []             # fault events started and not yet over
+        self._busy = {}                # link -> Event set when its last fault event is over
         self.clocks = [getattr(dut, f"clk_{i}") for i in range(len(self.tiles))]
         self.falling = [FallingEdge(c) for c in self.clocks]
         self.ports = [ConfigPort(dut, f"cfg__{i}__", self.falling[i])
@@ -140,41 +142,61 @@ class MeshBench:
         return driver
 
     async def reset(self):
-        """Reset every tile (grid, links) for a few cycles of the slowest clock."""
+        """Reset every tile (grid, links) for a few cycles of the slowest clock. The lane skews
+        of the fault spec are set while reset is held: a skew is a property of the cable, there
+        before the link first aligns."""
         await self.start()
         self.dut.limit.value = 0
         self.dut.rst.value = (1 << len(self.tiles)) - 1
+        self.clear_faults()
+        if self.spec.skew and self.links:
+            skews = self.spec.lane_skews(len(self.links), self.lanes)
+            for k in range(len(self.links)):
+                getattr(self.dut, f"faults__{k}__skew").value = self.spec.skew_value(skews[k])
         await Timer(4 * max(self.period_ps(i) for i in range(len(self.tiles))), unit="ps")
         await self.falling[0]
         self.dut.rst.value = 0
 
     def clear_faults(self):
         for k in range(len(self.links)):
-            for name in ("flip", "slip", "slip_lane", "skew", "disconnect", "drop", "duplicate"):
+            for name in ("flip", "slip", "slip_lane", "skew", "disconnect", "drop", "duplicate",
+                         "seed"):
                 handle = getattr(self.dut, f"faults__{k}__{name}", None)
                 if handle is not None:
                     handle.value = 0
 
     def arm_faults(self):
-        """Set the continuous faults (flips, drops, duplicates, lane skew) on every link."""
+        """Set the continuous faults (flips, drops, duplicates) and the seed of the fault
+        models' generators on every link."""
         spec = self.spec
         if not spec.enabled or not self.links:
             return
-        skews = spec.lane_skews(len(self.links), self.lanes)
         for k in range(len(self.links)):
             port = lambda name: getattr(self.dut, f"faults__{k}__{name}")
+            port("seed").value = spec.seed & 0xffff
             port("flip").value = spec.threshold("flip")
             port("drop").value = spec.threshold("drop")
             port("duplicate").value = spec.threshold("dup")
-            port("skew").value = spec.skew_value(skews[k])
 
     async def _fire(self, event, delay):
         """Apply one scheduled :class:`~bitgrid.faults.FaultEvent` after ``delay`` cycles of
-        the transmitting tile's clock."""
+        the transmitting tile's clock; events of one link take turns (a disconnect period ends
+        before the link's next event starts)."""
         col, row, _ = self.links[event.link]
         falling = self.falling[row * self.shape.cols + col]
         for _ in range(delay):
             await falling
+        previous = self._busy.get(event.link)
+        finished = Event()
+        self._busy[event.link] = finished
+        if previous is not None:
+            await previous.wait()
+        try:
+            await self._apply(event, falling)
+        finally:
+            finished.set()
+
+    async def _apply(self, event, falling):
         port = lambda name: getattr(self.dut, f"faults__{event.link}__{name}")
         if event.kind == "slip":
             port("slip_lane").value = event.lane
@@ -186,6 +208,7 @@ class MeshBench:
             for _ in range(self.spec.disconnect_cycles):
                 await falling
             port("disconnect").value = 0
+        await falling                 # one quiet cycle, so that the next event is its own
 
     def schedule(self, steps):
         """Slips and disconnects by step: ``{step: [event, ...]}``."""
@@ -264,7 +287,7 @@ class MeshBench:
             handle.value = word
         self.dut.limit.value = t + 1
         for event in events:
-            cocotb.start_soon(self._fire(event, self.rng.randrange(2, 40)))
+            self._pending.append(cocotb.start_soon(self._fire(event, self.rng.randrange(2, 40))))
         cycles = idle = 0
         last = None
         while True:
@@ -276,9 +299,18 @@ class MeshBench:
             idle = 0 if now != last else idle + 1
             last = now
             if idle >= self.stall_cycles:
-                raise BenchError(f"the mesh made no progress for {self.stall_cycles} cycles in "
-                                 f"subcycle {t}: tile subcycles {now}, links "
-                                 f"{self.link_status()}")
+                aligned = [f"chip ({c},{r}) {side}" for (c, r, side), link in
+                           zip(self.links, self.link_status()) if link.get("aligned") != 1]
+                raise BenchError(f"no progress for {self.stall_cycles} cycles in subcycle {t} "
+                                 f"(tiles at subcycles {', '.join(map(str, now))}); receivers "
+                                 f"not aligned: {', '.join(aligned) or 'none'}")
+
+    async def finish_faults(self):
+        """Wait until every fault event started so far is over."""
+        for task in self._pending:
+            await task
+        self._pending = []
+        self._busy = {}
 
 
 async def run_case(bench, case):
@@ -316,8 +348,9 @@ async def run_case(bench, case):
         if expected is not None:
             mismatches += compare_outputs(t, expected[t], actual, unknown, width, height)
     run_ns = get_sim_time("ns") - run_start
-    # Let the scheduled faults finish, then read the counters.
-    await Timer(2 * bench.period_ps(0), unit="ps")
+    # Let the scheduled faults finish (so that every one is counted), then read the counters.
+    await bench.finish_faults()
+    await Timer(2 * max(bench.period_ps(i) for i in range(len(bench.tiles))), unit="ps")
     status = bench.link_status()
     stalls = [int(getattr(bench.dut, f"stalls__{i}").value) for i in range(len(bench.tiles))]
     bench.clear_faults()

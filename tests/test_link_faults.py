@@ -43,7 +43,7 @@ class TestConstructors:
         assert FrameFaults().seed == 1
         assert dut.signature.members == wiring.Signature({
             "i": In(SymbolStream()), "o": Out(SymbolStream()),
-            "drop": In(16), "duplicate": In(16),
+            "drop": In(16), "duplicate": In(16), "run_seed": In(16),
             "counters": Out(FaultCountersSignature()),
         }).members
         assert dut.lfsr_init != FrameFaults(seed=4).lfsr_init
@@ -537,8 +537,8 @@ class TestFrameFaults:
 # --- FaultSpec -----------------------------------------------------------------------------------
 
 RANGE = {
-    "flip": "a probability between 0 and 1",
-    "drop": "a probability between 0 and 1",
+    "flip": "a probability from 0 to 0.1 (a line with more errors never aligns)",
+    "drop": "a probability from 0 to 0.9 (a link that loses every frame never delivers one)",
     "dup": "a probability between 0 and 1",
     "slip": "an integer count of at least 0",
     "skew": "an integer number of bit times between 0 and 15",
@@ -582,10 +582,10 @@ class TestFaultSpec:
         assert spec.slip > 0 and spec.skew > 0 and spec.disconnect > 0 and spec.clock != 1
         assert FaultSpec.parse(str(spec)) == spec
         assert FaultSpec.parse("all, seed=3") == spec.replace(seed=3)
-        assert FaultSpec.parse("none,flip=0.5") == FaultSpec(flip=0.5)
+        assert FaultSpec.parse("none,flip=0.05") == FaultSpec(flip=0.05)
 
     @pytest.mark.parametrize("spec", [
-        FaultSpec(flip=1e-7), FaultSpec(drop=1, dup=0.3333333333333333),
+        FaultSpec(flip=1e-7), FaultSpec(drop=0.9, dup=0.3333333333333333),
         FaultSpec(clock=0.77, seed=0), FaultSpec(disconnect=4, disconnect_cycles=1),
         FaultSpec(skew=15, slip=100, flip=2.5e-05),
     ])
@@ -595,21 +595,21 @@ class TestFaultSpec:
     def test_random_round_trip(self):
         rng = random.Random(1)
         for _ in range(200):
-            spec = FaultSpec(flip=rng.random() ** 4, drop=rng.choice([0, 1, rng.random()]),
+            spec = FaultSpec(flip=rng.random() ** 4 / 10, drop=rng.choice([0, 0.9, rng.random() * 0.9]),
                              dup=rng.random(), slip=rng.randint(0, 9), skew=rng.randint(0, 15),
                              disconnect=rng.randint(0, 3), disconnect_cycles=rng.randint(1, 999),
                              clock=rng.uniform(0.01, 4), seed=rng.randint(0, 1 << 40))
             assert FaultSpec.parse(str(spec)) == spec
 
     def test_frozen_and_typed(self):
-        spec = FaultSpec(flip=1, clock=2)
+        spec = FaultSpec(flip=0.1, clock=2)
         assert isinstance(spec.flip, float) and isinstance(spec.clock, float)
         with pytest.raises(AttributeError):
             spec.flip = 0.5
-        assert hash(spec) == hash(FaultSpec(flip=1.0, clock=2.0))
+        assert hash(spec) == hash(FaultSpec(flip=0.1, clock=2.0))
 
     def test_spaces(self):
-        assert FaultSpec.parse(" flip = 0.5 , seed=2 ") == FaultSpec(flip=0.5, seed=2)
+        assert FaultSpec.parse(" flip = 0.05 , seed=2 ") == FaultSpec(flip=0.05, seed=2)
 
     @pytest.mark.parametrize("text, key, value", [
         ("flip=1.5", "flip", "1.5"), ("flip=-0.1", "flip", "-0.1"), ("drop=2", "drop", "2"),
@@ -664,7 +664,7 @@ class TestFaultSpec:
                                       (1, 0xffff), (1.0, 0xffff)])
     def test_threshold(self, p, t):
         assert threshold(p) == t
-        assert FaultSpec(flip=p, drop=p, dup=p).threshold("drop") == t
+        assert FaultSpec(dup=p).threshold("dup") == t
 
     @pytest.mark.parametrize("p", [-0.1, 1.01, "0.5", None, True])
     def test_threshold_range(self, p):
@@ -738,3 +738,28 @@ class TestSchedule:
         assert {s for link in skews for s in link} == {0, 1, 2, 3}
         assert FaultSpec().lane_skews(2, 3) == [[0, 0, 0], [0, 0, 0]]
         assert FaultSpec.skew_value([1, 15, 0, 7]) == 0x70f1
+
+
+def test_run_seed_changes_the_flips():
+    """A new ``ctl.seed`` restarts the generators: the same build flips other bits, and the same
+    seed the same bits again."""
+    def flips_with(seed):
+        dut = BitFaults(1, 1)
+        seen = []
+
+        async def testbench(ctx):
+            ctx.set(dut.ctl.flip, 6000)
+            ctx.set(dut.ctl.seed, seed)
+            await ctx.tick()
+            await ctx.tick()
+            for _ in range(300):
+                seen.append(ctx.get(dut.o))
+                await ctx.tick()
+
+        simulate(dut, testbench, name=f"bit_faults_seed_{seed}")
+        return seen
+
+    first, again, other = flips_with(5), flips_with(5), flips_with(6)
+    assert first == again
+    assert first != other
+    assert 10 < sum(first) < 60 and 10 < sum(other) < 60      # about 300 * 6000 / 65536

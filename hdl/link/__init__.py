@@ -99,6 +99,10 @@ class FaultControlSignature(wiring.Signature):
         Probability that a whole link-layer frame is dropped.
     duplicate : Out(16)
         Probability that a whole link-layer frame is sent twice.
+    seed : Out(16)
+        A change restarts the fault models' random generators from a state derived from the
+        new value and the build's per-link start state: different seeds, different faults,
+        without a new build (:attr:`bitgrid.faults.FaultSpec.seed`).
     """
 
     def __init__(self, lanes):
@@ -108,7 +112,7 @@ class FaultControlSignature(wiring.Signature):
         super().__init__({
             "flip": Out(16), "slip": Out(1), "slip_lane": Out(range(max(lanes, 2))),
             "skew": Out(4 * lanes), "disconnect": Out(1),
-            "drop": Out(16), "duplicate": Out(16),
+            "drop": Out(16), "duplicate": Out(16), "seed": Out(16),
         })
 
     def __eq__(self, other):

@@ -26,7 +26,7 @@ import random
 from functools import reduce
 from operator import xor
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Const, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -79,6 +79,23 @@ def _hit(draw, threshold):
     """The fault fires: the 16-bit ``draw`` is below ``threshold``, or ``threshold`` is
     :data:`ALWAYS`."""
     return (draw < threshold) | (threshold == ALWAYS)
+
+
+def _reseeding(m, seed):
+    """A pulse in the cycle after ``seed`` (a 16-bit control) changes: the generators restart
+    from a state derived from it (:func:`_reseeded`), so that a test bench's seed varies the
+    faults without a new build."""
+    last = Signal(16)
+    changed = Signal()
+    m.d.sync += last.eq(seed)
+    m.d.comb += changed.eq(last != seed)
+    return changed
+
+
+def _reseeded(init, seed):
+    """The generator state after a reseed with ``seed``: the build's start state mixed with the
+    seed, never zero (a zero LFSR state would stay zero)."""
+    return (Const(init, 32) ^ Cat(seed, ~seed)) | 1
 
 
 def _count(m, counter, amount):
@@ -199,9 +216,10 @@ class BitFaults(wiring.Component):
             delayed += [u.bit_select(delay + (bpc - 1 - j), 1) for j in range(bpc)]
 
         flips = []
+        reseed = _reseeding(m, ctl.seed)
         for k, init in enumerate(self.lfsr_init):
             state = Signal(32, init=init, name=f"lfsr_{k}")
-            m.d.sync += state.eq(_leap(state, 16))
+            m.d.sync += state.eq(Mux(reseed, _reseeded(init, ctl.seed), _leap(state, 16)))
             flip = Signal(name=f"flip_{k}")
             m.d.comb += flip.eq(_hit(state[:16], ctl.flip) & ~ctl.disconnect)
             flips.append(flip)
@@ -260,6 +278,9 @@ class FrameFaults(wiring.Component):
         Probability threshold of a frame drop.
     duplicate : In(16)
         Probability threshold of a frame duplication.
+    run_seed : In(16)
+        A change restarts the generator from a state derived from the new value (as
+        ``FaultControlSignature.seed``; :attr:`seed` is the build's).
     counters : Out(:class:`FaultCountersSignature`)
         ``drops``: frames swallowed; ``duplicates``: frames replayed. They count in the cycle
         after the frame start is swallowed or the replay starts, saturate at 0xffff and clear on
@@ -281,6 +302,7 @@ class FrameFaults(wiring.Component):
             "o": Out(SymbolStream()),
             "drop": In(16),
             "duplicate": In(16),
+            "run_seed": In(16),
             "counters": Out(FaultCountersSignature()),
         })
 
@@ -305,7 +327,10 @@ class FrameFaults(wiring.Component):
 
         state = Signal(32, init=self.lfsr_init)
         draw = Signal()  # a frame start is transferred or swallowed: next draw
-        with m.If(draw):
+        reseed = _reseeding(m, self.run_seed)
+        with m.If(reseed):
+            m.d.sync += state.eq(_reseeded(self.lfsr_init, self.run_seed))
+        with m.Elif(draw):
             m.d.sync += state.eq(_leap(state, 32))
         hit_drop = Signal()
         hit_dup = Signal()

@@ -732,7 +732,8 @@ class LinkPhy(wiring.Component):
             connect(m, flipped(self.tx), frame_faults.i)
             connect(m, frame_faults.o, tx.i)
             m.d.comb += [frame_faults.drop.eq(self.faults.drop),
-                         frame_faults.duplicate.eq(self.faults.duplicate)]
+                         frame_faults.duplicate.eq(self.faults.duplicate),
+                         frame_faults.run_seed.eq(self.faults.seed)]
             m.submodules.bit_faults = bit_faults = BitFaults(lanes, k, seed=self._fault_seed)
             m.d.comb += bit_faults.i.eq(tx.o)
             connect(m, flipped(self.faults), bit_faults.ctl)
