@@ -254,7 +254,8 @@ FAULT_SCENARIOS = [
     ("slip=3", ("slips", "align_losses")),
     ("clock=1.6", ()),
     ("disconnect=1", ("disconnects", "align_losses")),
-    ("all,seed=5", ("flips", "drops", "duplicates", "slips", "disconnects", "retransmits")),
+    ("all,flip=1e-3,drop=0.05,dup=0.05,seed=5",
+     ("flips", "drops", "duplicates", "slips", "disconnects", "retransmits")),
 ]
 
 
@@ -319,7 +320,7 @@ def _multilane_params():
 def test_mesh_two_ddr_lanes_with_skew(simulator):
     """Two DDR lanes per link on a 2 x 1 mesh: lane skew (absorbed by the deskew) and every
     fault at once."""
-    scenarios = [("none", ()), ("skew=6", ()), ("all,skew=6,seed=3",
+    scenarios = [("none", ()), ("skew=6", ()), ("all,skew=6,flip=1e-3,seed=3",
                                                  ("flips", "slips", "retransmits"))]
     cases = [_random_case(8, 4, 16, 200 + i, spec) for i, (spec, _) in enumerate(scenarios)]
     results = run_mesh_cases(cases, "2x1", simulator=simulator, lanes=2, ddr=True,
