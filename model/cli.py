@@ -12,6 +12,7 @@ Exit status contract (for scripts and CI):
 import glob
 import json
 import os
+import re
 import sys
 import time
 
@@ -297,6 +298,12 @@ def emulate(bitstream, vectors, inputs, steps, as_json):
     click.echo(f"emulator: {len(stream)} subcycles of a {bs.width} x {bs.height} grid in "
                f"{elapsed * 1e3:.1f} ms")
     sys.exit(_verdict(case.name, mismatches, len(stream)))
+
+
+def _chip_stem(path):
+    """The bitstream name a chip file was sliced from: ``x/adder.c0r1.bgbs`` -> ``adder``."""
+    name = os.path.basename(str(path))
+    return re.sub(r"\.c\d+r\d+\.bgbs$", "", name, flags=re.IGNORECASE)
 
 
 class MeshType(click.ParamType):
@@ -606,6 +613,13 @@ def join_command(files, mesh, stem, output, order):
                        f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}: a {mesh} mesh "
                        "needs one file per chip (<stem>.c<col>r<row>.bgbs); add them, or "
                        "check --mesh")
+    stems = {_chip_stem(path) for path in placed.values()}
+    if len(stems) > 1:
+        raise BadInput(f"the chip files come from different bitstreams ({', '.join(sorted(stems))}"
+                       "): give the files of one slice")
+    if any(os.path.realpath(output) == os.path.realpath(path) for path in placed.values()):
+        raise BadInput(f"-o {output} is one of the chip files being joined; write the joined "
+                       "bitstream to another file")
     for chip, path in placed.items():
         tiles[chip] = _load_bitstream(path)
     _check_writable(output)
@@ -617,7 +631,7 @@ def join_command(files, mesh, stem, output, order):
     with open(output, "wb") as file:
         file.write(joined.to_bytes())
     tile_w, tile_h = tiles[(0, 0)].width, tiles[(0, 0)].height
-    click.echo(f"joined {len(tiles)} chip files ({mesh} mesh of {tile_w} x {tile_h} tiles) "
+    click.echo(f"joined {len(tiles)} chip file{'s' if len(tiles) != 1 else ''} ({mesh} mesh of {tile_w} x {tile_h} tiles) "
                f"into {output}: {joined.width} x {joined.height}, {joined.order.label}, "
                f"payload CRC32 0x{joined.crc32:08x}")
 

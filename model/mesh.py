@@ -31,7 +31,7 @@ import numpy as np
 
 from .bitstream import Bitstream, ScanOrder
 from .bitstream import load as load_bitstream
-from .config import Configuration
+from .config import Configuration, check_grid_size
 from .emulator import Edges, Emulator
 
 __all__ = ["MeshShape", "MeshError", "SIDES", "slice_configuration", "join_configurations",
@@ -112,6 +112,7 @@ class MeshShape:
             both are even); the message says which sizes would work.
         """
         sizes = []
+        check_grid_size(width, height)
         for what, cells, chips in (("width", width, self.cols), ("height", height, self.rows)):
             across, one = ("columns", "column") if what == "width" else ("rows", "row")
             chips_text = f"{chips} chip {across if chips > 1 else one}"
@@ -131,7 +132,10 @@ class MeshShape:
     def neighbour(self, chip, side):
         """The chip on ``side`` (``"N"``, ``"E"``, ``"S"``, ``"W"``) of ``chip``, or None at
         the mesh's edge."""
-        dc, dr = _STEP[side.upper()]
+        key = side.upper() if isinstance(side, str) else side
+        if key not in _STEP:
+            raise ValueError(f"Side must be one of N, E, S, W, not {side!r}")
+        dc, dr = _STEP[key]
         other = (chip[0] + dc, chip[1] + dr)
         return other if other in self else None
 
@@ -170,6 +174,11 @@ def slice_configuration(config, shape):
         (:meth:`MeshShape.tile_size`).
     """
     shape = _shape(shape)
+    if isinstance(config, Bitstream):
+        config = config.config
+    if not isinstance(config, Configuration):
+        raise TypeError(f"slice_configuration takes a Configuration or a Bitstream, not "
+                        f"{config!r}")
     tile_w, tile_h = shape.tile_size(config.width, config.height)
     return {(col, row): config.region(col * tile_w, row * tile_h, tile_w, tile_h)
             for col, row in shape.chips()}

@@ -261,6 +261,12 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
     for case in cases:
         if not isinstance(case, SimCase):
             raise TypeError(f"run_mesh_cases takes SimCase objects (see make_case), not {case!r}")
+    for name, value, low, high in (("lanes", lanes, 1, 16), ("line_delay", line_delay, 0, 4096),
+                                   ("stall_cycles", stall_cycles, 1, 10 ** 9)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"{name} must be an integer from {low} to {high}, not {value!r}")
+    if not isinstance(ddr, bool):
+        raise ValueError(f"ddr must be a bool, not {ddr!r}")
     if case_faults is not None and len(case_faults) != len(cases):
         raise ValueError(f"case_faults has {len(case_faults)} entries for {len(cases)} cases")
     _check_options(simulator, storage, waves)

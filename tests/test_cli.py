@@ -247,11 +247,16 @@ def test_slice_join_errors_exit_2(tmp_path):
     chips = tmp_path / "chips"
     assert invoke("bitstream", "slice", bgbs, "--mesh", "2x2", "-o", chips).exit_code == 0
     c = [chips / f"random_8x8.c{col}r{row}.bgbs" for row in range(2) for col in range(2)]
-    small = tmp_path / "small.c1r1.bgbs"
+    (tmp_path / "other").mkdir()
+    small = tmp_path / "other" / "random_8x8.c1r1.bgbs"
     bitstream.save(small, bitstream.load(c[3]).config.region(0, 0, 2, 2))
-    snake = tmp_path / "snake.c1r1.bgbs"
+    snake = tmp_path / "snake" / "random_8x8.c1r1.bgbs"
+    snake.parent.mkdir()
     bitstream.save(snake, bitstream.load(c[3]).config, bitstream.ScanOrder.SNAKE)
-    corrupt = tmp_path / "bad.c1r1.bgbs"
+    stranger = tmp_path / "small.c1r1.bgbs"
+    bitstream.save(stranger, bitstream.load(c[3]).config)
+    corrupt = tmp_path / "bad" / "random_8x8.c1r1.bgbs"
+    corrupt.parent.mkdir()
     corrupt.write_bytes(c[3].read_bytes()[:-1])
     (tmp_path / "file").write_text("")
     out = tmp_path / "out.bgbs"
@@ -275,6 +280,12 @@ def test_slice_join_errors_exit_2(tmp_path):
         (["bitstream", "join", c[0], c[1], c[2], small, "--mesh", "2x2", "-o", out],
          "error: tile c1r1 is 2 x 2 cells, tile c0r0 is 4 x 4: all tiles of a mesh have the "
          "same size; slice the logical bitstream again"),
+        (["bitstream", "join", c[0], c[1], c[2], stranger, "--mesh", "2x2", "-o", out],
+         "error: the chip files come from different bitstreams (random_8x8, small): give the "
+         "files of one slice"),
+        (["bitstream", "join", c[0], c[1], c[2], c[3], "--mesh", "2x2", "-o", c[1]],
+         f"error: -o {c[1]} is one of the chip files being joined; write the joined bitstream "
+         "to another file"),
         (["bitstream", "join", c[0], c[1], c[2], snake, "--mesh", "2x2", "-o", out],
          "error: the tiles have different scan orders (c0r0 row-major, c1r0 row-major, c0r1 "
          "row-major, c1r1 snake); choose the order of the joined bitstream with --order"),
