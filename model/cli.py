@@ -591,7 +591,8 @@ def join_command(files, mesh, stem, output, order):
                         if (parse_chip_filename(p) or (0, 0)) not in mesh)
         if others:
             raise BadInput(f"{', '.join(others)}: chip file{'s' if len(others) > 1 else ''} "
-                           f"outside the {mesh} mesh; check --mesh")
+                           f"outside the {mesh} mesh; check --mesh, or remove the chip "
+                           "files of an earlier slice")
     placed = {}
     for path in files:
         chip = parse_chip_filename(path)

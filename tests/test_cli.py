@@ -304,7 +304,8 @@ def test_slice_join_errors_exit_2(tmp_path):
          f"{tmp_path / 'nothing'}.c0r1.bgbs: a 1x2 mesh needs one file per chip; slice the "
          "logical bitstream again with `bitgrid bitstream slice BITSTREAM --mesh 1x2`"),
         (["bitstream", "join", "--from", chips / "random_8x8", "--mesh", "2x1", "-o", out],
-         f"error: {c[2]}, {c[3]}: chip files outside the 2x1 mesh; check --mesh"),
+         f"error: {c[2]}, {c[3]}: chip files outside the 2x1 mesh; check --mesh, or remove the "
+         "chip files of an earlier slice"),
         (["bitstream", "join", c[0], "--from", chips / "random_8x8", "--mesh", "1x1", "-o",
           out], "error: give either the chip files or --from STEM, not both"),
         (["bitstream", "join", "--mesh", "1x1", "-o", out],
