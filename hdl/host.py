@@ -13,7 +13,10 @@ drives a :class:`~bitgrid.hdl.grid.Grid` (configuration port, step, edge buses).
 * :class:`HostController`: UART + engine + grid, what a board top instantiates.
 """
 
-from amaranth.hdl import C, Cat, Const, Module, Mux, ResetInserter, Signal
+import functools
+import operator
+
+from amaranth.hdl import C, Cat, Const, Instance, Module, Mux, ResetInserter, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.memory import Memory
@@ -25,7 +28,7 @@ from ..host import (FEATURES, FRAMING_RESPONSE, GATEWARE_VERSION, LINK_CRC, MAX_
                     max_body, max_payload)
 from .grid import ConfigSignature, Grid
 
-__all__ = ["UARTReceiver", "UARTTransmitter", "ProtocolEngine", "HostController"]
+__all__ = ["attach_grid", "UARTReceiver", "UARTTransmitter", "ProtocolEngine", "HostController"]
 
 
 #: Yosys attribute that puts the engine's memories in block RAM (SB_RAM40_4K, DP16KD, Gowin
@@ -159,9 +162,10 @@ class ProtocolEngine(wiring.Component):
     are dropped up to the next delimiter. Answers are byte for byte those of
     :class:`bitgrid.host.DeviceModel`.
 
-    Every output to the grid is a register (``step``, and the configuration port's row,
-    address, frame and write enable): they fan out to every cell. ``step`` is high one cycle
-    per requested subcycle, while the engine is in its STEP state.
+    Every output to the grid is a register (``step``, ``grid_rst``, and the configuration
+    port's row, address, frame and write enable): they fan out to every cell. ``step`` is high
+    one cycle per requested subcycle, while the engine is in its STEP state; ``grid_rst`` for
+    one cycle after a RESET or a successful LOAD_APPLY, before the answer.
 
     Parameters
     ----------
@@ -185,6 +189,10 @@ class ProtocolEngine(wiring.Component):
     n_out, s_out : In(width)
     e_out, w_out : In(height)
     subcycle : In(32)
+    busy : In(1)
+        The grid has not yet run every subcycle requested (a mesh tile waiting for its
+        neighbours at the lockstep barrier); a STEP is answered once it is low. 0 for a plain
+        grid, which runs a subcycle in the cycle it is asked for.
     load_failed : Out(1)
         The last LOAD_APPLY was rejected.
     """
@@ -206,6 +214,7 @@ class ProtocolEngine(wiring.Component):
             "n_in": Out(width), "e_in": Out(height), "s_in": Out(width), "w_in": Out(height),
             "n_out": In(width), "e_out": In(height), "s_out": In(width), "w_out": In(height),
             "subcycle": In(32),
+            "busy": In(1),
             "load_failed": Out(1),
         })
 
@@ -327,24 +336,29 @@ class ProtocolEngine(wiring.Component):
         count = Signal(range(frames + 1))
         steps_left = Signal(16)
         step = Signal()
-        m.d.sync += step.eq(0)
-        m.d.comb += self.step.eq(step)
+        grid_rst = Signal()
+        m.d.sync += [step.eq(0), grid_rst.eq(0)]
+        m.d.comb += [self.step.eq(step), self.grid_rst.eq(grid_rst)]
         index = Signal(range(frames))
         counter_names = ("frames_ok", "framing_errors", "crc_errors", "command_errors",
                          "load_rejects", "replays")
         counters = {name: Signal(16, name=f"count_{name}") for name in counter_names}
 
         # One saturating incrementer for all the counters: at most one counts in a cycle (a
-        # rejected load counts its load_rejects the cycle after its command_errors).
+        # rejected load counts its load_rejects the cycle after its command_errors). The
+        # request to count is registered, so the count lands a cycle later, long before an
+        # answer reads it; this keeps the frame decoder's path short.
         bumps = {name: Signal(name=f"bump_{name}") for name in counter_names}
+        bumps_r = {name: Signal(name=f"bump_{name}_r") for name in counter_names}
+        m.d.sync += [bumps_r[name].eq(bumps[name]) for name in counter_names]
         bumped = Signal(16)
         reject_pending = Signal()
         m.d.sync += reject_pending.eq(0)
         selected = Signal(16)
-        m.d.comb += selected.eq(0)
+        choices = [Mux(bumps_r[name], counters[name], 0) for name in counter_names]
+        m.d.comb += selected.eq(functools.reduce(operator.or_, choices))
         for name in counter_names:
-            with m.If(bumps[name]):
-                m.d.comb += selected.eq(counters[name])
+            with m.If(bumps_r[name]):
                 m.d.sync += counters[name].eq(bumped)
         m.d.comb += bumped.eq(selected + (selected != 0xFFFF))
         with m.If(reject_pending):
@@ -381,6 +395,12 @@ class ProtocolEngine(wiring.Component):
         m.d.comb += [self.cfg.row.eq(cfg_row), self.cfg.addr.eq(cfg_addr),
                      self.cfg.w_data.eq(w_data), self.cfg.w_en.eq(w_en),
                      self.cfg.crc.eq(crc_arg)]
+
+        checks = {"len_0": plen == 0, "len_2": plen == 2, "len_3": plen == 3, "len_4": plen == 4,
+                  "len_block": plen == block, "len_step_edges": plen == 2 + block,
+                  "len_record": plen == record, "arg_ok": arg_ok, "in_order": arg_index == count,
+                  "complete": count == frames, "crc_match": stage_crc.crc == crc_arg}
+        check = {k: Signal(name=f"check_{k}") for k in checks}
 
         # --- The answer ------------------------------------------------------------------------
         # Its bytes (header, data, CRC) are produced one per cycle from their sources, which
@@ -477,7 +497,12 @@ class ProtocolEngine(wiring.Component):
                                      resp_seq.eq(sequence),
                                      replay.eq(has_last & (last_cmd == command) &
                                                (last_seq == sequence))]
-                        m.next = "EXEC"
+                        m.next = "CHECK"
+
+            with m.State("CHECK"):
+                # The comparisons EXEC decides on, registered (a shorter path at 100 MHz).
+                m.d.sync += [check[k].eq(v) for k, v in checks.items()]
+                m.next = "EXEC"
 
             with m.State("EXEC"):
                 # Decide the status; side effects only when not a replay.
@@ -486,49 +511,49 @@ class ProtocolEngine(wiring.Component):
                 with m.Switch(command):
                     with m.Case(Command.IDENTIFY, Command.GET_EDGES, Command.STATUS,
                                 Command.RESET, Command.LOAD_BEGIN):
-                        m.d.comb += new.eq(Mux(plen != 0, Status.BAD_LENGTH, Status.OK))
+                        m.d.comb += new.eq(Mux(~check["len_0"], Status.BAD_LENGTH, Status.OK))
                     with m.Case(Command.LOAD_CHUNK):
-                        with m.If(plen != record):
+                        with m.If(~check["len_record"]):
                             m.d.comb += new.eq(Status.BAD_LENGTH)
                         with m.Elif(~loading):
                             m.d.comb += new.eq(Status.NOT_LOADING)
-                        with m.Elif(~arg_ok):
+                        with m.Elif(~check["arg_ok"]):
                             m.d.comb += new.eq(Status.BAD_ARGUMENT)
-                        with m.Elif(arg_index != count):
+                        with m.Elif(~check["in_order"]):
                             m.d.comb += new.eq(Status.BAD_ORDER)
                         with m.Else():
                             m.d.comb += [new.eq(Status.OK), nxt.eq(1)]
                     with m.Case(Command.LOAD_APPLY):
-                        with m.If(plen != 4):
+                        with m.If(~check["len_4"]):
                             m.d.comb += new.eq(Status.BAD_LENGTH)
                         with m.Elif(~loading):
                             m.d.comb += new.eq(Status.NOT_LOADING)
                         with m.Elif(replay):
                             m.d.comb += new.eq(Status.OK)
-                        with m.Elif(count != frames):
+                        with m.Elif(~check["complete"]):
                             m.d.comb += new.eq(Status.INCOMPLETE)
-                        with m.Elif(stage_crc.crc != crc_arg):
+                        with m.Elif(~check["crc_match"]):
                             m.d.comb += new.eq(Status.CONFIG_CRC)
                         with m.Else():
                             m.d.comb += [new.eq(Status.OK), nxt.eq(2)]
                     with m.Case(Command.STEP):
-                        with m.If((plen != 2) & (plen != 2 + block)):
+                        with m.If(~check["len_2"] & ~check["len_step_edges"]):
                             m.d.comb += new.eq(Status.BAD_LENGTH)
                         with m.Elif(~self.cfg.valid):
                             m.d.comb += new.eq(Status.NOT_VALID)
-                        with m.Elif(plen != 2):
+                        with m.Elif(~check["len_2"]):
                             m.d.comb += [new.eq(Status.OK), nxt.eq(5)]
                         with m.Else():
                             m.d.comb += [new.eq(Status.OK), nxt.eq(3)]
                     with m.Case(Command.SET_EDGES):
-                        with m.If(plen != block):
+                        with m.If(~check["len_block"]):
                             m.d.comb += new.eq(Status.BAD_LENGTH)
                         with m.Else():
                             m.d.comb += [new.eq(Status.OK), nxt.eq(5)]
                     with m.Case(Command.READBACK):
-                        with m.If(plen != 3):
+                        with m.If(~check["len_3"]):
                             m.d.comb += new.eq(Status.BAD_LENGTH)
-                        with m.Elif(~arg_ok):
+                        with m.Elif(~check["arg_ok"]):
                             m.d.comb += new.eq(Status.BAD_ARGUMENT)
                         with m.Else():
                             m.d.comb += [new.eq(Status.OK), nxt.eq(4)]
@@ -553,7 +578,7 @@ class ProtocolEngine(wiring.Component):
                     with m.Else():
                         m.d.sync += last_status.eq(Status.OK)
                     # LOAD_APPLY ends the load session whatever its outcome.
-                    with m.If((command == Command.LOAD_APPLY) & (plen == 4) & loading):
+                    with m.If((command == Command.LOAD_APPLY) & check["len_4"] & loading):
                         m.d.sync += loading.eq(0)
                     with m.If(new == Status.OK):
                         with m.Switch(command):
@@ -561,7 +586,7 @@ class ProtocolEngine(wiring.Component):
                                 m.d.sync += [loading.eq(1), count.eq(0)]
                                 m.d.comb += stage_crc.start.eq(1)
                             with m.Case(Command.RESET):
-                                m.d.comb += self.grid_rst.eq(1)
+                                m.d.sync += grid_rst.eq(1)     # during ANSWER
                             with m.Case(Command.STEP):
                                 m.d.sync += steps_left.eq(steps_arg)
                         m.d.sync += [rd_addr.eq(Mux(command == Command.STEP, 4, 2)),
@@ -635,8 +660,7 @@ class ProtocolEngine(wiring.Component):
                     m.next = "APPLY_CHECK"
             with m.State("APPLY_CHECK"):
                 with m.If(self.cfg.valid):
-                    m.d.comb += self.grid_rst.eq(1)
-                    m.d.sync += load_failed.eq(0)
+                    m.d.sync += [grid_rst.eq(1), load_failed.eq(0)]
                 with m.Else():
                     m.d.sync += [status.eq(Status.APPLY_FAILED), last_status.eq(
                         Status.APPLY_FAILED), load_failed.eq(1), reject_pending.eq(1)]
@@ -650,6 +674,11 @@ class ProtocolEngine(wiring.Component):
                 with m.If(steps_left != 0):
                     m.d.sync += [step.eq(1), steps_left.eq(steps_left - 1)]
                 with m.Else():
+                    m.next = "STEP_WAIT"
+
+            with m.State("STEP_WAIT"):
+                # A mesh tile runs the requested subcycles as its neighbours allow.
+                with m.If(~self.busy):
                     m.next = "ANSWER"
 
             with m.State("READBACK"):
@@ -716,6 +745,12 @@ class HostController(wiring.Component):
     :class:`UARTTransmitter` and a :class:`~bitgrid.hdl.grid.Grid`; what a board top
     instantiates.
 
+    With ``links`` (sides such as ``"E"``), the grid is a :class:`~bitgrid.hdl.mesh.MeshTile`
+    that exchanges those sides' edge lanes with a neighbouring chip (``lanes`` SDR lanes per
+    direction on ``link_ports``, see :mod:`bitgrid.boards.links`): a STEP of ``n`` raises the
+    tile's step budget by ``n`` and is answered when the tile has run them, as the barrier
+    allows; RESET (and a load) resets the links too, so both chips are reset before a run.
+
     Members
     -------
     rx : In(1)
@@ -726,9 +761,18 @@ class HostController(wiring.Component):
         The last load was rejected (for an LED).
     """
 
-    def __init__(self, width, height, *, divisor, storage="ff", init=None):
+    def __init__(self, width, height, *, divisor, storage="ff", init=None, links="", lanes=1,
+                 link_ports=None):
         self._divisor = _check_divisor(divisor)
-        self.grid = Grid(width, height, storage=storage, init=init)
+        if links:
+            if init is not None:
+                raise ValueError("A controller with links loads its configuration at run time; "
+                                 "init is not supported")
+            from .mesh import MeshTile
+            self.grid = MeshTile(width, height, links=links, lanes=lanes, storage=storage,
+                                 link_ports=link_ports)
+        else:
+            self.grid = Grid(width, height, storage=storage, init=init)
         self.engine = ProtocolEngine(width, height, storage=storage)
         super().__init__({"rx": In(1, init=1), "tx": Out(1, init=1), "valid": Out(1),
                           "load_failed": Out(1)})
@@ -741,14 +785,44 @@ class HostController(wiring.Component):
         m.submodules.engine = engine = self.engine
         m.submodules.grid = ResetInserter(grid_rst)(self.grid)
         grid = self.grid
+        engine_rst = Signal()
+        if getattr(platform, "family", None) == "ecp5":
+            # The grid reset reaches every cell's output flip-flops: on ECP5 it goes through a
+            # global buffer (nextpnr promotes only clocks by itself); 7 ns of general routing
+            # from one flip-flop to the LSR pins of a 32 x 32 grid otherwise.
+            m.submodules.grid_rst_buffer = Instance(
+                "DCCA", i_CLKI=engine_rst, i_CE=C(1, 1), o_CLKO=grid_rst)
+        else:
+            m.d.comb += grid_rst.eq(engine_rst)
         m.d.comb += [receiver.rx.eq(self.rx), self.tx.eq(transmitter.tx)]
         wiring.connect(m, receiver.data, engine.rx)
         wiring.connect(m, engine.tx, transmitter.data)
-        wiring.connect(m, engine.cfg, grid.cfg)
-        m.d.comb += [grid_rst.eq(engine.grid_rst), grid.step.eq(engine.step),
-                     engine.subcycle.eq(grid.subcycle),
+        attach_grid(m, engine, grid, grid_rst)
+        m.d.comb += [engine_rst.eq(engine.grid_rst),
                      self.valid.eq(grid.cfg.valid), self.load_failed.eq(engine.load_failed)]
-        for side in "nesw":
-            m.d.comb += [getattr(grid, f"{side}_in").eq(getattr(engine, f"{side}_in")),
-                         getattr(engine, f"{side}_out").eq(getattr(grid, f"{side}_out"))]
         return m
+
+
+def attach_grid(m, engine, grid, grid_rst):
+    """Wire a :class:`ProtocolEngine` to the grid it drives, in module ``m``: the configuration
+    port, the edge buses, the subcycle counter and stepping. ``grid`` is a
+    :class:`~bitgrid.hdl.grid.Grid` (``step`` follows the engine's ``step``) or a
+    :class:`~bitgrid.hdl.mesh.MeshTile` (each step request raises its ``limit`` by one subcycle,
+    and the engine's ``busy`` holds the STEP answer until the tile has run them); ``grid_rst``
+    is the grid's reset (it also clears the tile's budget). The caller adds the grid to ``m``
+    under that reset (``ResetInserter``)."""
+    wiring.connect(m, engine.cfg, grid.cfg)
+    if hasattr(grid, "limit"):
+        limit = Signal.like(grid.limit)
+        with m.If(grid_rst):
+            m.d.sync += limit.eq(0)
+        with m.Elif(engine.step):
+            m.d.sync += limit.eq(limit + 1)
+        m.d.comb += [grid.limit.eq(limit),
+                     engine.busy.eq(engine.step | (grid.subcycle != limit))]
+    else:
+        m.d.comb += grid.step.eq(engine.step)
+    m.d.comb += engine.subcycle.eq(grid.subcycle)
+    for side in "nesw":
+        m.d.comb += [getattr(grid, f"{side}_in").eq(getattr(engine, f"{side}_in")),
+                     getattr(engine, f"{side}_out").eq(getattr(grid, f"{side}_out"))]

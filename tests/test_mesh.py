@@ -436,3 +436,117 @@ def test_cli_mesh_run_pass_and_mismatch(tmp_path):
                   "--mesh", "2x2")
     assert result.exit_code == 1, result.output
     assert "MISMATCH" in result.output and "step 5" in result.output
+
+
+# --- Two host controllers with a link: two boards as one grid --------------------------------
+
+def test_two_protocol_engines_with_linked_tiles_run_one_grid():
+    """What two linked boards do, minus the UARTs: two :class:`ProtocolEngine` s, each with a
+    4 x 4 :class:`MeshTile` (sides E and W joined pin to pin), each loaded over the host
+    protocol with its slice of one 8 x 4 program and stepped one subcycle per STEP request by
+    its own host process. Each STEP is answered only when the tile has run it (the barrier
+    waits for the other chip), and the joined edge outputs equal the 8 x 4 emulator's."""
+    from amaranth.hdl import Module, ResetInserter, Signal
+    from bitgrid.hdl.host import ProtocolEngine, attach_grid
+    from bitgrid.host import (Command, DeviceModel, LoopbackTransport, ProtocolTarget,
+                              decode_frame, edge_block_size, unpack_edges)
+    from bitgrid.mesh import join_edges, slice_configuration, split_edges
+
+    shape = MeshShape(2, 1)
+    config = Configuration.random(8, 4, seed=21)
+    rng = random.Random(21)
+    inputs = [Edges(rng.getrandbits(8), rng.getrandbits(4), rng.getrandbits(8),
+                    rng.getrandbits(4)) for _ in range(6)]
+    expected = Emulator(config).run(inputs)
+    slices = slice_configuration(config, shape)
+    per_chip = {chip: [] for chip in shape.chips()}
+    for edges in inputs:
+        for chip, chip_edges in split_edges(edges, shape, 4, 4).items():
+            per_chip[chip].append(chip_edges)
+
+    m = Module()
+    chips = {}
+    for chip, links in (((0, 0), "E"), ((1, 0), "W")):
+        engine = ProtocolEngine(4, 4)
+        tile = MeshTile(4, 4, links=links)
+        rst = Signal(name=f"rst_{chip[0]}")
+        m.submodules[f"engine_{chip[0]}"] = engine
+        m.submodules[f"tile_{chip[0]}"] = ResetInserter(rst)(tile)
+        attach_grid(m, engine, tile, rst)               # as HostController does
+        m.d.comb += rst.eq(engine.grid_rst)
+        chips[chip] = (engine, tile)
+    a, b = chips[(0, 0)][1].link_e, chips[(1, 0)][1].link_w
+    m.d.comb += [b.rx_clk.eq(a.tx_clk), b.rx_data.eq(a.tx_data),
+                 a.rx_clk.eq(b.tx_clk), a.rx_data.eq(b.tx_data)]
+
+    outputs = {chip: [] for chip in chips}
+
+    def host(chip):
+        engine = chips[chip][0]
+        log = []
+        transport = LoopbackTransport(DeviceModel(4, 4),
+                                      to_device=lambda data: (log.append(bytes(data)), data)[1])
+        target = ProtocolTarget(transport, timeout=0.01)
+        target.load(slices[chip])
+        load = b"".join(log)
+        steps = []
+        for edges in per_chip[chip]:
+            start = len(log)
+            target.step(1, edges)
+            steps.append(log[start:])
+
+        async def send(ctx, data, limit=20000):
+            ctx.set(engine.tx.ready, 1)
+            answers = []
+            for frame in [data[i:j + 1] for i, j in _frames(data) if j > i]:
+                for byte in frame:
+                    ctx.set(engine.rx.valid, 1)
+                    ctx.set(engine.rx.payload, byte)
+                    await ctx.tick()
+                ctx.set(engine.rx.valid, 0)
+                out = bytearray()
+                for _ in range(limit):
+                    await ctx.tick()
+                    if ctx.get(engine.tx.valid):
+                        out.append(ctx.get(engine.tx.payload))
+                        if out[-1] == 0:
+                            break
+                else:
+                    raise AssertionError(f"chip {chip}: no answer to {frame.hex()} (subcycle "
+                                         f"{ctx.get(chips[chip][1].subcycle)}, aligned "
+                                         f"{[ctx.get(getattr(t, 'status_' + t.links.lower()).aligned) for _, t in chips.values()]})")
+                await ctx.tick()
+                answers.append(bytes(out))
+            return answers
+
+        async def process(ctx):
+            for answer in await send(ctx, load):
+                assert decode_frame(answer[:-1])[0] == 0
+            for frames in steps:
+                answers = await send(ctx, b"".join(frames))
+                status, body = decode_frame(answers[-1][:-1])
+                assert status == 0 and body[0] == 0x80 | Command.STEP, body
+                outputs[chip].append(unpack_edges(body[-edge_block_size(4, 4):], 4, 4))
+        return process
+
+    from amaranth.sim import Simulator
+    from gateware_util import CLOCK_PERIOD
+    sim = Simulator(m)
+    sim.add_clock(CLOCK_PERIOD)
+    for chip in chips:
+        sim.add_testbench(host(chip))
+    sim.run()
+    joined = [join_edges({chip: outputs[chip][t] for chip in chips}, shape, 4, 4)
+              for t in range(len(inputs))]
+    assert joined == expected
+
+
+def _frames(data):
+    """``(start, end)`` of each delimited frame in ``data`` (``end`` is the delimiter; a lone
+    delimiter, which a host sends to resynchronise, gives ``start == end``)."""
+    spans, start = [], 0
+    for i, byte in enumerate(data):
+        if byte == 0:
+            spans.append((start, i))
+            start = i + 1
+    return spans
