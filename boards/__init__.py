@@ -223,9 +223,16 @@ class BoardTop(wiring.Component):
     :param board: a :class:`Board` or its name.
     :param size: ``(width, height)``; ``board.default_size`` if None.
     :param baud: the UART's bit rate.
+    :param link: sides (e.g. ``"E"``) with a link to a neighbouring board on the pins of
+        :mod:`bitgrid.boards.links`; the grid is then a :class:`~bitgrid.hdl.mesh.MeshTile` and
+        the board one chip of a mesh (docs/two-boards.md). SDR lanes only: DDR needs a
+        90-degree clock from a PLL, which the board tops do not make yet.
+    :param lanes: data lanes per link direction.
+    :raises ValueError: for a bad size, baud rate, side or lane count (the message names the
+        board's connectors and how many lanes they carry).
     """
 
-    def __init__(self, board, *, size=None, baud=DEFAULT_BAUD):
+    def __init__(self, board, *, size=None, baud=DEFAULT_BAUD, link="", lanes=1):
         try:
             if not isinstance(board, Board):
                 board = get_board(board)
@@ -234,6 +241,19 @@ class BoardTop(wiring.Component):
             if not isinstance(baud, int) or isinstance(baud, bool) or baud <= 0:
                 raise ValueError(f"baud must be a positive integer, not {baud!r}")
             self._baud = baud
+            from .links import LINK_PINOUTS
+            link = "".join(s for s in "NESW" if s in str(link).upper())
+            pinouts = LINK_PINOUTS[board.name]
+            for side in link:
+                if side not in pinouts:
+                    raise ValueError(f"the {board.name} has no link pins on side {side}; it "
+                                     f"has sides {', '.join(sorted(pinouts))}")
+                if not isinstance(lanes, int) or isinstance(lanes, bool) or \
+                        not 1 <= lanes <= pinouts[side].max_lanes:
+                    raise ValueError(f"the {board.name} carries 1 to "
+                                     f"{pinouts[side].max_lanes} lanes on side {side}, not "
+                                     f"{lanes!r}")
+            self._link, self._lanes = link, lanes
         except Exception:
             self._MustUse__silence = True      # never built: no "created but never used"
             raise
@@ -252,6 +272,11 @@ class BoardTop(wiring.Component):
     def baud(self):
         return self._baud
 
+    @property
+    def link(self):
+        """Linked sides, in N, E, S, W order (``""``: a single board)."""
+        return self._link
+
     def divisor(self, clk_frequency):
         """Clock cycles per UART bit for a ``clk_frequency`` Hz clock.
 
@@ -267,8 +292,15 @@ class BoardTop(wiring.Component):
         m = Module()
         width, height = self._size
         divisor = self.divisor(platform.default_clk_frequency)
+        link_ports = {}
+        if self._link:
+            from .links import add_link_resources, link_resource_name
+            add_link_resources(platform, self._board.name, sides=self._link, lanes=self._lanes)
+            link_ports = {side: platform.request(link_resource_name(side), 0, dir="-")
+                          for side in self._link}
         m.submodules.host = host = self.host = HostController(
-            width, height, divisor=divisor, storage=self._board.storage)
+            width, height, divisor=divisor, storage=self._board.storage, links=self._link,
+            lanes=self._lanes, link_ports=link_ports)
 
         uart = platform.request("uart", 0, dir="-")
         m.submodules.uart_rx = rx = io.Buffer("i", uart.rx)
@@ -445,7 +477,7 @@ def _overrides(board, platform, name):
 
 
 def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid",
-          progress=print):
+          progress=print, link="", lanes=1):
     """Synthesise, place and route and pack the :class:`BoardTop` of ``board`` with the
     YoWASP tools, in folder ``output``.
 
@@ -453,17 +485,19 @@ def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid"
     nextpnr), nextpnr's JSON report and ``output/report.json`` (returned as a dict).
 
     :param progress: called with a line per stage.
+    :param link, lanes: see :class:`BoardTop` (a board of a mesh).
     :raises ToolMissingError: a YoWASP tool is not installed.
     :raises BuildError: a stage failed or wrote no output.
     """
     if not isinstance(board, Board):
         board = get_board(board)
     commands = _tool_env(board)
-    top = BoardTop(board, size=size, baud=baud)
+    top = BoardTop(board, size=size, baud=baud, link=link, lanes=lanes)
     platform = board.platform()
     started = time.monotonic()
     progress(f"elaborating the {board.name} top: {top.size[0]}x{top.size[1]} grid, "
-             f"{board.storage} storage, {baud} baud")
+             f"{board.storage} storage, {baud} baud"
+             f"{f', links on {top.link} ({lanes} lane(s))' if top.link else ''}")
     # -q is passed by Amaranth unless AMARANTH_verbose is set; force it (the YoWASP pitfall).
     os.environ.pop("AMARANTH_verbose", None)
     plan = platform.prepare(top, name, **_overrides(board, platform, name))

