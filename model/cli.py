@@ -572,7 +572,8 @@ def join_command(files, mesh, stem, output, order):
                   --mesh 2x1 -o adder.bgbs
               bitgrid bitstream join --from chips/adder --mesh 2x1 -o adder.bgbs
     """
-    from .mesh import MeshError, chip_filename, join_bitstreams, parse_chip_filename
+    from .mesh import (MeshError, chip_filename, join_bitstreams, parse_chip_filename,
+                       place_chip_files)
     if files and stem:
         raise BadInput("give either the chip files or --from STEM, not both")
     if not files and not stem:
@@ -593,16 +594,10 @@ def join_command(files, mesh, stem, output, order):
             raise BadInput(f"{', '.join(others)}: chip file{'s' if len(others) > 1 else ''} "
                            f"outside the {mesh} mesh; check --mesh, or remove the chip "
                            "files of an earlier slice")
-    placed = {}
-    for path in files:
-        chip = parse_chip_filename(path)
-        if chip is None:
-            raise BadInput(f"{path}: cannot tell which chip it is for; chip files are named "
-                           "<stem>.c<col>r<row>.bgbs, as `bitgrid bitstream slice` writes them")
-        if chip in placed:
-            raise BadInput(f"{placed[chip]} and {path} are both for chip ({chip[0]}, "
-                           f"{chip[1]}); give one file per chip")
-        placed[chip] = path
+    try:
+        placed = place_chip_files(files)
+    except MeshError as error:
+        raise BadInput(str(error)) from None
     tiles = {}
     for chip, path in placed.items():
         if chip not in mesh:

@@ -35,8 +35,8 @@ from .config import Configuration, check_grid_size
 from .emulator import Edges, Emulator
 
 __all__ = ["MeshShape", "MeshError", "SIDES", "slice_configuration", "join_configurations",
-           "slice_bitstream", "join_bitstreams", "write_slices", "chip_filename",
-           "parse_chip_filename", "split_edges", "join_edges", "MeshEmulator"]
+           "slice_bitstream", "place_chip_files", "join_bitstreams", "write_slices",
+           "chip_filename", "parse_chip_filename", "split_edges", "join_edges", "MeshEmulator"]
 
 #: The sides of a chip, in SPEC order (N=0, E=1, S=2, W=3).
 SIDES = ("N", "E", "S", "W")
@@ -244,6 +244,25 @@ def parse_chip_filename(path):
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+def place_chip_files(paths):
+    """``{(col, row): path}`` for chip files named ``<stem>.c<col>r<row>.bgbs``.
+
+    :raises MeshError: for a name that does not say its chip, or two files of one chip.
+    """
+    placed = {}
+    for path in paths:
+        chip = parse_chip_filename(path)
+        if chip is None:
+            raise MeshError(f"{path}: cannot tell which chip it is for; chip files are named "
+                            "<stem>.c<col>r<row>.bgbs, as `bitgrid bitstream slice` writes "
+                            "them")
+        if chip in placed:
+            raise MeshError(f"{placed[chip]} and {path} are both for chip ({chip[0]}, "
+                            f"{chip[1]}); give one file per chip")
+        placed[chip] = path
+    return placed
+
+
 def _as_bitstream(source):
     if isinstance(source, Bitstream):
         return source
@@ -299,16 +318,7 @@ def join_bitstreams(sources, shape, order=None):
     """
     shape = _shape(shape)
     if not isinstance(sources, dict):
-        placed = {}
-        for path in sources:
-            chip = parse_chip_filename(path)
-            if chip is None:
-                raise MeshError(f"{path}: cannot tell its chip; chip files are named "
-                                "<stem>.c<col>r<row>.bgbs")
-            if chip in placed:
-                raise MeshError(f"{path} and {placed[chip]} are both chip {_chip_name(chip)}")
-            placed[chip] = path
-        sources = placed
+        sources = place_chip_files(sources)
     _check_tiles(sources, shape)
     tiles = {chip: _as_bitstream(source) for chip, source in sources.items()}
     if order is None:

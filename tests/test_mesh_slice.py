@@ -201,10 +201,10 @@ def test_join_bitstreams_errors(tmp_path):
                                "row-major, c0r1 row-major, c1r1 snake); choose the order of "
                                "the joined bitstream")
     assert join_bitstreams(mixed, "2x2", order="snake").config == config
-    with pytest.raises(MeshError, match="x.bgbs: cannot tell its chip; chip files are named "
+    with pytest.raises(MeshError, match="x.bgbs: cannot tell which chip it is for; chip files are named "
                                         "<stem>.c<col>r<row>.bgbs"):
         join_bitstreams(["x.bgbs"], "1x1")
-    with pytest.raises(MeshError, match=r"^a/t.c0r0.bgbs and b/t.c0r0.bgbs are both chip c0r0$"):
+    with pytest.raises(MeshError, match=r"^b/t.c0r0.bgbs and a/t.c0r0.bgbs are both for chip \(0, 0\); give one file per chip$"):
         join_bitstreams(["b/t.c0r0.bgbs", "a/t.c0r0.bgbs"], "1x1")
     bad = tmp_path / "t.c0r0.bgbs"
     bad.write_bytes(b"BGBX" + bytes(20))
