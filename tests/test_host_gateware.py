@@ -10,14 +10,14 @@ import random
 
 import pytest
 from amaranth.hdl import Module, ResetInserter, Signal
-from amaranth.lib import wiring
 
 from bitgrid import Configuration, Emulator
 from bitgrid.config import frame_record
 from bitgrid.host import (Command, DeviceModel, LoopbackTransport, ProtocolTarget, Status,
                           decode_frame, encode_frame, run_vectors, unpack_edges)
 from bitgrid.hdl.grid import Grid
-from bitgrid.hdl.host import HostController, ProtocolEngine, UARTReceiver, UARTTransmitter
+from bitgrid.hdl.host import (HostController, ProtocolEngine, UARTReceiver, UARTTransmitter,
+                              attach_grid)
 from conftest import load_conformance
 from gateware_util import raises_exactly, simulate
 
@@ -45,13 +45,8 @@ class EngineBench:
         rst = Signal()
         m.submodules.grid = ResetInserter(rst)(self.grid)
         m.submodules.engine = self.engine
-        wiring.connect(m, self.engine.cfg, self.grid.cfg)
-        m.d.comb += [rst.eq(self.engine.grid_rst), self.grid.step.eq(self.engine.step),
-                     self.engine.subcycle.eq(self.grid.subcycle)]
-        for side in "nesw":
-            m.d.comb += [getattr(self.grid, f"{side}_in").eq(getattr(self.engine, f"{side}_in")),
-                         getattr(self.engine, f"{side}_out").eq(
-                             getattr(self.grid, f"{side}_out"))]
+        attach_grid(m, self.engine, self.grid, rst)     # as HostController does
+        m.d.comb += rst.eq(self.engine.grid_rst)
         self.top = m
 
     async def exchange(self, ctx, data, answers, limit=20000):
