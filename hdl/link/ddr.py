@@ -63,7 +63,39 @@ def _negedge(m, domain, name):
     return name
 
 
-class OutputBuffer(wiring.Component):
+class _Buffer(wiring.Component):
+    """What :class:`OutputBuffer` and :class:`InputBuffer` share: the parameters, the members
+    (``direction`` ``"o"`` or ``"i"``: the data member, ``pins`` the other way), and the
+    lowering to :class:`amaranth.lib.io.DDRBuffer` / :class:`~amaranth.lib.io.FFBuffer` on a
+    real platform; :meth:`_model` is the simulation model."""
+
+    direction = None
+
+    def __init__(self, width, *, ddr=False, domain="sync", port=None):
+        _check(width, ddr, domain)
+        self._width, self._ddr, self._domain, self._port = width, ddr, domain, port
+        shape = data.ArrayLayout(width, 2) if ddr else width
+        data_dir, pins_dir = (In, Out) if self.direction == "o" else (Out, In)
+        super().__init__({self.direction: data_dir(shape), "pins": pins_dir(width)})
+
+    def elaborate(self, platform):
+        if platform is not None and self._port is None:
+            raise ValueError(f"{type(self).__name__} needs a port on a real platform")
+        m = Module()
+        if platform is None:
+            self._model(m)
+            return m
+        cls = io.DDRBuffer if self._ddr else io.FFBuffer
+        d = self.direction
+        m.submodules.buffer = buffer = cls(d, self._port, **{f"{d}_domain": self._domain})
+        if d == "o":
+            m.d.comb += buffer.o.eq(self.o)
+        else:
+            m.d.comb += self.i.eq(buffer.i)
+        return m
+
+
+class OutputBuffer(_Buffer):
     """An SDR or DDR output register in ``domain`` (see the module docstring for the timing).
 
     Parameters
@@ -83,26 +115,14 @@ class OutputBuffer(wiring.Component):
         The simulation model's output (stays 0 on a real platform, where ``port`` is used).
     """
 
-    def __init__(self, width, *, ddr=False, domain="sync", port=None):
-        _check(width, ddr, domain)
-        self._width, self._ddr, self._domain, self._port = width, ddr, domain, port
-        shape = data.ArrayLayout(width, 2) if ddr else width
-        super().__init__({"o": In(shape), "pins": Out(width)})
+    direction = "o"
 
-    def elaborate(self, platform):
-        if platform is not None and self._port is None:
-            raise ValueError("OutputBuffer needs a port on a real platform")
-        m = Module()
-        if platform is not None:
-            cls = io.DDRBuffer if self._ddr else io.FFBuffer
-            m.submodules.buffer = buffer = cls("o", self._port, o_domain=self._domain)
-            m.d.comb += buffer.o.eq(self.o)
-            return m
+    def _model(self, m):
         if not self._ddr:
             reg = Signal(self._width, reset_less=True)
             m.d[self._domain] += reg.eq(self.o)
             m.d.comb += self.pins.eq(reg)
-            return m
+            return
         # Glitch-free two-edge output: pins = pos ^ neg, where the rising-edge register makes
         # the XOR equal o[0] and the falling-edge register then makes it equal o[1].
         neg_domain = _negedge(m, self._domain, "ddr_o_neg")
@@ -112,10 +132,9 @@ class OutputBuffer(wiring.Component):
         m.d[self._domain] += [pos.eq(self.o[0] ^ neg), late.eq(self.o[1])]
         m.d[neg_domain] += neg.eq(late ^ pos)
         m.d.comb += self.pins.eq(pos ^ neg)
-        return m
 
 
-class InputBuffer(wiring.Component):
+class InputBuffer(_Buffer):
     """An SDR or DDR input register in ``domain`` (see the module docstring for the timing).
 
     Parameters
@@ -135,26 +154,14 @@ class InputBuffer(wiring.Component):
         For DDR ``i[0]`` is the rising-edge sample, ``i[1]`` the following falling-edge one.
     """
 
-    def __init__(self, width, *, ddr=False, domain="sync", port=None):
-        _check(width, ddr, domain)
-        self._width, self._ddr, self._domain, self._port = width, ddr, domain, port
-        shape = data.ArrayLayout(width, 2) if ddr else width
-        super().__init__({"pins": In(width), "i": Out(shape)})
+    direction = "i"
 
-    def elaborate(self, platform):
-        if platform is not None and self._port is None:
-            raise ValueError("InputBuffer needs a port on a real platform")
-        m = Module()
-        if platform is not None:
-            cls = io.DDRBuffer if self._ddr else io.FFBuffer
-            m.submodules.buffer = buffer = cls("i", self._port, i_domain=self._domain)
-            m.d.comb += self.i.eq(buffer.i)
-            return m
+    def _model(self, m):
         if not self._ddr:
             reg = Signal(self._width, reset_less=True)
             m.d[self._domain] += reg.eq(self.pins)
             m.d.comb += self.i.eq(reg)
-            return m
+            return
         neg_domain = _negedge(m, self._domain, "ddr_i_neg")
         pos = Signal(self._width, reset_less=True)
         neg = Signal(self._width, reset_less=True)
@@ -163,4 +170,3 @@ class InputBuffer(wiring.Component):
         m.d[neg_domain] += neg.eq(self.pins)
         m.d[self._domain] += both.eq(Cat(pos, neg))
         m.d.comb += self.i.eq(both)
-        return m
