@@ -11,33 +11,16 @@ Everything here follows ``SPEC.md`` sections 2 and 3:
   ``d``. So bit ``4a + d`` of the word view equals bit ``a`` of ``LUT[d]``.
 """
 
-import enum
 import inspect
 import numbers
+
+from .terms import DIRECTIONS, Direction, E, N, S, W
 
 __all__ = [
     "Direction", "N", "E", "S", "W", "DIRECTIONS",
     "address", "tables_to_word", "word_to_tables", "lut_from_function",
     "PASS_THROUGH", "REFLECTOR", "COPY_N", "COPY_E", "COPY_S", "COPY_W", "ZERO",
 ]
-
-
-class Direction(enum.IntEnum):
-    """A side of a cell or a grid (SPEC section 2). The value is the index used everywhere:
-    in LUT order, in address bits and in edge bus names."""
-    N = 0
-    E = 1
-    S = 2
-    W = 3
-
-    @property
-    def opposite(self):
-        """The direction facing this one: ``N.opposite is S``."""
-        return Direction((self + 2) % 4)
-
-
-N, E, S, W = Direction.N, Direction.E, Direction.S, Direction.W
-DIRECTIONS = (N, E, S, W)
 
 #: LUT that forwards input N (bit a of the table is bit 0 of a), and likewise for E, S, W.
 COPY_N, COPY_E, COPY_S, COPY_W = 0xAAAA, 0xCCCC, 0xF0F0, 0xFF00

@@ -5,57 +5,13 @@ per-cell Python loop). State is ``outputs``, an array of shape ``(4, height, wid
 ``uint8``: ``outputs[d, y, x]`` is output ``d`` (``N=0, E=1, S=2, W=3``) of cell ``(x, y)``.
 """
 
-import typing
 
 import numpy as np
 
 from .config import Configuration
+from .terms import Edges
 
 __all__ = ["Edges", "Emulator"]
-
-
-class Edges(typing.NamedTuple):
-    """The four edge buses of a grid, each an integer word where bit ``i`` is lane ``i``
-    (SPEC section 1): N and S have ``width`` lanes (lane ``i`` is column ``x = i``), E and W have
-    ``height`` lanes (lane ``i`` is row ``y = i``). This is the word form of the
-    ``bitgrid-vectors-v1`` files."""
-    n: int = 0
-    e: int = 0
-    s: int = 0
-    w: int = 0
-
-    @classmethod
-    def coerce(cls, value):
-        """Accept ``Edges``, a mapping with keys ``N, E, S, W`` (any case; missing keys are 0),
-        a 4-sequence ``(n, e, s, w)`` or ``None`` (all zero)."""
-        if value is None:
-            return cls()
-        if isinstance(value, cls):
-            return value
-        if isinstance(value, typing.Mapping):
-            keys = {str(k).lower(): v for k, v in value.items()}
-            unknown = set(keys) - set("nesw")
-            if unknown:
-                raise ValueError(f"Edge buses are N, E, S, W; unknown {sorted(unknown)}")
-            return cls(**{k: _to_word(v) for k, v in keys.items()})
-        words = [_to_word(v) for v in value]
-        if len(words) != 4:
-            raise ValueError(f"Edge buses are given as 4 words (N, E, S, W), not {len(words)}")
-        return cls(*words)
-
-    def lanes(self, side, count):
-        """The bits of bus ``side`` (``"N"``, ...) as a list of ``count`` ints."""
-        word = getattr(self, side.lower())
-        return [(word >> i) & 1 for i in range(count)]
-
-
-def _to_word(value):
-    if isinstance(value, str):
-        return int(value, 16)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    bits = np.asarray(value, dtype=np.uint8)   # a sequence of lane bits
-    return int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little")
 
 
 def _word_bits(word, count):

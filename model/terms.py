@@ -1,0 +1,188 @@
+"""The project's vocabulary, each term defined once: sides, edge buses, parity, storage kinds,
+engines and simulator names.
+
+Every other module imports these; none defines its own list of sides or storage kinds.
+
+* Sides (SPEC section 2): :class:`Direction` ``N=0, E=1, S=2, W=3``, the index used in LUT order,
+  address bits, edge bus names and link sides. ``x`` grows to the east and ``y`` to the south, so
+  one step north is ``(0, -1)``.
+* Edge buses (SPEC section 1): :class:`Edges`, four integer words, bit ``i`` of a word is lane
+  ``i``.
+* Parity (SPEC section 4): cell ``(x, y)`` has parity ``(x + y) % 2`` and updates on the
+  subcycles of that parity (phase A = parity 0).
+* Storage kinds of a cell's configuration (SPEC section 7), engines, and the RTL simulators.
+"""
+
+import enum
+import typing
+
+import numpy as np
+
+from .checks import check_choice
+
+__all__ = [
+    "Direction", "N", "E", "S", "W", "DIRECTIONS", "SIDES", "parse_side", "parse_sides",
+    "Edges", "parity", "lane_parity_offset",
+    "STORAGES", "check_storage", "ENGINES", "SIMULATORS", "check_simulator",
+]
+
+
+class Direction(enum.IntEnum):
+    """A side of a cell or a grid (SPEC section 2). The value is the index used everywhere:
+    in LUT order, in address bits and in edge bus names."""
+    N = 0
+    E = 1
+    S = 2
+    W = 3
+
+    @property
+    def opposite(self):
+        """The direction facing this one: ``N.opposite is S``."""
+        return Direction((self + 2) % 4)
+
+    @property
+    def step(self):
+        """Cell offset ``(dx, dy)`` of one step towards this side: ``N.step == (0, -1)``."""
+        return ((0, -1), (1, 0), (0, 1), (-1, 0))[self]
+
+    @property
+    def letter(self):
+        """The side's letter, ``"N"``, ``"E"``, ``"S"`` or ``"W"``."""
+        return self.name
+
+    @property
+    def input_name(self):
+        """The name of this input in LUT functions: ``"n"``, ``"e"``, ``"s"`` or ``"w"``."""
+        return self.name.lower()
+
+
+N, E, S, W = Direction.N, Direction.E, Direction.S, Direction.W
+#: The four sides in SPEC order.
+DIRECTIONS = (N, E, S, W)
+#: The side letters in SPEC order: ``"NESW"`` (iterate it for ``"N", "E", "S", "W"``).
+SIDES = "NESW"
+
+_SIDE_NAMES = {"n": N, "north": N, "e": E, "east": E, "s": S, "south": S, "w": W, "west": W}
+
+
+def parse_side(side):
+    """The :class:`Direction` named by ``side``: ``"N"``/``"north"`` (any case), a
+    ``Direction``, or an index ``0..3``.
+
+    :raises ValueError: ``Unknown side 'X'; use one of N, E, S, W``.
+    """
+    if isinstance(side, Direction):
+        return side
+    if isinstance(side, str):
+        key = side.strip().lower()
+        if key in _SIDE_NAMES:
+            return _SIDE_NAMES[key]
+    elif isinstance(side, (int, np.integer)) and not isinstance(side, bool) and 0 <= side <= 3:
+        return Direction(int(side))
+    raise ValueError(f"Unknown side {side!r}; use one of N, E, S, W")
+
+
+def parse_sides(text, *, what="sides"):
+    """A set of sides given as letters (``"ne"``, ``"W"``, ``""``) in canonical order: the
+    string of distinct letters in N, E, S, W order (``"EN"`` gives ``"NE"``).
+
+    :raises ValueError: if ``text`` is not a string, or has a letter other than N, E, S, W, or
+        has one twice.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"{what.capitalize()} must be a string of distinct sides from "
+                         f"{SIDES!r}, not {text!r}")
+    letters = text.upper()
+    if set(letters) - set(SIDES) or len(set(letters)) != len(letters):
+        raise ValueError(f"{what.capitalize()} must be a string of distinct sides from "
+                         f"{SIDES!r}, not {text!r}")
+    return "".join(side for side in SIDES if side in letters)
+
+
+class Edges(typing.NamedTuple):
+    """The four edge buses of a grid, each an integer word where bit ``i`` is lane ``i``
+    (SPEC section 1): N and S have ``width`` lanes (lane ``i`` is column ``x = i``), E and W have
+    ``height`` lanes (lane ``i`` is row ``y = i``). This is the word form of the
+    ``bitgrid-vectors-v1`` files."""
+    n: int = 0
+    e: int = 0
+    s: int = 0
+    w: int = 0
+
+    @classmethod
+    def coerce(cls, value):
+        """Accept ``Edges``, a mapping with keys ``N, E, S, W`` (any case; missing keys are 0),
+        a 4-sequence ``(n, e, s, w)`` or ``None`` (all zero). A word is an ``int``, a hex
+        string, or a sequence of lane bits (lane 0 first)."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, typing.Mapping):
+            keys = {str(k).lower(): v for k, v in value.items()}
+            unknown = set(keys) - set("nesw")
+            if unknown:
+                raise ValueError(f"Edge buses are N, E, S, W; unknown {sorted(unknown)}")
+            return cls(**{k: _to_word(v) for k, v in keys.items()})
+        words = [_to_word(v) for v in value]
+        if len(words) != 4:
+            raise ValueError(f"Edge buses are given as 4 words (N, E, S, W), not {len(words)}")
+        return cls(*words)
+
+    def side(self, side):
+        """The word of bus ``side`` (a letter, a :class:`Direction` or an index)."""
+        return self[parse_side(side)]
+
+    def lanes(self, side, count):
+        """The bits of bus ``side`` (``"N"``, ...) as a list of ``count`` ints."""
+        word = self.side(side)
+        return [(word >> i) & 1 for i in range(count)]
+
+
+def _to_word(value):
+    if isinstance(value, str):
+        return int(value, 16)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    bits = np.asarray(value, dtype=np.uint8)   # a sequence of lane bits
+    return int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little")
+
+
+def parity(x, y):
+    """The parity of cell ``(x, y)``, 0 or 1 (SPEC section 4): it updates on the subcycles
+    ``t`` with ``t % 2 == parity(x, y)``; parity 0 is phase A."""
+    return (x + y) % 2
+
+
+def lane_parity_offset(side):
+    """Parity of the boundary cell of lane 0 on ``side`` of a grid of even width and height
+    (SPEC sections 1 and 4): the cell of lane ``i`` has parity ``(i + offset) % 2``. 0 for N and
+    W (cells ``(i, 0)``, ``(0, i)``), 1 for S and E (cells ``(i, H-1)``, ``(W-1, i)``)."""
+    return (0, 1, 1, 0)[parse_side(side)]
+
+
+#: Storage kinds of a cell's configuration (SPEC section 7): ``"ff"`` keeps the 64 LUT bits in
+#: flip-flops (portable, ASIC-like), ``"memory"`` in a 16 x 4 LUT memory with a combinational
+#: read port (one TRELLIS_DPR16X4 on ECP5, one RAM16SDP4 on Gowin). A fixed configuration
+#: compiled into the gateware is either kind with ``init``.
+STORAGES = ("ff", "memory")
+
+#: Grid engines (SPEC section 7): one physical cell per BitGrid cell.
+ENGINES = ("direct",)
+
+#: RTL simulators the project drives through cocotb.
+SIMULATORS = ("icarus", "verilator")
+
+
+def check_storage(storage):
+    """``storage`` if it is one of :data:`STORAGES`.
+
+    :raises ValueError: ``Storage must be one of 'ff', 'memory', not 'x'``."""
+    return check_choice(storage, "Storage", STORAGES)
+
+
+def check_simulator(simulator):
+    """``simulator`` if it is one of :data:`SIMULATORS`.
+
+    :raises ValueError: ``Simulator must be one of 'icarus', 'verilator', not 'x'``."""
+    return check_choice(simulator, "Simulator", SIMULATORS)
