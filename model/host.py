@@ -36,200 +36,25 @@ __all__ = ["LINK_CRC", "PROTOCOL_VERSION", "GATEWARE_VERSION", "Command", "Statu
            "SerialTransport", "Target", "EmulatorTarget", "ProtocolTarget", "open_target",
            "run_vectors"]
 
-#: The CRC of every link frame, shared by host and gateware: CRC-16/XMODEM (polynomial 0x1021,
-#: initial value 0, no reflection), one byte at a time, appended most significant byte first
-#: (so the CRC of a whole good frame, trailer included, is the residue 0).
-LINK_CRC = crc.catalog.CRC16_XMODEM(data_width=8)
+from .protocol.host import (  # noqa: F401  (re-exported: bitgrid.host is the runtime's API)
+    FEATURES, FRAMING_ERRORS, FRAMING_RESPONSE, GATEWARE_VERSION, HOST_CRC, LOAD_REJECTS,
+    MAX_BODY_LIMIT, PROTOCOL_VERSION, STORAGE_CODES, Command, DeviceStatus, Feature, Identity,
+    LinkError, Status, TargetError, decode_frame, edge_block_size, encode_frame, host_crc,
+    max_body, max_payload, pack_edges, unpack_edges)
 
-PROTOCOL_VERSION = 1
-#: (major, minor) reported by IDENTIFY for this gateware and for the device model.
-GATEWARE_VERSION = (0, 1)
-#: Largest frame body (command byte to CRC) any grid size may need: the COBS encoder of the
-#: gateware only emits codes below 0xFF, so bodies stay under 254 bytes.
-MAX_BODY_LIMIT = 253
-
-
-class Command(enum.IntEnum):
-    """Request command bytes (docs/host-protocol.md). A response carries ``0x80 | command``."""
-    IDENTIFY = 0x01
-    LOAD_BEGIN = 0x02
-    LOAD_CHUNK = 0x03
-    LOAD_APPLY = 0x04
-    STEP = 0x05
-    SET_EDGES = 0x06
-    GET_EDGES = 0x07
-    READBACK = 0x08
-    STATUS = 0x09
-    RESET = 0x0A
-
-
-#: Command byte of the response to a frame that could not be read (framing and CRC errors).
-FRAMING_RESPONSE = 0xFF
-
-
-class Status(enum.IntEnum):
-    """Response status codes: 0 is OK, anything else an error."""
-    OK = 0x00
-    BAD_FRAME = 0x01        #: COBS violation: the frame ended inside a code block
-    BAD_CRC = 0x02          #: the link CRC does not match
-    TOO_SHORT = 0x03        #: fewer than 4 decoded bytes (command, sequence, CRC)
-    TOO_LONG = 0x04         #: more decoded bytes than the device's frame buffer holds
-    UNKNOWN_COMMAND = 0x05
-    BAD_LENGTH = 0x06       #: payload length wrong for the command
-    BAD_ARGUMENT = 0x07     #: row or LUT address out of range
-    NOT_LOADING = 0x08      #: LOAD_CHUNK or LOAD_APPLY without LOAD_BEGIN
-    BAD_ORDER = 0x09        #: a configuration frame out of the canonical order, or one too many
-    INCOMPLETE = 0x0A       #: LOAD_APPLY before all 16 * height frames were staged
-    CONFIG_CRC = 0x0B       #: the staged frames' CRC differs from the one LOAD_APPLY gives
-    APPLY_FAILED = 0x0C     #: the grid's own commit check failed (the grid is stopped)
-    NOT_VALID = 0x0D        #: STEP while the grid holds no valid configuration
-
-
-#: Status codes answered with the framing response (command byte 0xFF, sequence 0).
-FRAMING_ERRORS = (Status.BAD_FRAME, Status.BAD_CRC, Status.TOO_SHORT, Status.TOO_LONG)
-#: Status codes that reject a load (also counted as command errors).
-LOAD_REJECTS = (Status.INCOMPLETE, Status.CONFIG_CRC, Status.APPLY_FAILED)
-
-
-class Feature(enum.IntFlag):
-    """IDENTIFY feature bits."""
-    STAGED_LOAD = 1 << 0    #: a load is staged and CRC-checked before it replaces the running one
-    READBACK = 1 << 1       #: READBACK reads the running configuration
-    REPLAY = 1 << 2         #: a repeated (command, sequence) is answered again, not re-executed
-
-
-FEATURES = Feature.STAGED_LOAD | Feature.READBACK | Feature.REPLAY
-STORAGE_CODES = {"ff": 0, "memory": 1, "emulator": 0xFF}
-
-
-def link_crc(data):
-    """:data:`LINK_CRC` of ``data`` (bytes)."""
-    return LINK_CRC.compute(data)
-
-
-def encode_frame(body):
-    """The wire form of a frame body without its CRC: COBS(body + CRC, MSB first) + 0x00."""
-    body = bytes(body)
-    return cobs.encode(body + link_crc(body).to_bytes(2, "big")) + b"\x00"
-
-
-def decode_frame(encoded, max_body=None):
-    """Decode one frame (its bytes between two delimiters, delimiters excluded).
-
-    :returns: ``(status, body)``: :attr:`Status.OK` and the body without its CRC, or a framing
-        status (:data:`FRAMING_ERRORS`) and ``None``. The order of the checks is the
-        gateware's: COBS structure, length limit, minimum length, CRC.
-    """
-    try:
-        decoded = cobs.decode(bytes(encoded))
-    except cobs.DecodeError:
-        return Status.BAD_FRAME, None
-    if max_body is not None and len(decoded) > max_body:
-        return Status.TOO_LONG, None
-    if len(decoded) < 4:
-        return Status.TOO_SHORT, None
-    if link_crc(decoded) != 0:
-        return Status.BAD_CRC, None
-    return Status.OK, decoded[:-2]
-
-
-# --- Payload layouts ---------------------------------------------------------------------------
-
-def edge_block_size(width, height):
-    """Bytes of an edge block: the N, E, S, W words, little-endian, of ``ceil(lanes / 8)`` bytes
-    each."""
-    return 2 * ((width + 7) // 8) + 2 * ((height + 7) // 8)
-
-
-def pack_edges(edges, width, height):
-    """The edge block of :class:`~bitgrid.Edges` ``edges``."""
-    edges = Edges.coerce(edges)
-    nw, nh = (width + 7) // 8, (height + 7) // 8
-    return b"".join(getattr(edges, side).to_bytes(size, "little")
-                    for side, size in (("n", nw), ("e", nh), ("s", nw), ("w", nh)))
-
-
-def unpack_edges(block, width, height):
-    """:class:`~bitgrid.Edges` from an edge block; bits beyond a bus's lane count are dropped."""
-    nw, nh = (width + 7) // 8, (height + 7) // 8
-    words, offset = [], 0
-    for size, lanes in ((nw, width), (nh, height), (nw, width), (nh, height)):
-        words.append(int.from_bytes(block[offset:offset + size], "little") & ((1 << lanes) - 1))
-        offset += size
-    return Edges(*words)
-
-
-def max_payload(width, height):
-    """Largest request or response payload (between sequence byte and CRC) for a grid."""
-    return max(3 + width // 2,                              # LOAD_CHUNK, READBACK response
-               2 + edge_block_size(width, height),          # STEP with edges
-               1 + 4 + 6 * 2 + 2,                           # STATUS response (+ status byte)
-               1 + 4 + edge_block_size(width, height),      # STEP/GET_EDGES response
-               1 + 2 + 11)                                  # IDENTIFY response
-
-
-def max_body(width, height):
-    """Largest frame body, command byte to CRC, of any request or response."""
-    return 2 + max_payload(width, height) + 2
-
-
-_IDENTIFY = struct.Struct("<2sBBBHHBBHH")
-_STATUS = struct.Struct("<BIH6H")
-
-
-class Identity(typing.NamedTuple):
-    """What IDENTIFY reports."""
-    protocol: int
-    version: tuple
-    width: int
-    height: int
-    storage: str
-    counter_width: int
-    features: Feature
-    max_payload: int
-
-
-class DeviceStatus(typing.NamedTuple):
-    """What STATUS reports. Counters are 16-bit and saturate."""
-    valid: bool             #: the grid holds a checked configuration and steps
-    loading: bool           #: a load is in progress (LOAD_BEGIN seen, no LOAD_APPLY yet)
-    load_failed: bool       #: the last LOAD_APPLY was rejected
-    subcycle: int
-    staged: int             #: configuration frames staged so far
-    frames_ok: int          #: frames with a good CRC
-    framing_errors: int     #: BAD_FRAME, TOO_SHORT, TOO_LONG
-    crc_errors: int         #: BAD_CRC
-    command_errors: int     #: good frames answered with an error
-    load_rejects: int       #: INCOMPLETE, CONFIG_CRC, APPLY_FAILED
-    replays: int            #: repeated requests answered without executing them again
+#: Old names of the host protocol's CRC (now :data:`bitgrid.protocol.host.HOST_CRC`).
+LINK_CRC = HOST_CRC
+link_crc = host_crc
+_IDENTIFY = __import__("struct").Struct("<2sBBBHHBBHH")
+_STATUS = __import__("struct").Struct("<BIH6H")
 
 
 def _identity(payload):
-    magic, proto, major, minor, width, height, storage, cw, features, maxp = \
-        _IDENTIFY.unpack(payload)
-    if magic != b"BG":
-        raise LinkError(f"IDENTIFY answered with magic {magic!r}, not b'BG': not a BitGrid")
-    names = {v: k for k, v in STORAGE_CODES.items()}
-    return Identity(proto, (major, minor), width, height, names.get(storage, str(storage)), cw,
-                    Feature(features), maxp)
+    return Identity.from_bytes(payload)
 
 
 def _device_status(payload):
-    flags, subcycle, staged, *counters = _STATUS.unpack(payload)
-    return DeviceStatus(bool(flags & 1), bool(flags & 2), bool(flags & 4), subcycle, staged,
-                        *counters)
-
-
-class LinkError(OSError):
-    """The link to a device failed: no device, no answer, or answers that make no sense."""
-
-
-class TargetError(RuntimeError):
-    """The target refused a request; :attr:`status` is the :class:`Status` it answered."""
-
-    def __init__(self, status, message):
-        self.status = status
-        super().__init__(message)
+    return DeviceStatus.from_bytes(payload)
 
 
 # --- The device model ----------------------------------------------------------------------------
