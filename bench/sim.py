@@ -132,8 +132,8 @@ def _amaranth_row(size, storage, steps, seed):
     simulator = Simulator(dut)
     simulator.add_clock(1e-6)
     build_seconds = timer() - start
-    ports_in = (dut.n_in, dut.e_in, dut.s_in, dut.w_in)
-    ports_out = (dut.n_out, dut.e_out, dut.s_out, dut.w_out)
+    ports_in = (dut.i.n, dut.i.e, dut.i.s, dut.i.w)
+    ports_out = (dut.o.n, dut.o.e, dut.o.s, dut.o.w)
     outputs, clock = [], {}
 
     async def bench(ctx):

@@ -5,11 +5,51 @@ from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..cell import tables_to_word
-from ..config import FRAME_CRC, Configuration, check_grid_size
+from bitgrid.cell import tables_to_word
+from bitgrid.checks import check_int
+from bitgrid.config import FRAME_CRC, Configuration, check_grid_size
+from bitgrid.terms import DIRECTIONS, N, S, parse_side
 from .cell import Cell, _check_storage, cell_instance
 
-__all__ = ["ConfigSignature", "Grid"]
+__all__ = ["EdgeSignature", "ConfigSignature", "Grid"]
+
+
+class EdgeSignature(wiring.Signature):
+    """The four edge buses of a ``width`` x ``height`` grid in one direction, seen from the side
+    that drives them (SPEC section 2): a grid takes its edge inputs as ``In(EdgeSignature(...))``
+    and drives its edge outputs as ``Out(EdgeSignature(...))``. Bit ``i`` of a bus is lane ``i``
+    (the word form of :class:`bitgrid.Edges`); in Verilog a member is flattened to
+    ``<member>__<side>``, e.g. ``i__n``.
+
+    Members
+    -------
+    n, s : Out(width)
+        Lane ``x`` is column ``x`` (north and south edges).
+    e, w : Out(height)
+        Lane ``y`` is row ``y`` (east and west edges).
+
+    Raises
+    ------
+    ValueError
+        For a ``width`` or ``height`` that is not a positive integer.
+    """
+
+    def __init__(self, width, height):
+        self.width = check_int(width, "Edge width", minimum=1)
+        self.height = check_int(height, "Edge height", minimum=1)
+        super().__init__({side.input_name: Out(self.lanes(side)) for side in DIRECTIONS})
+
+    def lanes(self, side):
+        """Lanes of the bus on ``side`` (a letter, a :class:`~bitgrid.terms.Direction` or an
+        index): ``width`` for N and S, ``height`` for E and W."""
+        return self.width if parse_side(side) in (N, S) else self.height
+
+    def __eq__(self, other):
+        return (isinstance(other, EdgeSignature) and
+                (self.width, self.height) == (other.width, other.height))
+
+    def __repr__(self):
+        return f"EdgeSignature({self.width}, {self.height})"
 
 
 class ConfigSignature(wiring.Signature):
@@ -82,10 +122,10 @@ class ConfigSignature(wiring.Signature):
 class Grid(wiring.Component):
     """A ``width`` x ``height`` BitGrid (SPEC sections 2, 4 and 7).
 
-    Edge buses (SPEC section 2): bit ``x`` of :attr:`n_in` feeds input N of cell ``(x, 0)``, bit
-    ``x`` of :attr:`s_in` input S of ``(x, height-1)``, bit ``y`` of :attr:`w_in` input W of
-    ``(0, y)``, bit ``y`` of :attr:`e_in` input E of ``(width-1, y)``; the ``*_out`` buses carry
-    the matching outputs of the same cells.
+    Edge buses (SPEC section 2): bit ``x`` of ``i.n`` feeds input N of cell ``(x, 0)``, bit
+    ``x`` of ``i.s`` input S of ``(x, height-1)``, bit ``y`` of ``i.w`` input W of ``(0, y)``,
+    bit ``y`` of ``i.e`` input E of ``(width-1, y)``; the buses of :attr:`o` carry the matching
+    outputs of the same cells.
 
     Timing (SPEC section 4): on a clock edge where :attr:`step` is high and the configuration is
     valid, the cells of parity ``subcycle % 2`` update from their neighbours' outputs and the edge
@@ -115,10 +155,10 @@ class Grid(wiring.Component):
 
     Members
     -------
-    n_in, s_in : In(width)
-    e_in, w_in : In(height)
-    n_out, s_out : Out(width)
-    e_out, w_out : Out(height)
+    i : In(:class:`EdgeSignature`)
+        Edge inputs ``i.n``, ``i.e``, ``i.s``, ``i.w`` (Verilog ``i__n`` ...).
+    o : Out(:class:`EdgeSignature`)
+        Edge outputs ``o.n`` ... (Verilog ``o__n`` ...).
     step : In(1)
         Run one subcycle in this cycle.
     phase : Out(1)
@@ -159,8 +199,8 @@ class Grid(wiring.Component):
         state = {"state": Out(4 * width * height)} if self._expose_state else {}
         super().__init__({
             **state,
-            "n_in": In(width), "e_in": In(height), "s_in": In(width), "w_in": In(height),
-            "n_out": Out(width), "e_out": Out(height), "s_out": Out(width), "w_out": Out(height),
+            "i": In(EdgeSignature(width, height)),
+            "o": Out(EdgeSignature(width, height)),
             "step": In(1),
             "phase": Out(1),
             "subcycle": Out(counter_width),
@@ -266,10 +306,10 @@ class Grid(wiring.Component):
         for y in range(h):
             for x in range(w):
                 ports = {
-                    "i": Cat(outs[y - 1][x][2] if y > 0 else self.n_in[x],
-                             outs[y][x + 1][3] if x < w - 1 else self.e_in[y],
-                             outs[y + 1][x][0] if y < h - 1 else self.s_in[x],
-                             outs[y][x - 1][1] if x > 0 else self.w_in[y]),
+                    "i": Cat(outs[y - 1][x][2] if y > 0 else self.i.n[x],
+                             outs[y][x + 1][3] if x < w - 1 else self.i.e[y],
+                             outs[y + 1][x][0] if y < h - 1 else self.i.s[x],
+                             outs[y][x - 1][1] if x > 0 else self.i.w[y]),
                     "en": enable[(x + y) % 2],
                     "cfg_addr": cfg.addr,
                     "cfg_data": cfg.w_data[4 * x:4 * x + 4],
@@ -282,10 +322,10 @@ class Grid(wiring.Component):
                     cell = m.submodules[f"cell_{x}_{y}"] = cells[y][x]
                     m.d.comb += [getattr(cell, name).eq(value) for name, value in ports.items()]
         m.d.comb += [
-            self.n_out.eq(Cat(outs[0][x][0] for x in range(w))),
-            self.s_out.eq(Cat(outs[h - 1][x][2] for x in range(w))),
-            self.e_out.eq(Cat(outs[y][w - 1][1] for y in range(h))),
-            self.w_out.eq(Cat(outs[y][0][3] for y in range(h))),
+            self.o.n.eq(Cat(outs[0][x][0] for x in range(w))),
+            self.o.s.eq(Cat(outs[h - 1][x][2] for x in range(w))),
+            self.o.e.eq(Cat(outs[y][w - 1][1] for y in range(h))),
+            self.o.w.eq(Cat(outs[y][0][3] for y in range(h))),
         ]
 
         if self._expose_state:

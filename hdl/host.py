@@ -26,7 +26,7 @@ from ..config import FRAME_CRC, check_grid_size
 from ..host import (FEATURES, FRAMING_RESPONSE, GATEWARE_VERSION, LINK_CRC, MAX_BODY_LIMIT,
                     PROTOCOL_VERSION, STORAGE_CODES, Command, Status, edge_block_size,
                     max_body, max_payload)
-from .grid import ConfigSignature, Grid
+from .grid import ConfigSignature, EdgeSignature, Grid
 
 __all__ = ["attach_grid", "UARTReceiver", "UARTTransmitter", "ProtocolEngine", "HostController"]
 
@@ -184,10 +184,10 @@ class ProtocolEngine(wiring.Component):
         To the grid's configuration port.
     step, grid_rst : Out(1)
         Grid step request, and a reset of the grid's outputs and counter (after a load, RESET).
-    n_in, s_in : Out(width)
-    e_in, w_in : Out(height)
-    n_out, s_out : In(width)
-    e_out, w_out : In(height)
+    edges_in : Out(EdgeSignature(width, height))
+        To the grid's edge inputs (``grid.i``).
+    edges_out : In(EdgeSignature(width, height))
+        From the grid's edge outputs (``grid.o``).
     subcycle : In(32)
     busy : In(1)
         The grid has not yet run every subcycle requested (a mesh tile waiting for its
@@ -211,8 +211,8 @@ class ProtocolEngine(wiring.Component):
             "tx": Out(stream.Signature(8)),
             "cfg": Out(ConfigSignature(width, height)),
             "step": Out(1), "grid_rst": Out(1),
-            "n_in": Out(width), "e_in": Out(height), "s_in": Out(width), "w_in": Out(height),
-            "n_out": In(width), "e_out": In(height), "s_out": In(width), "w_out": In(height),
+            "edges_in": Out(EdgeSignature(width, height)),
+            "edges_out": In(EdgeSignature(width, height)),
             "subcycle": In(32),
             "busy": In(1),
             "load_failed": Out(1),
@@ -311,8 +311,8 @@ class ProtocolEngine(wiring.Component):
         # time from the frame buffer (the grid does not step meanwhile).
         edges = Signal(8 * block)
         base = 0
-        for port, lanes, size in ((self.n_in, w, nw), (self.e_in, h, nh),
-                                  (self.s_in, w, nw), (self.w_in, h, nh)):
+        for port, lanes, size in ((self.edges_in.n, w, nw), (self.edges_in.e, h, nh),
+                                  (self.edges_in.s, w, nw), (self.edges_in.w, h, nh)):
             m.d.comb += port.eq(edges[base:base + lanes])
             base += 8 * size
 
@@ -409,8 +409,8 @@ class ProtocolEngine(wiring.Component):
         # slot of the next block's code byte, and each code is written when its block ends.
         # The buffer is then sent as it stands, and the delimiter.
         outputs = Cat(self.subcycle,
-                      self.n_out, C(0, 8 * nw - w), self.e_out, C(0, 8 * nh - h),
-                      self.s_out, C(0, 8 * nw - w), self.w_out, C(0, 8 * nh - h))
+                      self.edges_out.n, C(0, 8 * nw - w), self.edges_out.e, C(0, 8 * nh - h),
+                      self.edges_out.s, C(0, 8 * nw - w), self.edges_out.w, C(0, 8 * nh - h))
         identify = Const(int.from_bytes(
             b"BG" + bytes([PROTOCOL_VERSION, *GATEWARE_VERSION]) + w.to_bytes(2, "little")
             + h.to_bytes(2, "little") + bytes([STORAGE_CODES[self._storage], 32])
@@ -823,6 +823,5 @@ def attach_grid(m, engine, grid, grid_rst):
     else:
         m.d.comb += grid.step.eq(engine.step)
     m.d.comb += engine.subcycle.eq(grid.subcycle)
-    for side in "nesw":
-        m.d.comb += [getattr(grid, f"{side}_in").eq(getattr(engine, f"{side}_in")),
-                     getattr(engine, f"{side}_out").eq(getattr(grid, f"{side}_out"))]
+    wiring.connect(m, engine.edges_in, grid.i)
+    wiring.connect(m, grid.o, engine.edges_out)

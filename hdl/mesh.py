@@ -32,7 +32,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..config import check_grid_size
 from .cell import _check_storage
-from .grid import ConfigSignature, Grid
+from .grid import ConfigSignature, EdgeSignature, Grid
 from .link import FaultControlSignature, LanePinsSignature
 
 __all__ = ["SIDES", "LinkStatusSignature", "MeshTile", "Mesh", "lane_parity_offset",
@@ -175,10 +175,10 @@ class MeshTile(wiring.Component):
     -------
     cfg : In(ConfigSignature(width, height))
         The grid's configuration port (:class:`~bitgrid.hdl.grid.ConfigSignature`).
-    n_in, s_in : In(width); e_in, w_in : In(height)
+    i : In(EdgeSignature(width, height))
         Edge inputs of the sides *without* a link (the mesh's outer edge); ignored on linked
         sides, whose inputs come from the neighbour.
-    n_out, s_out : Out(width); e_out, w_out : Out(height)
+    o : Out(EdgeSignature(width, height))
         Edge outputs of every side (SPEC section 2).
     limit : In(counter_width)
         The tile runs subcycles while :attr:`subcycle` is below ``limit`` (the host's step
@@ -234,8 +234,8 @@ class MeshTile(wiring.Component):
         self._expose_state = bool(expose_state)
         members = {
             "cfg": In(ConfigSignature(width, height)),
-            "n_in": In(width), "e_in": In(height), "s_in": In(width), "w_in": In(height),
-            "n_out": Out(width), "e_out": Out(height), "s_out": Out(width), "w_out": Out(height),
+            "i": In(EdgeSignature(width, height)),
+            "o": Out(EdgeSignature(width, height)),
             "limit": In(counter_width),
             "subcycle": Out(counter_width),
             "phase": Out(1),
@@ -278,12 +278,10 @@ class MeshTile(wiring.Component):
         if self._expose_state:
             m.d.comb += self.state.eq(grid.state)
         wiring.connect(m, wiring.flipped(self.cfg), grid.cfg)
-        outs = {"N": grid.n_out, "E": grid.e_out, "S": grid.s_out, "W": grid.w_out}
-        grid_ins = {"N": grid.n_in, "E": grid.e_in, "S": grid.s_in, "W": grid.w_in}
-        my_ins = {"N": self.n_in, "E": self.e_in, "S": self.s_in, "W": self.w_in}
-        my_outs = {"N": self.n_out, "E": self.e_out, "S": self.s_out, "W": self.w_out}
-        for side in SIDES:
-            m.d.comb += my_outs[side].eq(outs[side])
+        wiring.connect(m, grid.o, wiring.flipped(self.o))
+        outs = {"N": grid.o.n, "E": grid.o.e, "S": grid.o.s, "W": grid.o.w}
+        grid_ins = {"N": grid.i.n, "E": grid.i.e, "S": grid.i.s, "W": grid.i.w}
+        my_ins = {"N": self.i.n, "E": self.i.e, "S": self.i.s, "W": self.i.w}
 
         subcycle = grid.subcycle
         m.d.comb += [self.subcycle.eq(subcycle), self.phase.eq(grid.phase)]
@@ -415,8 +413,8 @@ class Mesh(wiring.Component):
     state : Out(4 * tile_width * tile_height).array(cols * rows)
         Every cell's outputs of each tile (:attr:`MeshTile.state`), so that a bench can compare
         whole states, not only edges.
-    n_in, s_in : In(cols * tile_width); e_in, w_in : In(rows * tile_height)
-    n_out, s_out : Out(cols * tile_width); e_out, w_out : Out(rows * tile_height)
+    i : In(EdgeSignature(cols * tile_width, rows * tile_height))
+    o : Out(EdgeSignature(cols * tile_width, rows * tile_height))
         The global edge buses (SPEC section 2 numbering over the whole mesh).
     status : Out(LinkStatusSignature(faults)).array(len(link_list()))
     faults : In(FaultControlSignature(lanes)).array(len(link_list()))
@@ -443,8 +441,8 @@ class Mesh(wiring.Component):
             "subcycle": Out(counter_width).array(n),
             "stalls": Out(32).array(n),
             "state": Out(4 * tile_width * tile_height).array(n),
-            "n_in": In(width), "e_in": In(height), "s_in": In(width), "w_in": In(height),
-            "n_out": Out(width), "e_out": Out(height), "s_out": Out(width), "w_out": Out(height),
+            "i": In(EdgeSignature(width, height)),
+            "o": Out(EdgeSignature(width, height)),
         }
         for index in range(n):
             members[f"clk_{index}"] = In(1)
@@ -499,17 +497,17 @@ class Mesh(wiring.Component):
                          self.stalls[index].eq(tile.stalls), self.state[index].eq(tile.state)]
             # Outer edges: the global buses.
             if r == 0:
-                m.d.comb += [tile.n_in.eq(self.n_in[c * tw:(c + 1) * tw]),
-                             self.n_out[c * tw:(c + 1) * tw].eq(tile.n_out)]
+                m.d.comb += [tile.i.n.eq(self.i.n[c * tw:(c + 1) * tw]),
+                             self.o.n[c * tw:(c + 1) * tw].eq(tile.o.n)]
             if r == rows - 1:
-                m.d.comb += [tile.s_in.eq(self.s_in[c * tw:(c + 1) * tw]),
-                             self.s_out[c * tw:(c + 1) * tw].eq(tile.s_out)]
+                m.d.comb += [tile.i.s.eq(self.i.s[c * tw:(c + 1) * tw]),
+                             self.o.s[c * tw:(c + 1) * tw].eq(tile.o.s)]
             if c == 0:
-                m.d.comb += [tile.w_in.eq(self.w_in[r * th:(r + 1) * th]),
-                             self.w_out[r * th:(r + 1) * th].eq(tile.w_out)]
+                m.d.comb += [tile.i.w.eq(self.i.w[r * th:(r + 1) * th]),
+                             self.o.w[r * th:(r + 1) * th].eq(tile.o.w)]
             if c == cols - 1:
-                m.d.comb += [tile.e_in.eq(self.e_in[r * th:(r + 1) * th]),
-                             self.e_out[r * th:(r + 1) * th].eq(tile.e_out)]
+                m.d.comb += [tile.i.e.eq(self.i.e[r * th:(r + 1) * th]),
+                             self.o.e[r * th:(r + 1) * th].eq(tile.o.e)]
         # Links: E of (c, r) to W of (c+1, r); S of (c, r) to N of (c, r+1).
         for (c, r), tile in tiles.items():
             for side, (dc, dr) in (("E", (1, 0)), ("S", (0, 1))):

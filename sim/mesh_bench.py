@@ -78,8 +78,8 @@ class MeshBench:
         self.falling = [FallingEdge(c) for c in self.clocks]
         self.ports = [ConfigPort(dut, f"cfg__{i}__", self.falling[i])
                       for i in range(len(self.tiles))]
-        self._inputs = (dut.n_in, dut.e_in, dut.s_in, dut.w_in)
-        self._outputs = (dut.n_out, dut.e_out, dut.s_out, dut.w_out)
+        self._inputs = (dut.i__n, dut.i__e, dut.i__s, dut.i__w)
+        self._outputs = (dut.o__n, dut.o__e, dut.o__s, dut.o__w)
         self._started = False
         self.rng = self.spec.rng("bench")
 

@@ -174,14 +174,14 @@ class GridBench:
         self._clock = None
         self._stepping = False
         self._falling = FallingEdge(dut.clk)
-        self._inputs = (dut.n_in, dut.e_in, dut.s_in, dut.w_in)
-        self._outputs = (dut.n_out, dut.e_out, dut.s_out, dut.w_out)
+        self._inputs = (dut.i__n, dut.i__e, dut.i__s, dut.i__w)
+        self._outputs = (dut.o__n, dut.o__e, dut.o__s, dut.o__w)
         self.config_port = ConfigPort(dut, "cfg__", self._falling)
         self._check_ports()
 
     def _check_ports(self):
-        for handle, bits in ((self.dut.n_in, self.width), (self.dut.e_in, self.height),
-                             (self.dut.n_out, self.width), (self.dut.w_out, self.height),
+        for handle, bits in ((self.dut.i__n, self.width), (self.dut.i__e, self.height),
+                             (self.dut.o__n, self.width), (self.dut.o__w, self.height),
                              (self.dut.cfg__w_data, 4 * self.width)):
             if len(handle) != bits:
                 raise BenchError(f"{handle._name} has {len(handle)} bits; a {self.width} x "

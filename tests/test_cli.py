@@ -142,7 +142,7 @@ def test_verilog(tmp_path):
     assert result.exit_code == 0
     text = out.read_text()
     assert "module bitgrid_grid(" in text
-    assert "input [3:0] e_in;" in text and "output [1:0] n_out;" in text
+    assert "input [3:0] i__e;" in text and "output [1:0] o__n;" in text
     result = invoke("verilog", "--size", "3x4")
     assert result.exit_code == 2
     assert "Grid width must be even" in result.output
@@ -198,7 +198,7 @@ def test_verilog_size_from_init(tmp_path):
     out = tmp_path / "adder.v"
     result = invoke("verilog", "--init", adder, "-o", out)
     assert result.exit_code == 0, result.output
-    assert "input [15:0] e_in;" in out.read_text()       # 2 x 16: sixteen E lanes
+    assert "input [15:0] i__e;" in out.read_text()       # 2 x 16: sixteen E lanes
 
 
 # -- bitstream slice / join (bitgrid.mesh) -----------------------------------------------------

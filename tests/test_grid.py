@@ -16,7 +16,7 @@ from bitgrid import Configuration, Edges, Emulator, GridSizeError
 from bitgrid.cell import PASS_THROUGH, REFLECTOR
 from bitgrid.config import FRAME_CRC, frame_record
 from bitgrid.hdl.cell import STORAGE_KINDS
-from bitgrid.hdl.grid import ConfigSignature, Grid
+from bitgrid.hdl.grid import ConfigSignature, EdgeSignature, Grid
 from bitgrid.vectors import compare_step, format_mismatches
 from conftest import conformance_cases, load_conformance
 from gateware_util import raises_exactly, simulate
@@ -85,8 +85,7 @@ class TestSignature:
     def test_members(self, width, height):
         dut = Grid(width, height, counter_width=12)
         assert dut.signature.members == wiring.Signature({
-            "n_in": In(width), "e_in": In(height), "s_in": In(width), "w_in": In(height),
-            "n_out": Out(width), "e_out": Out(height), "s_out": Out(width), "w_out": Out(height),
+            "i": In(EdgeSignature(width, height)), "o": Out(EdgeSignature(width, height)),
             "step": In(1), "phase": Out(1), "subcycle": Out(12),
             "cfg": In(ConfigSignature(width, height)),
         }).members
@@ -114,6 +113,27 @@ class TestSignature:
         assert sig != ConfigSignature(6, 4)
         assert repr(sig) == "ConfigSignature(4, 6)"
 
+    def test_edge_signature(self):
+        sig = EdgeSignature(4, 6)
+        assert (sig.width, sig.height) == (4, 6)
+        assert sig.members == wiring.Signature({
+            "n": Out(4), "e": Out(6), "s": Out(4), "w": Out(6)}).members
+        assert [sig.lanes(side) for side in "NESW"] == [4, 6, 4, 6]
+        assert sig == EdgeSignature(4, 6)
+        assert sig != EdgeSignature(6, 4)
+        assert repr(sig) == "EdgeSignature(4, 6)"
+        # Flattened as the Verilog ports and cocotb handles see them.
+        assert [name for name, _, _ in Grid(2, 2).signature.flatten(Grid(2, 2))
+                if name[0] in ("i", "o")] == [("i", s) for s in "nesw"] + [("o", s) for s in "nesw"]
+
+    @pytest.mark.parametrize("width, height, message", [
+        (0, 2, "Edge width must be an integer of at least 1, not 0"),
+        (2, 2.0, "Edge height must be an integer of at least 1, not 2.0"),
+    ])
+    def test_edge_signature_size(self, width, height, message):
+        with raises_exactly(ValueError, message):
+            EdgeSignature(width, height)
+
     def test_config_signature_size(self):
         with raises_exactly(GridSizeError, SIZE_MESSAGE.format("width", 5)):
             ConfigSignature(5, 2)
@@ -127,14 +147,14 @@ def random_edges(rng, width, height):
 
 
 def set_edges(ctx, dut, edges):
-    ctx.set(dut.n_in, edges.n)
-    ctx.set(dut.e_in, edges.e)
-    ctx.set(dut.s_in, edges.s)
-    ctx.set(dut.w_in, edges.w)
+    ctx.set(dut.i.n, edges.n)
+    ctx.set(dut.i.e, edges.e)
+    ctx.set(dut.i.s, edges.s)
+    ctx.set(dut.i.w, edges.w)
 
 
 def get_edges(ctx, dut):
-    return Edges(ctx.get(dut.n_out), ctx.get(dut.e_out), ctx.get(dut.s_out), ctx.get(dut.w_out))
+    return Edges(ctx.get(dut.o.n), ctx.get(dut.o.e), ctx.get(dut.o.s), ctx.get(dut.o.w))
 
 
 async def step(ctx, dut, edges):

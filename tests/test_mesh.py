@@ -26,11 +26,13 @@ import shutil
 
 import pytest
 from amaranth.hdl import Fragment, Shape
+from amaranth.lib.wiring import In, Out
 from click.testing import CliRunner
 
 from bitgrid import Configuration, Edges, Emulator
 from bitgrid.cli import main
 from bitgrid.faults import FaultSpec
+from bitgrid.hdl.grid import EdgeSignature
 from bitgrid.hdl.link import LanePinsSignature
 from bitgrid.hdl.mesh import (Mesh, MeshTile, fresh_lanes, lane_parity_offset, mesh_links,
                               tile_links)
@@ -106,7 +108,7 @@ class TestMeshTile:
         assert members["link_e"].signature == LanePinsSignature(2)
         assert "link_n" not in members and "faults_e" not in members
         assert Shape.cast(members["limit"].shape).width == 32
-        assert Shape.cast(members["n_in"].shape).width == 4 and Shape.cast(members["e_in"].shape).width == 6
+        assert members["i"] == In(EdgeSignature(4, 6)) and members["o"] == Out(EdgeSignature(4, 6))
         Fragment.get(tile, None)
 
     def test_faults_members(self):
@@ -141,7 +143,7 @@ class TestMesh:
         assert (mesh.width, mesh.height) == (8, 8)
         assert mesh.link_list() == mesh_links(2, 2)
         members = mesh.signature.members
-        assert Shape.cast(members["n_in"].shape).width == 8 and Shape.cast(members["e_out"].shape).width == 8
+        assert members["i"] == In(EdgeSignature(8, 8)) and members["o"] == Out(EdgeSignature(8, 8))
         assert "clk_3" in members and "clk_4" not in members and "clk90_0" not in members
         assert Shape.cast(members["rst"].shape).width == 4
         assert members["status"].dimensions == (8,)
@@ -196,15 +198,14 @@ def test_tile_without_links_runs_as_a_grid():
     async def testbench(ctx):
         await _load(ctx, dut.cfg, config)
         for t, edges in enumerate(inputs):
-            for port, word in zip((dut.n_in, dut.e_in, dut.s_in, dut.w_in), edges):
+            for port, word in zip((dut.i.n, dut.i.e, dut.i.s, dut.i.w), edges):
                 ctx.set(port, word)
             ctx.set(dut.limit, t + 1)
             await ctx.tick()
             assert ctx.get(dut.subcycle) == t + 1
             await ctx.tick()                      # budget spent: no step in this cycle
             assert ctx.get(dut.subcycle) == t + 1
-            seen.append(Edges(*(ctx.get(p) for p in (dut.n_out, dut.e_out, dut.s_out,
-                                                     dut.w_out))))
+            seen.append(Edges(*(ctx.get(p) for p in (dut.o.n, dut.o.e, dut.o.s, dut.o.w))))
         assert ctx.get(dut.stalls) == 0
 
     simulate(dut, testbench, name="mesh_tile_alone")

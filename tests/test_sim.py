@@ -217,7 +217,7 @@ def test_waveform_file(simulator, ext, tmp_path):
     assert len(data) > 1000
     if ext == "vcd":
         text = data.decode("ascii", "replace")
-        assert "$enddefinitions" in text and "n_out" in text and "cfg__w_ready" in text
+        assert "$enddefinitions" in text and "o__n" in text and "cfg__w_ready" in text
     else:
         assert data[0] == 0            # FST header block
         assert b"$enddefinitions" not in data[:200]

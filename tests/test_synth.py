@@ -189,18 +189,18 @@ def test_grid_wiring_from_netlist(tmp_path):
     for (x, y), conn in cells.items():
         i = conn["i"]
         assert len(i) == 4 and len(conn["o"]) == 4
-        assert i[N] == (output(x, y - 1, S) if y > 0 else ports["n_in"][x]), (x, y, "N")
-        assert i[E] == (output(x + 1, y, W) if x < width - 1 else ports["e_in"][y]), (x, y, "E")
-        assert i[S] == (output(x, y + 1, N) if y < height - 1 else ports["s_in"][x]), (x, y, "S")
-        assert i[W] == (output(x - 1, y, E) if x > 0 else ports["w_in"][y]), (x, y, "W")
+        assert i[N] == (output(x, y - 1, S) if y > 0 else ports["i__n"][x]), (x, y, "N")
+        assert i[E] == (output(x + 1, y, W) if x < width - 1 else ports["i__e"][y]), (x, y, "E")
+        assert i[S] == (output(x, y + 1, N) if y < height - 1 else ports["i__s"][x]), (x, y, "S")
+        assert i[W] == (output(x - 1, y, E) if x > 0 else ports["i__w"][y]), (x, y, "W")
         # Every output bit is its own net: no output is shorted to another signal.
         assert len(set(conn["o"])) == 4
     for x in range(width):
-        assert ports["n_out"][x] == output(x, 0, N)
-        assert ports["s_out"][x] == output(x, height - 1, S)
+        assert ports["o__n"][x] == output(x, 0, N)
+        assert ports["o__s"][x] == output(x, height - 1, S)
     for y in range(height):
-        assert ports["w_out"][y] == output(0, y, W)
-        assert ports["e_out"][y] == output(width - 1, y, E)
+        assert ports["o__w"][y] == output(0, y, W)
+        assert ports["o__e"][y] == output(width - 1, y, E)
     # All output nets are distinct across the grid, so the equalities above are not by accident.
     all_outputs = [b for conn in cells.values() for b in conn["o"]]
     assert len(set(all_outputs)) == 4 * width * height
