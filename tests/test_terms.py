@@ -1,0 +1,73 @@
+"""bitgrid.terms: the one vocabulary (SPEC sections 1, 2, 4 and 7)."""
+
+import pytest
+
+from bitgrid import terms
+from bitgrid.terms import DIRECTIONS, Direction, Edges, E, N, S, W
+
+
+def test_directions_are_spec_indices():
+    assert [int(d) for d in DIRECTIONS] == [0, 1, 2, 3]
+    assert [d.letter for d in DIRECTIONS] == list(terms.SIDES) == ["N", "E", "S", "W"]
+    assert [d.input_name for d in DIRECTIONS] == ["n", "e", "s", "w"]
+
+
+@pytest.mark.parametrize("side", DIRECTIONS)
+def test_opposite_and_step(side):
+    # A step towards a side and a step towards its opposite cancel, and y grows to the south.
+    (dx, dy), (ox, oy) = side.step, side.opposite.step
+    assert (dx + ox, dy + oy) == (0, 0) and abs(dx) + abs(dy) == 1
+    assert side.opposite.opposite is side and side.opposite is not side
+    assert {N: (0, -1), E: (1, 0), S: (0, 1), W: (-1, 0)}[side] == side.step
+
+
+@pytest.mark.parametrize("text, side", [("N", N), ("east", E), (" s ", S), ("West", W), (3, W),
+                                        (Direction.E, E)])
+def test_parse_side(text, side):
+    assert terms.parse_side(text) is side
+
+
+@pytest.mark.parametrize("bad", ["x", "", 4, -1, True, None, 1.0])
+def test_parse_side_rejects(bad):
+    with pytest.raises(ValueError, match="use one of N, E, S, W"):
+        terms.parse_side(bad)
+
+
+def test_parse_sides_orders_and_rejects():
+    assert terms.parse_sides("wSe") == "ESW"
+    assert terms.parse_sides("") == ""
+    for bad in ("NN", "NX", 3):
+        with pytest.raises(ValueError, match="distinct sides from 'NESW'"):
+            terms.parse_sides(bad, what="links")
+
+
+def test_edges_coerce_and_lanes():
+    assert Edges.coerce(None) == Edges(0, 0, 0, 0)
+    assert Edges.coerce({"N": 5, "w": "ff"}) == Edges(n=5, w=255)
+    assert Edges.coerce([1, 2, 3, [1, 0, 1]]) == Edges(1, 2, 3, 5)
+    assert Edges(n=0b1011).lanes("N", 5) == [1, 1, 0, 1, 0]
+    assert Edges(1, 2, 3, 4).side(S) == 3 and Edges(1, 2, 3, 4).side("w") == 4
+    with pytest.raises(ValueError, match="unknown"):
+        Edges.coerce({"x": 1})
+    with pytest.raises(ValueError, match="4 words"):
+        Edges.coerce([1, 2, 3])
+
+
+def test_lane_parity_offset_matches_boundary_cells():
+    width, height = 6, 4
+    cells = {N: lambda i: (i, 0), S: lambda i: (i, height - 1),
+             W: lambda i: (0, i), E: lambda i: (width - 1, i)}
+    for side, cell in cells.items():
+        for lane in range(4):
+            assert terms.parity(*cell(lane)) == (lane + terms.lane_parity_offset(side)) % 2
+
+
+def test_storage_and_simulator_checks():
+    assert terms.check_storage("memory") == "memory"
+    assert terms.check_simulator("verilator") == "verilator"
+    with pytest.raises(ValueError) as info:
+        terms.check_storage("latch")
+    assert str(info.value) == "Storage must be one of 'ff', 'memory', not 'latch'"
+    with pytest.raises(ValueError) as info:
+        terms.check_simulator("xsim")
+    assert str(info.value) == "Simulator must be one of 'icarus', 'verilator', not 'xsim'"
