@@ -35,8 +35,8 @@ def answer(encoded):
 
 class TestFrames:
     def test_crc_is_the_catalog_xmodem(self):
-        assert host.link_crc(b"123456789") == 0x31C3          # CRC-16/XMODEM check value
-        assert host.LINK_CRC.residue() == 0
+        assert host.host_crc(b"123456789") == 0x31C3          # CRC-16/XMODEM check value
+        assert host.HOST_CRC.residue() == 0
 
     def test_round_trip(self):
         body = bytes([Command.STEP, 7, 0, 1, 0, 0, 5])
@@ -70,7 +70,7 @@ class TestDeviceModel:
         cmd, seq, status, data = answer(DeviceModel(8, 6, storage="memory").feed(
             request(Command.IDENTIFY, seq=9)))
         assert (cmd, seq, status) == (0x81, 9, Status.OK)
-        ident = host._identity(data)
+        ident = host.Identity.from_bytes(data)
         assert (ident.width, ident.height, ident.storage, ident.protocol) == (8, 6, "memory", 1)
         assert ident.features == host.FEATURES
         assert ident.max_payload == host.max_payload(8, 6)
@@ -299,7 +299,7 @@ class TestCli:
         d = conformance_dir()
         result = self.run(os.path.join(d, "random_2x2.bgbs"), "--steps", "3", "--target", "usb")
         assert result.exit_code == 2
-        assert "unknown target 'usb': use emu, loopback or serial:PORT" in result.output
+        assert "unknown target 'usb': use emu, loopback, sim or serial:PORT" in result.output
 
     def test_steps_print(self):
         d = conformance_dir()

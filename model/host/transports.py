@@ -1,0 +1,91 @@
+"""Byte pipes between the host runtime and a device: :class:`Transport` is the interface,
+:class:`LoopbackTransport` reaches a Python :class:`~bitgrid.host.DeviceModel` (with optional
+fault injection), :class:`SerialTransport` a real port through pyserial. The simulated board's
+transport is :class:`bitgrid.sim.host.SimLinkTransport`.
+"""
+
+import abc
+import time
+
+from bitgrid.protocol.host import LinkError
+
+__all__ = ["Transport", "LoopbackTransport", "SerialTransport"]
+
+
+class Transport(abc.ABC):
+    """A byte pipe to a device."""
+
+    name = "transport"
+
+    @abc.abstractmethod
+    def write(self, data):
+        """Send ``data`` (bytes)."""
+
+    @abc.abstractmethod
+    def read(self, timeout):
+        """Bytes received, waiting at most ``timeout`` seconds for the first; ``b""`` if none."""
+
+    def clock(self):
+        """The time the link's timeouts count, in seconds: :func:`time.monotonic` unless the
+        device runs in simulated time (then the simulation's time)."""
+        return time.monotonic()
+
+    def close(self):
+        pass
+
+
+class LoopbackTransport(Transport):
+    """A transport to a :class:`DeviceModel` (or anything with ``feed(bytes) -> bytes``).
+
+    :param device: the device end.
+    :param to_device, to_host: optional fault injectors, ``f(bytes) -> bytes``, applied to each
+        write and to each answer (flip bits, drop or add bytes).
+    """
+
+    name = "loopback"
+
+    def __init__(self, device, *, to_device=None, to_host=None):
+        self.device = device
+        self._to_device = to_device or (lambda data: data)
+        self._to_host = to_host or (lambda data: data)
+        self._pending = bytearray()
+
+    def write(self, data):
+        self._pending += self._to_host(self.device.feed(self._to_device(bytes(data))))
+
+    def read(self, timeout):
+        data, self._pending = bytes(self._pending), bytearray()
+        return data
+
+
+class SerialTransport(Transport):
+    """A serial port through pyserial (``serial:/dev/ttyUSB0``).
+
+    :raises LinkError: if the port cannot be opened.
+    """
+
+    def __init__(self, port, baudrate=115200):
+        import serial
+        self.name = port
+        try:
+            self._port = serial.Serial(port, baudrate=baudrate, timeout=0)
+        except (serial.SerialException, OSError, ValueError) as error:
+            raise LinkError(f"cannot open serial port {port}: {error}") from None
+
+    def write(self, data):
+        self._port.write(data)
+        self._port.flush()
+
+    def read(self, timeout):
+        self._port.timeout = timeout
+        first = self._port.read(1)
+        if not first:
+            return b""
+        self._port.timeout = 0
+        return first + self._port.read(self._port.in_waiting or 0)
+
+    def close(self):
+        self._port.close()
+
+
+# --- Targets -------------------------------------------------------------------------------------
