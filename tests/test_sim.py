@@ -227,7 +227,8 @@ def test_waveform_file(simulator, ext, tmp_path):
 def test_verilator_fst_without_lz4_says_so(monkeypatch, tmp_path):
     # Verilator's FST writer needs liblz4-dev (tools/system-deps.sh installs it); without it
     # the error names the package before any build, and no file is written.
-    monkeypatch.setattr(runner, "_have_header", lambda name: False)
+    from bitgrid.sim import backends
+    monkeypatch.setattr(backends, "_have_header", lambda name: False)
     path = tmp_path / "grid.fst"
     with pytest.raises(ToolMissingError, match="liblz4-dev"):
         sim.run_case(Configuration(2, 2), [Edges()], simulator="verilator", waves=path)
@@ -291,7 +292,8 @@ def test_bad_input_is_rejected_before_a_build(no_build, tmp_path):
         sim.run_case(config, [Edges(), Edges()], expected=[Edges()])
     with pytest.raises(VectorFormatError):
         sim.run_case(config, [{"Q": 1}])
-    with pytest.raises(ValueError, match="Unknown simulator"):
+    with pytest.raises(ValueError, match="^Simulator must be one of 'icarus', 'verilator', "
+                                         "not 'ghdl'$"):
         sim.run_case(config, [Edges()], simulator="ghdl")
     with pytest.raises(ValueError, match="Storage"):
         sim.run_case(config, [Edges()], storage="bram")
@@ -387,3 +389,129 @@ def test_x_lanes_are_reported_as_mismatches():
     assert compare_outputs(3, expected, actual, Edges(), 2, 2) == []
     assert compare_outputs(4, expected, Edges(n=0b11, e=0b10), Edges(), 2, 2) == [
         Mismatch(4, "N", 1, 0, 1)]
+
+
+# --- Cache keys ----------------------------------------------------------------------------
+
+def _defining_module(name):
+    """The module of the Verilog generators' source closure that assigns ``name`` at its top
+    level."""
+    import ast
+    from bitgrid.sim import cache
+    found = []
+    for module, path in cache.source_closure("bitgrid.hdl.verilog").items():
+        with open(path, encoding="utf-8") as file:
+            tree = ast.parse(file.read())
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+            defined = [t.id for t in targets if isinstance(t, ast.Name)]
+            if isinstance(node, ast.ClassDef):
+                defined.append(node.name)
+            if name in defined:
+                found.append(module)
+    assert len(found) == 1, f"{name} assigned in {found}"
+    return found[0]
+
+
+def _bump(monkeypatch, module):
+    """Make the cache see a different content of ``module``'s source file."""
+    from bitgrid.sim import cache
+    path = cache.source_closure(module)[module]
+    real = cache._file_digest
+    monkeypatch.setattr(cache, "_file_digest",
+                        lambda p: real(p) + "-changed" if str(p) == str(path) else real(p))
+
+
+@pytest.mark.parametrize("name", ["PROTOCOL_VERSION", "FrameKind", "FRAME_CRC", "Grid",
+                                  "LinkLayer", "Mesh", "Direction"])
+def test_verilog_key_follows_every_module_the_generators_import(name, monkeypatch):
+    """The host protocol's version, the link frame definitions, the configuration CRC, the
+    gateware and the vocabulary all decide the Verilog: a change of any of their modules gives
+    new keys for the grid, host controller and mesh Verilog."""
+    from bitgrid.hdl.verilog import grid_verilog, host_verilog, mesh_verilog
+    from bitgrid.sim import cache
+    calls = [(grid_verilog, {"width": 2, "height": 2}),
+             (host_verilog, {"width": 2, "height": 2, "divisor": 4}),
+             (mesh_verilog, {"cols": 2, "rows": 1, "tile_width": 2, "tile_height": 2})]
+    before = [cache.verilog_key(f, a)[0] for f, a in calls]
+    module = _defining_module(name)
+    _bump(monkeypatch, module)
+    after = [cache.verilog_key(f, a)[0] for f, a in calls]
+    assert all(b != a for b, a in zip(before, after)), module
+
+
+def test_verilog_key_ignores_modules_the_generators_cannot_import(monkeypatch, tmp_path):
+    from bitgrid.hdl.verilog import grid_verilog
+    from bitgrid.sim import cache
+    closure = cache.source_closure("bitgrid.hdl.verilog")
+    unrelated = [m for m in ("bitgrid.examples", "bitgrid.program", "bitgrid.bench.sim")
+                 if m not in closure]
+    assert unrelated == ["bitgrid.examples", "bitgrid.program", "bitgrid.bench.sim"]
+    arguments = {"width": 2, "height": 2, "storage": "ff"}
+    key = cache.verilog_key(grid_verilog, arguments)[0]
+    for module in unrelated:
+        _bump(monkeypatch, module)
+        assert cache.verilog_key(grid_verilog, arguments)[0] == key
+    assert cache.verilog_key(grid_verilog, dict(arguments, storage="memory"))[0] != key
+
+
+def test_changed_module_forces_new_verilog(monkeypatch, tmp_path):
+    """A cached entry is reused while nothing it was made from changed; a change in a module
+    that the generator imports makes it generate again, one elsewhere does not."""
+    from bitgrid.sim import cache
+    monkeypatch.setenv("BITGRID_CACHE", str(tmp_path))
+    generated = []
+
+    def generator(**arguments):
+        generated.append(arguments)
+        return f"module bitgrid_grid; // {len(generated)}\nendmodule\n"
+    generator.__module__ = "bitgrid.hdl.verilog"
+    first = cache.cached_verilog("test", generator, "a test design", quiet=True, width=2)
+    assert cache.cached_verilog("test", generator, "a test design", quiet=True, width=2) == first
+    assert len(generated) == 1 and first.read_text().endswith("// 1\nendmodule\n")
+    manifest = json.loads(first.with_suffix(".json").read_text())
+    assert manifest["arguments"] == {"width": 2}
+    assert _defining_module("FrameKind") in manifest["sources"]
+    _bump(monkeypatch, "bitgrid.bench.sim")
+    assert cache.cached_verilog("test", generator, "a test design", quiet=True, width=2) == first
+    assert len(generated) == 1
+    _bump(monkeypatch, _defining_module("FrameKind"))
+    second = cache.cached_verilog("test", generator, "a test design", quiet=True, width=2)
+    assert second != first and len(generated) == 2
+    assert second.read_text().endswith("// 2\nendmodule\n")
+
+
+def test_file_digest_follows_the_file(tmp_path):
+    from bitgrid.sim import cache
+    path = tmp_path / "module.py"
+    path.write_text("VERSION = 1\n")
+    first = cache._file_digest(path)
+    path.write_text("VERSION = 2\n")
+    os.utime(path, ns=(1, 1))            # the same size; another modification time
+    assert cache._file_digest(path) != first
+
+
+def test_source_closure_covers_what_the_generators_import():
+    """Elaborating every top that the simulators build (in a fresh interpreter) imports no
+    ``bitgrid`` module outside the closure that keys their Verilog."""
+    from bitgrid.sim import cache
+    script = textwrap.dedent("""
+        import json, sys
+        from amaranth.back import rtlil
+        from bitgrid.hdl import verilog
+        from bitgrid.hdl.grid import Grid
+        from bitgrid.hdl.host import HostController
+        from bitgrid.hdl.mesh import Mesh
+        for design in (Grid(2, 2, cell_instances=True), HostController(2, 2, divisor=4),
+                       Mesh(2, 1, 2, 2, faults=True, ddr=True)):
+            rtlil.convert(design)
+        print(json.dumps(sorted(n for n in sys.modules
+                                if n == "bitgrid" or n.startswith("bitgrid."))))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    imported = set(json.loads(out))
+    closure = set(cache.source_closure("bitgrid.hdl.verilog"))
+    assert {"bitgrid.hdl.host", "bitgrid.hdl.link.layer", "bitgrid.hdl.mesh"} <= imported
+    assert imported - closure == set()
