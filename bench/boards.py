@@ -9,10 +9,9 @@ WebAssembly), so this part does not build by default: it reads the ``report.json
 figures come from and when it was written. ``build_missing=True`` (``python -m bitgrid.bench
 --parts boards --build-missing``) builds, at its default size, each board that has no report.
 
-Run alone: ``python -m bitgrid.bench.boards [--roots DIR ...] [--build-missing]``.
+Run alone: ``bitgrid bench boards [--root DIR ...] [--build-missing]``.
 """
 
-import argparse
 import datetime
 import json
 import os
@@ -21,7 +20,7 @@ import sys
 from .common import figure, value
 
 __all__ = ["ROOTS", "TARGETS", "find_reports", "largest", "row_from_report", "targets",
-           "measure", "format_part", "main"]
+           "measure", "format_part"]
 
 #: Folders searched for ``report.json`` files of earlier builds.
 ROOTS = ("build",)
@@ -192,18 +191,8 @@ def format_part(part):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m bitgrid.bench.boards",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("--roots", nargs="+", default=list(ROOTS), metavar="DIR",
-                        help="folders searched for report.json (default: %(default)s)")
-    parser.add_argument("--build-missing", action="store_true",
-                        help="build the boards that have no report (slow)")
-    args = parser.parse_args(argv)
-    part = measure(roots=args.roots, build_missing=args.build_missing)
-    print(format_part(part))
-    return part
+if __name__ == "__main__":      # the same as `bitgrid bench boards`
+    import sys
 
-
-if __name__ == "__main__":
-    main()
+    from bitgrid.cli.bench import bench
+    bench(["boards", *sys.argv[1:]], prog_name="python -m bitgrid.bench")

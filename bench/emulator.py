@@ -10,15 +10,12 @@ timed loop and cycled through). The timed loop is the public ``step`` call, edge
 and edge-output packing included. Each figure is the best of a few timed rounds (the machine
 may be shared), each round running at least ``min_seconds``.
 
-Run ``python -m bitgrid.bench.emulator`` (or ``python -m bench.emulator`` from the repository
-root); it prints a table (or JSON with ``--json``) and takes well under a minute. :func:`measure`
+Run ``bitgrid bench emulator`` (or ``python -m bitgrid.bench emulator``); it prints a table
+(and writes JSON with ``--json``) and takes well under a minute. :func:`measure`
 is the emulator part of the suite (``make bench``, ``bitgrid bench emulator``): the same
 measurements as figures with units, plus growth exponents.
 """
 
-import argparse
-import json
-import os
 import time
 
 import numpy as np
@@ -30,7 +27,7 @@ from .common import Progress, check_sizes, exponents, figure, timer, value
 
 __all__ = ["DEFAULT_SIZES", "DEFAULT_STREAMS", "SUITE_SIZES", "QUICK_SIZES", "run", "run_fast",
            "run_streams", "compare", "measure", "format_table", "format_comparison",
-           "format_part", "main"]
+           "format_part"]
 
 #: Grid sizes (square, cells per side) of the default run.
 DEFAULT_SIZES = (64, 256, 1024)
@@ -311,34 +308,8 @@ def _cpu_use(row):
     return f"{value(row['cpu_seconds']) / value(row['seconds']):.2f}"
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES),
-                        help="square grid sides in cells (default: %(default)s)")
-    parser.add_argument("--steps", type=int, default=None,
-                        help="subcycles per size (default: about 16M cell updates per size)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--streams", type=int, default=DEFAULT_STREAMS,
-                        help="streams of the lane-parallel figures (0: skip them; "
-                             "default: %(default)s)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="threads of the fast emulator (default: its own choice)")
-    parser.add_argument("--emulators", nargs="+", default=["simple", "fast", "streams"],
-                        choices=["simple", "fast", "streams"],
-                        help="which emulators to measure (default: all)")
-    parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    args = parser.parse_args(argv)
-    table = compare(args.sizes, args.steps, args.seed, streams=args.streams,
-                    threads=args.threads, emulators=args.emulators)
-    if args.json:
-        print(json.dumps(table, indent=1))
-    else:
-        print(format_comparison(table))
-        if hasattr(os, "getloadavg"):
-            print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}"
-                                                            for x in os.getloadavg()))
-    return table
+if __name__ == "__main__":      # the same as `bitgrid bench emulator`
+    import sys
 
-
-if __name__ == "__main__":
-    main()
+    from bitgrid.cli.bench import bench
+    bench(["emulator", *sys.argv[1:]], prog_name="python -m bitgrid.bench")

@@ -92,17 +92,16 @@ headers, kind, seq, ack, CRC and the ALIGN words included), of which ``b`` are p
 the line is mostly IDLE, so the share of all the bits the lanes carry
 (``b / (cycles per subcycle * lanes * k)``, ``line_share``) is far lower.
 
-Run ``python -m bitgrid.bench.mesh`` (``--quick``: two points), or ``make bench`` (the ``mesh``
-part of :mod:`bitgrid.bench`).
+Run ``bitgrid bench mesh`` (``--quick``: two points), or ``make bench`` (the ``mesh`` part of
+:mod:`bitgrid.bench`).
 """
 
-import argparse
 import fractions
 import math
 import random
 import statistics
 
-from .common import UNITS, Progress, document, figure, timer, value, write_json
+from .common import UNITS, Progress, figure, timer, value
 
 __all__ = ["SUITE_SIZES", "QUICK_SIZES", "LANES", "RATES", "DELAYS", "QUICK_POINTS",
            "COMPARE_POINTS", "DEFAULT_STEPS", "QUICK_STEPS", "STEADY_SKIP", "ALIGN_INTERVAL",
@@ -110,7 +109,7 @@ __all__ = ["SUITE_SIZES", "QUICK_SIZES", "LANES", "RATES", "DELAYS", "QUICK_POIN
            "acks_as_built", "ack_lead_cycles", "bits_per_cycle", "payload_bits",
            "frame_symbols_per_subcycle", "line_bits_per_frame", "payload_share",
            "serialisation_cycles", "latency_cycles", "bound_cycles", "word_bound_cycles",
-           "phy_burst_latency", "share_table", "quick_options", "measure", "format_part", "main"]
+           "phy_burst_latency", "share_table", "quick_options", "measure", "format_part"]
 
 #: Units of this part (added to :data:`bitgrid.bench.common.UNITS`).
 MESH_UNITS = {
@@ -569,24 +568,8 @@ def format_part(part):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="two points, fewer steps")
-    parser.add_argument("--steps", type=int, default=None)
-    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    args = parser.parse_args(argv)
-    if args.quick:
-        options = quick_options()
-        if args.steps:
-            options["steps"] = args.steps
-        part = measure(**options)
-    else:
-        part = measure(steps=args.steps or DEFAULT_STEPS)
-    print(format_part(part))
-    if args.json:
-        write_json(document({"mesh": part}), args.json)
-    return part
+if __name__ == "__main__":      # the same as `bitgrid bench mesh`
+    import sys
 
-
-if __name__ == "__main__":
-    main()
+    from bitgrid.cli.bench import bench
+    bench(["mesh", *sys.argv[1:]], prog_name="python -m bitgrid.bench")

@@ -4,6 +4,7 @@ machine summary and the PNG of the scaling curves (matplotlib, the optional ``be
 import sys
 
 from .common import value
+from .sim import SIMULATORS
 
 __all__ = ["TARGETS", "targets", "format_targets", "format_exponents", "format_machine", "plot"]
 
@@ -198,7 +199,7 @@ def plot(doc, path):
              "Simulated subcycles per second (back to back)", "subcycles/s",
              "time/subcycle b")):
         if sim and sim.get("rows"):
-            for i, simulator in enumerate(("icarus", "verilator", "amaranth")):
+            for i, simulator in enumerate(SIMULATORS):
                 rows = [r for r in sim["rows"] if r["simulator"] == simulator]
                 if not rows:
                     continue

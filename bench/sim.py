@@ -28,24 +28,24 @@ construct the grid and :class:`~amaranth.sim.Simulator` (elaboration and compila
 and the steps run back to back in an async test bench that sets the inputs, ticks and reads the
 outputs; the outputs are checked against the reference emulator after the timed loop.
 
-Run ``python -m bitgrid.bench.sim`` (or ``bitgrid bench sim``).
+Run ``bitgrid bench sim`` (or ``python -m bitgrid.bench sim``).
 """
 
-import argparse
 import contextlib
 import os
 import random
 import shutil
 import tempfile
 
-from .common import (Progress, check_sizes, document, exponents, figure, timer, value,
-                     write_json)
+from bitgrid import terms
+
+from .common import Progress, check_sizes, exponents, figure, timer, value
 
 __all__ = ["SIMULATORS", "SUITE_SIZES", "QUICK_SIZES", "AMARANTH_SIZES", "DEFAULT_STEPS",
-           "measure", "format_part", "main"]
+           "measure", "format_part"]
 
 #: Simulators measured: cocotb on Icarus and Verilator, and Amaranth's Python simulator.
-SIMULATORS = ("icarus", "verilator", "amaranth")
+SIMULATORS = (*terms.SIMULATORS, "amaranth")
 #: Grid sides of ``make bench`` (Icarus and Verilator) and of ``--quick``.
 SUITE_SIZES = (8, 16, 32)
 QUICK_SIZES = (8, 16)
@@ -292,23 +292,8 @@ def format_part(part):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=None,
-                        help=f"square grid sides (default: {list(SUITE_SIZES)}, Amaranth "
-                             f"{list(AMARANTH_SIZES)})")
-    parser.add_argument("--simulators", nargs="+", choices=SIMULATORS, default=list(SIMULATORS))
-    parser.add_argument("--steps", type=int, default=DEFAULT_STEPS)
-    parser.add_argument("--warm", action="store_true",
-                        help="use the normal simulation cache instead of a fresh one")
-    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    args = parser.parse_args(argv)
-    part = measure(args.sizes, simulators=args.simulators, steps=args.steps, cold=not args.warm)
-    print(format_part(part))
-    if args.json:
-        write_json(document({"sim": part}), args.json)
-    return part
+if __name__ == "__main__":      # the same as `bitgrid bench sim`
+    import sys
 
-
-if __name__ == "__main__":
-    main()
+    from bitgrid.cli.bench import bench
+    bench(["sim", *sys.argv[1:]], prog_name="python -m bitgrid.bench")

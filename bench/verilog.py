@@ -6,15 +6,13 @@ verilog`` call it. The time is the wall time of the whole call: elaborating the 
 converting it to RTLIL and writing Verilog with YoWASP Yosys. The size is the length of the
 Verilog text in bytes (it is ASCII).
 
-Run ``python -m bitgrid.bench.verilog`` (or ``bitgrid bench verilog``).
+Run ``bitgrid bench verilog`` (or ``python -m bitgrid.bench verilog``).
 """
 
-import argparse
 
-from .common import (Progress, check_sizes, document, exponents, figure, timer, value,
-                     write_json)
+from .common import Progress, check_sizes, exponents, figure, timer, value
 
-__all__ = ["SUITE_SIZES", "QUICK_SIZES", "measure", "format_part", "main"]
+__all__ = ["SUITE_SIZES", "QUICK_SIZES", "measure", "format_part"]
 
 #: Grid sides of ``make bench`` and of ``python -m bitgrid.bench --quick``.
 SUITE_SIZES = (16, 32, 64, 128, 256)
@@ -67,19 +65,8 @@ def format_part(part):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=list(SUITE_SIZES),
-                        help="square grid sides in cells (default: %(default)s)")
-    parser.add_argument("--storage", choices=["ff", "memory"], default="ff")
-    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    args = parser.parse_args(argv)
-    part = measure(args.sizes, storage=args.storage)
-    print(format_part(part))
-    if args.json:
-        write_json(document({"verilog": part}), args.json)
-    return part
+if __name__ == "__main__":      # the same as `bitgrid bench verilog`
+    import sys
 
-
-if __name__ == "__main__":
-    main()
+    from bitgrid.cli.bench import bench
+    bench(["verilog", *sys.argv[1:]], prog_name="python -m bitgrid.bench")

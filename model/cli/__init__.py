@@ -1,0 +1,39 @@
+"""The ``bitgrid`` command line (also ``python -m bitgrid``): thin commands over the library.
+
+One module per family of commands: :mod:`.verilog`, :mod:`.run` (``emulate``, ``sim``,
+``run``), :mod:`.bitstream`, :mod:`.examples` (``example``, ``demo``), :mod:`.bench` and
+:mod:`.boards` (``boards``, ``build``, ``flash``); :mod:`.params` holds the parameter types,
+:mod:`.common` the shared options and printing, and :mod:`.errors` the exit status contract
+(0 success, every step matched; 1 a step did not match; 2 bad input, a missing tool or an
+internal error, with one line ``error: ...`` and never a traceback).
+"""
+
+import click
+
+from bitgrid import __version__
+
+from .bench import bench
+from .bitstream import bitstream
+from .boards import boards, build, flash
+from .errors import EXIT_BAD_INPUT, EXIT_MISMATCH, EXIT_OK, BadInput, Group
+from .examples import demo, example
+from .run import emulate, run, sim
+from .verilog import verilog
+
+__all__ = ["main", "BadInput", "EXIT_OK", "EXIT_MISMATCH", "EXIT_BAD_INPUT"]
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="bitgrid")
+def main():
+    """BitGrid: generate, emulate and simulate grids of two-phase 4-input LUT cells.
+
+    Exit status: 0 success (every step matched), 1 a step did not match, 2 bad input or a
+    missing tool.
+    """
+
+
+for _command in (verilog, emulate, sim, bitstream, example, demo, bench, run, boards, build,
+                 flash):
+    main.add_command(_command)
+del _command

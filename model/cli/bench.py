@@ -1,0 +1,185 @@
+"""``bitgrid bench`` and ``python -m bitgrid.bench``: the benchmark suite (:mod:`bitgrid.bench`)
+as one click group. Without a command it runs the whole suite (``make bench``); each command
+runs one part."""
+
+import click
+
+from bitgrid.bench import (PARTS, document, format_part, format_suite, quick_options,
+                           run_part, run_suite, suite_options, write_json)
+from bitgrid.bench.mesh import STEADY_SKIP
+from bitgrid.bench.mesh import quick_options as mesh_quick_options
+from bitgrid.bench.sim import SIMULATORS as BENCH_SIMULATORS
+from bitgrid.terms import STORAGES
+
+from .errors import EXIT_MISMATCH, EXIT_OK, Group
+from .params import SideType
+
+__all__ = ["bench"]
+
+
+class _BenchGroup(Group):
+    """Also takes ``--parts A B ...`` (several parts after one ``--parts``, as ``make bench``
+    always did) for ``--parts A --parts B``."""
+
+    def parse_args(self, ctx, args):
+        expanded, taking = [], False
+        for arg in args:
+            if taking and arg in PARTS and expanded[-1] != "--parts":
+                expanded.append("--parts")
+            taking = (taking and arg in PARTS) or arg == "--parts"
+            expanded.append(arg)
+        return super().parse_args(ctx, expanded)
+
+
+@click.group(cls=_BenchGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--quick", is_flag=True, help="A smaller set of sizes (about one minute instead "
+                                            "of four to five on 2 cores).")
+@click.option("--parts", multiple=True, type=click.Choice(PARTS),
+              help="Parts to run (repeatable, or several after one --parts; default: all).")
+@click.option("--json", "json_path", metavar="FILE", default="out/bench/bench.json",
+              show_default=True, help="JSON output ('-': standard output).")
+@click.option("--plot", "plot_path", metavar="FILE", default="out/bench/scaling.png",
+              show_default=True, help="PNG of the scaling curves ('': none; needs matplotlib).")
+@click.option("--no-progress", is_flag=True, help="No progress on standard error.")
+@click.option("--build-missing", is_flag=True,
+              help="Boards part: build (slowly) each board that has no build report under "
+                   "build/ instead of listing it as not built.")
+@click.pass_context
+def bench(ctx, quick, parts, json_path, plot_path, no_progress, build_missing):
+    """Measure performance: the whole suite, or one part with a COMMAND.
+
+    Without a COMMAND (`make bench`, `python -m bitgrid.bench`): every part, their tables on
+    standard output, the JSON document and the PNG of the scaling curves written; exit 1 if a
+    part failed (it is kept in the JSON as an error; the other parts still run). A COMMAND
+    runs one part (its options after it).
+
+    Units: a cell update is one cell evaluated, and a subcycle evaluates half of the grid, so
+    cell-updates/s = W * H / 2 * subcycles/s; stream-cell-updates/s sums the streams of the
+    lane-parallel mode; times are wall seconds (s); sizes in bytes. Each part also fits
+    cost = a * cells**b and prints the growth exponent b. Progress goes to standard error.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from bitgrid.bench.report import plot
+    options = quick_options() if quick else suite_options()
+    if build_missing:
+        options["boards"] = {"build_missing": True}
+    doc = run_suite(parts or PARTS, quick=quick, options=options, progress=not no_progress)
+    if json_path != "-":
+        click.echo(format_suite(doc))
+    write_json(doc, json_path)
+    written = [json_path] if json_path != "-" else []
+    if plot_path and plot(doc, plot_path):
+        written.append(plot_path)
+    if written:
+        click.echo(f"wrote {' and '.join(written)}", err=True)
+    failed = [name for name, part in doc["parts"].items() if "error" in part]
+    ctx.exit(EXIT_MISMATCH if failed else EXIT_OK)
+
+
+def _part_options(*, sizes=True):
+    """The options of every part's command: ``--json``, ``--size`` (unless ``sizes`` is
+    false) and ``--quiet``."""
+    def decorate(function):
+        function = click.option("--json", "json_path", type=click.Path(dir_okay=False,
+                                                                       allow_dash=True),
+                                help="Also write the figures, each with its unit, and the "
+                                     "machine as JSON to this file ('-': standard output, "
+                                     "instead of the table).")(function)
+        if sizes:
+            function = click.option("--size", "sizes", type=SideType(), multiple=True,
+                                    help="Square grid side in cells, N for an N x N grid "
+                                         "(repeatable; default: the part's sizes in `make "
+                                         "bench`).")(function)
+        return click.option("--quiet", "-q", is_flag=True,
+                            help="No progress on standard error.")(function)
+    return decorate
+
+
+def _run(name, sizes, json_path, quiet, **options):
+    """Run one part and print its table (and/or write its JSON)."""
+    part = run_part(name, sizes or None, progress=not quiet, **options)
+    if json_path != "-":
+        click.echo(format_part(part))
+    if json_path:
+        write_json(document({name: part}), json_path)
+        if json_path != "-":
+            click.echo(f"wrote {json_path}", err=True)
+
+
+@bench.command("emulator")
+@_part_options()
+@click.option("--streams", type=click.IntRange(min=0), default=64, show_default=True,
+              help="Streams of the lane-parallel figures (stream-cell-updates/s; 0: skip).")
+@click.option("--threads", type=click.IntRange(min=1),
+              help="Threads of the fast emulator (default: its own choice).")
+@click.option("--steps", type=click.IntRange(min=1),
+              help="Subcycles per timed round (default: about 16M cell updates per size).")
+def bench_emulator(sizes, json_path, quiet, streams, threads, steps):
+    """Emulator throughput in cell-updates/s: the reference emulator and the bit-parallel one
+    side by side on random configurations, plus the bit-parallel one's lane-parallel mode in
+    stream-cell-updates/s (default sizes 32 to 1024)."""
+    _run("emulator", sizes, json_path, quiet, streams=streams, threads=threads, steps=steps)
+
+
+@bench.command("verilog")
+@_part_options()
+@click.option("--storage", type=click.Choice(STORAGES), default="ff", show_default=True,
+              help="Configuration storage of the grid.")
+def bench_verilog(sizes, json_path, quiet, storage):
+    """Verilog generation (grid_verilog): time in s and size in bytes by grid size (default
+    sizes 16 to 256; 256 x 256 takes minutes)."""
+    _run("verilog", sizes, json_path, quiet, storage=storage)
+
+
+@bench.command("sim")
+@_part_options()
+@click.option("--simulator", "simulators", multiple=True,
+              type=click.Choice(BENCH_SIMULATORS),
+              help="Simulators to measure (repeatable; default all three; a missing one is an "
+                   "error when named, skipped otherwise).")
+@click.option("--steps", type=click.IntRange(min=1), default=256, show_default=True,
+              help="Random steps per run, back to back (one subcycle per clock cycle).")
+@click.option("--storage", type=click.Choice(STORAGES), default="ff", show_default=True,
+              help="Configuration storage of the grid.")
+@click.option("--warm", is_flag=True,
+              help="Use the normal simulation cache (builds may come from it) instead of a "
+                   "fresh temporary one (cold builds).")
+def bench_sim(sizes, json_path, quiet, simulators, steps, storage, warm):
+    """RTL simulation: build time in s (cold: a fresh temporary BITGRID_CACHE) and simulated
+    subcycles/s on Icarus and Verilator (cocotb) and in Amaranth's simulator, with a random
+    configuration (default sizes 8, 16, 32; Amaranth 8, 16)."""
+    _run("sim", sizes, json_path, quiet, simulators=simulators or None, steps=steps,
+         storage=storage, cold=not warm, missing="raise" if simulators else "skip")
+
+
+@bench.command("mesh")
+@_part_options()
+@click.option("--quick", is_flag=True, help="Two points, fewer steps (about 30 s).")
+@click.option("--steps", type=click.IntRange(min=STEADY_SKIP + 1),
+              help="Steps per run (default: 64, or 32 with --quick).")
+def bench_mesh(sizes, json_path, quiet, quick, steps):
+    """Link mesh: cycles per subcycle of a simulated 2 x 1 mesh (Icarus) against lanes, SDR/DDR
+    and line delay, next to the bound of serialisation and latency, and the payload share of
+    the line bits (default tile sides 4 and 2)."""
+    options = mesh_quick_options() if quick else {}
+    sizes = sizes or options.pop("sizes", None)
+    if steps is not None:
+        options["steps"] = steps
+    _run("mesh", sizes, json_path, quiet, **options)
+
+
+@bench.command("boards")
+@_part_options(sizes=False)
+@click.option("--root", "roots", multiple=True, metavar="DIR",
+              help="Folder searched for build reports (report.json; repeatable; default: "
+                   "build).")
+@click.option("--build-missing", is_flag=True,
+              help="Build (slowly) each board that has no build report.")
+def bench_boards(json_path, quiet, roots, build_missing):
+    """FPGA boards: per board, the largest grid placed and routed, its resources, Fmax and cell
+    updates per second on the board, read from the report.json of earlier `bitgrid build`
+    runs (nothing is rebuilt unless --build-missing)."""
+    from bitgrid.bench.boards import ROOTS
+    _run("boards", None, json_path, quiet, roots=roots or ROOTS, build_missing=build_missing)

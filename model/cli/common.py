@@ -1,0 +1,106 @@
+"""What the commands share: reading bitstreams and checking output paths (bad input: exit 2),
+the run options and the printing of steps and verdicts."""
+
+import json
+import os
+
+import click
+
+from bitgrid.bitstream import BitstreamError
+from bitgrid.bitstream import load as _load
+from bitgrid.stimulus import lane_counts, stimulus
+from bitgrid.terms import SIDES
+from bitgrid.vectors import format_mismatches
+
+from .errors import EXIT_MISMATCH, EXIT_OK, BadInput
+
+__all__ = ["load_bitstream", "check_writable", "run_options",
+           "refuse_json_with_vectors", "run_stimulus", "print_steps",
+           "verdict"]
+
+
+def load_bitstream(path, width=None, height=None):
+    """The :class:`~bitgrid.bitstream.Bitstream` of the file ``path`` (with ``width`` and
+    ``height``: checked to be for that size).
+
+    :raises BadInput: ``<path>: bad bitstream: ...``.
+    :raises OSError: if the file cannot be read.
+    """
+    try:
+        return _load(path, width=width, height=height)
+    except BitstreamError as error:
+        raise BadInput(f"{path}: bad bitstream: {error}") from None
+
+
+def check_writable(path):
+    """Fail early (exit 2) if ``path`` cannot be written, before a long build or run."""
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.isdir(path):
+        raise BadInput(f"{path}: is a folder, not a file")
+    if not os.path.isdir(folder):
+        raise BadInput(f"{path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise BadInput(f"{path}: folder {folder} is not writable")
+
+
+def run_options(function):
+    """The stimulus options of ``emulate``, ``sim`` and ``run``: ``--vectors``, ``--inputs``,
+    ``--steps`` and ``--json``."""
+    function = click.option("--vectors", type=click.Path(dir_okay=False),
+                            help="bitgrid-vectors-v1 file: apply its inputs, check its outputs.")(
+        function)
+    function = click.option("--inputs", type=click.Path(dir_okay=False),
+                            help="Edge-input stream (JSON list of {N,E,S,W} hex words, or one "
+                                 "line 'N E S W' per subcycle); prints the outputs.")(function)
+    function = click.option("--steps", type=click.IntRange(min=0),
+                            help="Subcycles to run (with --inputs: repeat the last input; "
+                                 "alone: zero inputs).")(function)
+    function = click.option("--json", "as_json", is_flag=True,
+                            help="Print the steps as JSON (the vectors 'steps' form).")(function)
+    return function
+
+
+def refuse_json_with_vectors(vectors, as_json):
+    """Bad input: ``--json`` prints the outputs of runs without ``--vectors``."""
+    if vectors and as_json:
+        raise BadInput("--json prints the outputs of --inputs/--steps runs; with --vectors the "
+                       "result is the PASS/MISMATCH report")
+
+
+def run_stimulus(bitstream, vectors, inputs, steps, as_json):
+    """``(case or None, list of input Edges)`` of the run options
+    (:func:`bitgrid.stimulus.stimulus`), refusing ``--json`` with ``--vectors``."""
+    refuse_json_with_vectors(vectors, as_json)
+    return stimulus(bitstream.width, bitstream.height, vectors=vectors, inputs=inputs,
+                    steps=steps)
+
+
+def _hex(edges, width, height):
+    lanes = lane_counts(width, height)
+    return {s: f"0x{edges.side(s):0{(lanes[s] + 3) // 4}x}" for s in SIDES}
+
+
+def print_steps(inputs, outputs, width, height, as_json):
+    """Print the edge outputs of each subcycle as a table (or, ``as_json``, the inputs and
+    outputs in the vector file's ``steps`` form)."""
+    if as_json:
+        steps = [{"in": _hex(i, width, height), "out": _hex(o, width, height)}
+                 for i, o in zip(inputs, outputs)]
+        click.echo(json.dumps({"width": width, "height": height, "steps": steps}, indent=1))
+        return
+    widths = [max(6, (w + 3) // 4 + 2) for w in (width, height) * 2]
+    click.echo(f"{'step':>5}  " + "  ".join(f"{s + '_out':>{w}}" for s, w in zip(SIDES, widths)))
+    for t, o in enumerate(outputs):
+        words = _hex(o, width, height)
+        click.echo(f"{t:>5}  " + "  ".join(f"{words[s]:>{w}}" for s, w in zip(SIDES, widths)))
+
+
+def verdict(name, mismatches, steps):
+    """Print ``PASS`` or the ``MISMATCH`` report of a run; returns its exit status."""
+    if mismatches:
+        first = mismatches[0].step
+        click.echo(f"MISMATCH: {name}: {len(mismatches)} lane(s) differ, first at step {first}")
+        click.echo(format_mismatches(mismatches))
+        return EXIT_MISMATCH
+    click.echo(f"PASS: {name}: all {steps} steps match")
+    return EXIT_OK

@@ -1,0 +1,226 @@
+"""``bitgrid emulate``, ``sim`` and ``run``: a program on the reference emulator, on the RTL grid
+in cocotb (alone or as a mesh of chips) and on a target of the host runtime."""
+
+import sys
+import time
+
+import click
+
+from bitgrid.emulator import Emulator
+from bitgrid.terms import SIMULATORS, STORAGES
+from bitgrid.vectors import compare_step
+
+from .common import (check_writable, load_bitstream, print_steps, refuse_json_with_vectors,
+                     run_options, run_stimulus, verdict)
+from .errors import EXIT_MISMATCH, EXIT_OK, BadInput, explain
+from .params import FaultsType, MeshType
+
+__all__ = ["emulate", "sim", "run"]
+
+
+@click.command()
+@click.argument("bitstream", type=click.Path(dir_okay=False))
+@run_options
+def emulate(bitstream, vectors, inputs, steps, as_json):
+    """Run BITSTREAM on the reference emulator.
+
+    With --vectors, check every step against the file (exit 0 all match, 1 mismatch);
+    otherwise print the edge outputs of each subcycle.
+    """
+    bs = load_bitstream(bitstream)
+    case, stream = run_stimulus(bs, vectors, inputs, steps, as_json)
+    emulator = Emulator(bs.config)
+    started = time.monotonic()
+    outputs = [emulator.step(edges) for edges in stream]
+    elapsed = time.monotonic() - started
+    if case is None:
+        print_steps(stream, outputs, bs.width, bs.height, as_json)
+        return
+    mismatches = [m for t, o in enumerate(outputs)
+                  for m in compare_step(t, case.steps[t][1], o, bs.width, bs.height)]
+    click.echo(f"emulator: {len(stream)} subcycles of a {bs.width} x {bs.height} grid in "
+               f"{elapsed * 1e3:.1f} ms")
+    sys.exit(verdict(case.name, mismatches, len(stream)))
+
+
+def _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay):
+    """Bad input (exit 2) if the link options of ``sim`` come without a mesh that has links, or
+    if the grid does not split into the mesh's tiles."""
+    if mesh is None and (faults is not None or lanes != 1 or ddr or line_delay):
+        raise BadInput("--faults, --lanes, --ddr and --line-delay describe the links of a "
+                       "mesh: add --mesh COLSxROWS")
+    if mesh is not None:
+        mesh.tile_size(bs.width, bs.height)
+        if len(mesh) == 1 and (faults is not None and faults.enabled or lanes != 1 or ddr
+                               or line_delay):
+            raise BadInput("a 1x1 mesh has no links for --faults, --lanes, --ddr or "
+                           "--line-delay to act on; use a mesh of two chips or more")
+
+
+@click.command()
+@click.argument("bitstream", type=click.Path(dir_okay=False))
+@run_options
+@click.option("--simulator", type=click.Choice(SIMULATORS), default="icarus",
+              show_default=True, help="RTL simulator, driven by cocotb.")
+@click.option("--storage", type=click.Choice(STORAGES), default="ff", show_default=True,
+              help="Configuration storage back end of the simulated grid.")
+@click.option("--waves", type=click.Path(dir_okay=False),
+              help="Dump waveforms to this file (.fst or .vcd).")
+@click.option("--mesh", type=MeshType(), metavar="COLSxROWS",
+              help="Run on a simulated mesh of COLSxROWS chips joined by links (SPEC section 8): "
+                   "each chip gets its slice of BITSTREAM.")
+@click.option("--faults", type=FaultsType(), metavar="SPEC",
+              help="With --mesh: link faults to inject, as KEY=VALUE,...: flip (bit error "
+                   "probability, <= 0.1), drop and dup (frame probabilities, drop <= 0.9), slip "
+                   "(number of bit slips), skew (bit times per lane, <= 15), disconnect (number "
+                   "of disconnections), disconnect_cycles (their length, default 200), clock "
+                   "(clock period ratio of neighbouring chips), seed; or 'all' (every kind), "
+                   "e.g. 'all,seed=3' or 'flip=1e-3,drop=0.02'. See docs/mesh.md.")
+@click.option("--lanes", type=click.IntRange(1, 16), default=1, show_default=True,
+              help="With --mesh: data lanes per link direction.")
+@click.option("--ddr", is_flag=True, help="With --mesh: double data rate lanes.")
+@click.option("--line-delay", type=click.IntRange(0, 4096), default=0, show_default=True,
+              help="With --mesh: extra latency of every link, in cycles.")
+def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, mesh, faults,
+        lanes, ddr, line_delay):
+    """Run BITSTREAM on the RTL grid in cocotb (Icarus or Verilator).
+
+    The bitstream is loaded through the grid's configuration port and read back; every step is
+    compared with the reference emulator and, with --vectors, with the file. Exit 0 when all
+    match, 1 with a mismatch report otherwise.
+
+    With --mesh the grid is split over a mesh of simulated chips, each loading its slice, that
+    exchange their boundary lanes over simulated LVDS-style links under the lockstep barrier;
+    --faults injects link faults, and the fault and retry counters are printed. Example:
+
+    \b
+      bitgrid sim random_8x8.bgbs --vectors random_8x8.json --mesh 2x2 --faults all
+    """
+    from bitgrid.sim import run_case
+    bs = load_bitstream(bitstream)
+    refuse_json_with_vectors(vectors, as_json)
+    _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay)
+    if waves:
+        check_writable(waves)
+    case, stream = run_stimulus(bs, vectors, inputs, steps, as_json)
+    expected = [o for _, o in case.steps[:len(stream)]] if case else None
+    name = case.name if case else "run"
+    explain("simulation", f"the {simulator} simulation failed to build or run: {{error}}")
+    if mesh is None:
+        result = run_case(bs.config, stream, expected=expected, simulator=simulator,
+                          storage=storage, waves=waves, name=name)
+    else:
+        from bitgrid.sim.mesh import run_mesh_case
+        result = run_mesh_case(bs.config, stream, mesh, expected=expected, name=name,
+                               simulator=simulator, storage=storage, waves=waves,
+                               faults=faults, lanes=lanes, ddr=ddr, line_delay=line_delay)
+    where = (f"a {bs.width} x {bs.height} grid ({storage} storage)" if mesh is None
+             else f"a {bs.width} x {bs.height} grid on a {result.design}")
+    ran = len(stream) if mesh is None else len(result.outputs)
+    click.echo(f"{simulator}: {ran} subcycles of {where}"
+               f"{f' (of {len(stream)} asked for)' if ran != len(stream) else ''}; build "
+               f"{result.build_seconds:.1f} s{' (cached)' if result.build_cached else ''}, "
+               f"run {result.run_seconds:.1f} s", err=case is None)
+    if mesh is not None:
+        _print_mesh_counters(result, err=case is None)
+    if waves:
+        click.echo(f"waveforms: {waves}", err=case is None)
+    if case is None:
+        print_steps(stream, result.outputs, bs.width, bs.height, as_json)
+    if not result.ok:
+        click.echo(f"MISMATCH: {result.summary()}")
+        sys.exit(EXIT_MISMATCH)
+    if case is not None:
+        click.echo(f"PASS: {case.name}: all {len(stream)} steps match the vector file and the "
+                   "reference emulator; configuration read back intact")
+    sys.exit(EXIT_OK)
+
+
+def _print_mesh_counters(result, err):
+    """The fault and retry counters of a mesh run: totals, then one line per link direction
+    (what its transmitter sent and injected, what its receiver saw)."""
+    injected = result.injected
+    totals = result.totals()
+    click.echo(f"faults: {result.faults.describe()}", err=err)
+    click.echo("injected: " + ", ".join(f"{k} {v}" for k, v in injected.items()) +
+               f"; the mesh {'matched' if result.survived else 'did NOT match'} the reference "
+               f"emulator of the whole grid", err=err)
+    click.echo("link counters: " + ", ".join(f"{k} {v}" for k, v in totals.items()
+                                             if k not in injected), err=err)
+    if result.step_cycles:
+        click.echo(f"rate: {result.cycles_per_subcycle:.1f} cycles per subcycle (tile 0's "
+                   f"clock); barrier stalls per tile: {', '.join(map(str, result.stalls))}",
+                   err=err)
+    for link in result.directions():
+        (c0, r0, s0), (c1, r1, s1) = link["from"], link["to"]
+        busy = ", ".join(f"{k} {v}" for k, v in link.items()
+                         if k not in ("from", "to", "aligned") and v)
+        click.echo(f"  chip ({c0},{r0}) {s0} -> chip ({c1},{r1}) {s1}: {busy or 'no traffic'}",
+                   err=err)
+
+
+@click.command()
+@click.argument("bitstream", type=click.Path(dir_okay=False))
+@run_options
+@click.option("--target", "target_spec", default="emu", show_default=True,
+              help="Where to run: emu (reference emulator), serial:PORT (a board over its "
+                   "UART, docs/host-protocol.md), loopback (the Python model of the board's "
+                   "protocol engine) or sim (the board's host controller gateware in cocotb, "
+                   "driven over a simulated UART).")
+@click.option("--baud", type=click.IntRange(min=1), default=115200, show_default=True,
+              help="Baud rate of a serial target.")
+@click.option("--timeout", type=click.FloatRange(min=0.01), default=1.0, show_default=True,
+              help="Seconds to wait for each answer of a serial target.")
+@click.option("--simulator", type=click.Choice(SIMULATORS), default="icarus",
+              show_default=True, help="RTL simulator of the sim target.")
+def run(bitstream, vectors, inputs, steps, as_json, target_spec, baud, timeout, simulator):
+    """Run BITSTREAM on a target through the host runtime (bitgrid.host).
+
+    With --vectors, check every step against the file (exit 0 all match, 1 mismatch);
+    otherwise print the edge outputs of each subcycle. No device, or one that does not answer,
+    exits 2.
+    """
+    from bitgrid.host import open_target, run_vectors
+    bs = load_bitstream(bitstream)
+    case, stream = run_stimulus(bs, vectors, inputs, steps, as_json)
+    if target_spec == "sim":
+        sys.exit(_run_sim_target(bs, case, stream, simulator, as_json))
+    explain("link", "no device: {error}")
+    target = open_target(target_spec, width=bs.width, height=bs.height, baudrate=baud,
+                         timeout=timeout)
+    explain("link", f"the link to {target_spec} failed: {{error}}")
+    explain("target", f"{target_spec} refused the program: {{error}}")
+    started = time.monotonic()
+    with target:
+        if case is not None:
+            mismatches = run_vectors(target, case, bs.config, steps=len(stream))
+        else:
+            target.load(bs.config)
+            outputs = [target.step(1, edges) for edges in stream]
+    elapsed = time.monotonic() - started
+    if case is None:
+        print_steps(stream, outputs, bs.width, bs.height, as_json)
+        return
+    click.echo(f"{target_spec}: {len(stream)} subcycles of a {bs.width} x {bs.height} grid "
+               f"(load included) in {elapsed * 1e3:.1f} ms")
+    sys.exit(verdict(case.name, mismatches, len(stream)))
+
+
+def _run_sim_target(bs, case, stream, simulator, as_json):
+    """``bitgrid run --target sim``: the host session runs inside cocotb against the simulated
+    host controller (bitgrid.sim.host); returns the exit status."""
+    from bitgrid.sim.host import run_host_case
+    explain("simulation", f"the {simulator} simulation failed to build or run: {{error}}")
+    explain("link", "the link to the simulated controller failed: {error}")
+    explain("target", "the simulated controller refused the program: {error}")
+    expected = [o for _, o in case.steps[:len(stream)]] if case else None
+    result = run_host_case(bs.config, stream, expected=expected, simulator=simulator,
+                           name=case.name if case else "run")
+    if case is None:
+        print_steps(stream, result.outputs, bs.width, bs.height, as_json)
+        return EXIT_OK
+    click.echo(f"sim ({simulator}): {len(stream)} subcycles of a {bs.width} x {bs.height} grid "
+               f"through the host controller over a simulated UART; build "
+               f"{result.build_seconds:.1f} s{' (cached)' if result.build_cached else ''}, run "
+               f"{result.process_seconds:.1f} s, {result.retransmissions} retransmission(s)")
+    return verdict(case.name, result.mismatches, len(stream))
