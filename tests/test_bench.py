@@ -274,3 +274,32 @@ def test_python_dash_m_bitgrid_bench_help():
     result = subprocess.run([sys.executable, "-m", "bitgrid.bench", "--help"],
                             capture_output=True, text=True, check=True)
     assert "--quick" in result.stdout and "--json" in result.stdout
+
+
+def test_suite_command_options(monkeypatch, tmp_path):
+    # `python -m bitgrid.bench` is the `bitgrid bench` group: without a command it runs the
+    # suite; several parts may follow one --parts, as `make bench` always allowed.
+    from bitgrid.cli import bench as cli_bench
+    calls = {}
+
+    def run_suite(parts, *, quick, options, progress):
+        calls.update(parts=tuple(parts), quick=quick, options=options, progress=progress)
+        return common.document({"verilog": {"part": "verilog", "error": "ToolMissingError: x"}})
+
+    monkeypatch.setattr(cli_bench, "run_suite", run_suite)
+    out = tmp_path / "suite.json"
+    result = CliRunner().invoke(cli_bench.bench, ["--parts", "emulator", "verilog", "--quick",
+                                                  "--json", str(out), "--plot", "",
+                                                  "--no-progress"])
+    assert result.exit_code == 1, result.output            # a part failed
+    assert calls["parts"] == ("emulator", "verilog")
+    assert calls["quick"] is True and calls["progress"] is False
+    assert calls["options"]["verilog"]["sizes"] == verilog.QUICK_SIZES
+    assert "verilog: FAILED: ToolMissingError: x" in result.output
+    assert json.loads(out.read_text())["parts"]["verilog"]["error"] == "ToolMissingError: x"
+    result = CliRunner().invoke(cli_bench.bench, ["--parts", "emulator", "--parts", "mesh",
+                                                  "--json", "-", "--plot", ""])
+    assert result.exit_code == 1 and calls["parts"] == ("emulator", "mesh")
+    assert calls["quick"] is False and calls["progress"] is True
+    result = CliRunner().invoke(cli_bench.bench, ["--parts", "nothing"])
+    assert result.exit_code == 2 and "Invalid value for '--parts'" in result.output

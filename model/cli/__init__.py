@@ -12,13 +12,8 @@ import click
 
 from bitgrid import __version__
 
-from .bench import bench
-from .bitstream import bitstream
-from .boards import boards, build, flash
+from . import bench, bitstream, boards, examples, run, verilog
 from .errors import EXIT_BAD_INPUT, EXIT_MISMATCH, EXIT_OK, BadInput, Group
-from .examples import demo, example
-from .run import emulate, run, sim
-from .verilog import verilog
 
 __all__ = ["main", "BadInput", "EXIT_OK", "EXIT_MISMATCH", "EXIT_BAD_INPUT"]
 
@@ -33,7 +28,9 @@ def main():
     """
 
 
-for _command in (verilog, emulate, sim, bitstream, example, demo, bench, run, boards, build,
-                 flash):
+# The commands in the order of `bitgrid --help`'s source (click lists them sorted); the
+# package's attributes stay the modules (bitgrid.cli.run is the module of `bitgrid run`).
+for _command in (verilog.verilog, run.emulate, run.sim, bitstream.bitstream, examples.example,
+                 examples.demo, bench.bench, run.run, boards.boards, boards.build, boards.flash):
     main.add_command(_command)
 del _command
