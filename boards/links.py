@@ -34,11 +34,14 @@ from dataclasses import dataclass
 
 from amaranth.build import Attrs, DiffPairs, Pins, Resource, Subsignal
 
+from bitgrid.checks import check_int
+from bitgrid.terms import SIDES
+
 __all__ = ["LinkPinout", "LINK_PINOUTS", "LINK_SIDES", "add_link_resources",
            "link_resource_name"]
 
-#: The sides of a chip, in SPEC order.
-LINK_SIDES = ("N", "E", "S", "W")
+#: The sides of a chip, in SPEC order (:data:`bitgrid.terms.SIDES`).
+LINK_SIDES = tuple(SIDES)
 
 
 @dataclass(frozen=True)
@@ -167,8 +170,7 @@ def add_link_resources(platform, board_name, sides="E", lanes=1):
         raise ValueError(f"no link pins are defined for board {name!r}; boards with link "
                          f"pins: {', '.join(LINK_PINOUTS)}")
     pinouts = LINK_PINOUTS[name]
-    if not isinstance(lanes, int) or isinstance(lanes, bool) or lanes < 1:
-        raise ValueError(f"lanes must be a positive integer, not {lanes!r}")
+    check_int(lanes, "lanes", minimum=1)
     resources = []
     for side in _parse_sides(sides):
         if side not in pinouts:

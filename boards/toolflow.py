@@ -1,0 +1,201 @@
+"""Builds of a board's top with the YoWASP tools (:func:`build`): synthesis, place and route and
+packing, with stage lines, a check of every stage's output (YoWASP Yosys 0.70 can end silently
+with status 0 and no output, ``docs/resources.md``) and a report (:func:`format_report`)."""
+
+import datetime
+import json
+import os
+import re
+import subprocess
+import time
+
+from . import get_board
+from .platforms import PRODUCTS, tool_env, tool_versions
+from .top import DEFAULT_BAUD, BoardTop
+
+__all__ = ["BuildError", "build", "build_overrides", "format_report", "SUMMARY"]
+
+
+class BuildError(RuntimeError):
+    """A build stage failed or wrote no output; the message names the stage and its log."""
+
+
+_STAGES = {"yosys": "synthesis (Yosys)", "nextpnr-ice40": "place and route (nextpnr-ice40)",
+           "nextpnr-ecp5": "place and route (nextpnr-ecp5)",
+           "nextpnr-himbaechel": "place and route (nextpnr-himbaechel)",
+           "icepack": "bitstream (icepack)", "ecppack": "bitstream (ecppack)",
+           "gowin_pack": "bitstream (gowin_pack)"}
+
+
+def _parse_report(board, build_dir, name, size, seconds, stage_seconds):
+    """The build report: cells, resource use and Fmax from nextpnr's JSON report."""
+    width, height = size
+    report = {"board": board.name, "fpga": board.fpga, "family": board.family,
+              "grid": f"{width}x{height}", "cells": width * height, "storage": board.storage,
+              "date": datetime.datetime.now().isoformat(timespec="minutes"),
+              "clock_mhz": round(board.platform().default_clk_frequency / 1e6, 3),
+              "pnr_target_mhz": board.pnr_target_mhz,
+              "tools": tool_versions(board),
+              "bitstream": f"{name}{board.bitstream_suffix}",
+              "build_seconds": round(seconds, 1),
+              "stage_seconds": {k: round(v, 1) for k, v in stage_seconds.items()}}
+    path = os.path.join(build_dir, f"{name}.nextpnr.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            nextpnr = json.load(f)
+        report["utilization"] = {k: {"used": v["used"], "available": v["available"]}
+                                 for k, v in nextpnr.get("utilization", {}).items()
+                                 if v.get("used")}
+        report["fmax_mhz"] = {clock: {"achieved": round(v["achieved"], 2),
+                                      "constraint": round(v["constraint"], 2)}
+                              for clock, v in nextpnr.get("fmax", {}).items()}
+    report["summary"] = _summary(board.family, report.get("utilization", {}))
+    path = os.path.join(build_dir, f"{name}.stat.json")
+    if os.path.exists(path):
+        try:
+            with open(path) as f:
+                cells = json.load(f)["design"]["num_cells_by_type"]
+        except (ValueError, KeyError):
+            cells = {}
+        report["synth_cells"] = dict(sorted(cells.items()))
+        ffs = sum(n for cell, n in cells.items() if re.search(r"DFF|_FF$", cell))
+        report["summary"]["FF"] = {"used": ffs, "available": report["summary"].get(
+            "FF", {}).get("available", _FF_AVAILABLE.get(board.fpga, 0))}
+    return report
+
+
+#: Family -> (summary key -> nextpnr bel types).
+SUMMARY = {
+    "ice40": {"LUT": ["ICESTORM_LC"], "RAM": ["ICESTORM_RAM"], "IO": ["SB_IO"]},
+    "ecp5": {"LUT": ["TRELLIS_COMB"], "FF": ["TRELLIS_FF"], "RAM": ["TRELLIS_RAMW", "DP16KD"],
+             "IO": ["TRELLIS_IO"]},
+    "gowin": {"LUT": ["LUT4"], "FF": ["DFF"], "RAM": ["RAM16SDP4", "BSRAM"], "IO": ["IOB"]},
+}
+
+
+# Flip-flops of the devices whose nextpnr report counts them only inside logic cells.
+_FF_AVAILABLE = {"Lattice iCE40 UP5K (SG48)": 5280}
+
+
+def _summary(family, utilization):
+    out = {}
+    for key, bels in SUMMARY[family].items():
+        used = sum(utilization.get(b, {}).get("used", 0) for b in bels)
+        avail = sum(utilization.get(b, {}).get("available", 0) for b in bels)
+        if avail:
+            out[key] = {"used": used, "available": avail}
+    return out
+
+
+def format_report(report):
+    """The report as text lines."""
+    lines = [f"board {report['board']} ({report['fpga']}), grid {report['grid']} "
+             f"({report['cells']} cells, {report['storage']} storage)"]
+    for key, v in report.get("summary", {}).items():
+        share = f" ({100 * v['used'] / v['available']:.1f} %)" if v["available"] else ""
+        lines.append(f"  {key:4} {v['used']:6} / {v['available'] or '?':>6}{share}")
+    for key, v in sorted(report.get("utilization", {}).items()):
+        lines.append(f"  bel {key}: {v['used']} / {v['available']}")
+    board_clock = report.get("clock_mhz")
+    for clock, v in report.get("fmax_mhz", {}).items():
+        need = board_clock or v["constraint"]
+        verdict = "PASS" if v["achieved"] >= need else "FAIL"
+        target = (f"; nextpnr target {v['constraint']:.2f} MHz"
+                  if board_clock and abs(v["constraint"] - board_clock) > 0.01 else "")
+        lines.append(f"  Fmax {clock}: {v['achieved']:.2f} MHz ({verdict} at the board's "
+                     f"{need:.2f} MHz clock{target})")
+    lines.append(f"  build time {report['build_seconds']:.1f} s ("
+                 + ", ".join(f"{k} {v:.1f} s" for k, v in report["stage_seconds"].items()) + ")")
+    return lines
+
+
+def build_overrides(board, platform, name):
+    """Amaranth build overrides: nextpnr's JSON report, Yosys' cell counts, and per family the
+    P&R target clock (``board.pnr_target_mhz``) and router."""
+    nextpnr = [f"--report {name}.nextpnr.json"]
+    overrides = {"script_after_synth": f"tee -q -o {name}.stat.json stat -json"}
+    target = board.pnr_target_mhz
+    if board.family == "ecp5":
+        # router2: router1 needed over 5 minutes for a third of a 32 x 32 grid's arcs (the
+        # configuration nets fan out to every cell's LUT RAM).
+        nextpnr.append("--router router2")
+        if target:
+            nextpnr.append("--timing-allow-fail")     # the Fmax is reported either way
+            # A later FREQUENCY for the same port replaces the one from the clock resource.
+            overrides["add_preferences"] = (
+                f'FREQUENCY PORT "{platform.default_clk}_0__io" {target} MHZ;')
+    elif board.family == "gowin" and target:
+        overrides["pnr_target_mhz"] = target
+        nextpnr.append("--timing-allow-fail")
+    overrides["nextpnr_opts"] = " ".join(nextpnr)
+    return overrides
+
+
+def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid",
+          progress=print, link="", lanes=1):
+    """Synthesise, place and route and pack the :class:`BoardTop` of ``board`` with the
+    YoWASP tools, in folder ``output``.
+
+    Writes ``output/<name>.<bin|bit|fs>``, the tool logs (``<name>.rpt`` Yosys, ``<name>.tim``
+    nextpnr), nextpnr's JSON report and ``output/report.json`` (returned as a dict).
+
+    :param progress: called with a line per stage.
+    :param link, lanes: see :class:`BoardTop` (a board of a mesh).
+    :raises ToolMissingError: a YoWASP tool is not installed.
+    :raises BuildError: a stage failed or wrote no output.
+    """
+    board = get_board(board)
+    commands = tool_env(board)
+    top = BoardTop(board, size=size, baud=baud, link=link, lanes=lanes)
+    platform = board.platform()
+    started = time.monotonic()
+    progress(f"elaborating the {board.name} top: {top.size[0]}x{top.size[1]} grid, "
+             f"{board.storage} storage, {baud} baud"
+             f"{f', links on {top.link} ({lanes} lane(s))' if top.link else ''}")
+    # -q is passed by Amaranth unless AMARANTH_verbose is set; force it (the YoWASP pitfall).
+    os.environ.pop("AMARANTH_verbose", None)
+    plan = platform.prepare(top, name, **build_overrides(board, platform, name))
+    build_dir = str(plan.extract(output))
+    with open(os.path.join(build_dir, f"build_{name}.json")) as f:
+        steps = json.load(f)["commands"]
+    netlist_suffix, bitstream_suffix = PRODUCTS[board.family]
+    expected = {"yosys": f"{name}{netlist_suffix}",
+                "icepack": f"{name}.bin", "ecppack": f"{name}.bit", "gowin_pack": f"{name}.fs"}
+    stage_seconds = {}
+    for argv in steps:
+        tool = argv[0]
+        stage = _STAGES.get(tool, tool)
+        out_file = expected.get(tool, f"{name}.nextpnr.json")
+        out_path = os.path.join(build_dir, out_file)
+        if os.path.exists(out_path):
+            os.remove(out_path)
+        progress(f"{stage} ...")
+        t0 = time.monotonic()
+        log_path = os.path.join(build_dir, f"{name}.{tool}.log")
+        returncode = _run_stage([commands.get(tool, tool)] + argv[1:], build_dir, log_path)
+        stage_seconds[tool] = time.monotonic() - t0
+        if returncode != 0:
+            raise BuildError(f"{stage} failed with status {returncode}; see "
+                             f"{log_path}:\n{_tail(log_path)}")
+        if not os.path.exists(out_path):
+            hint = (" (YoWASP Yosys can end silently with status 0 when ABC logs; the build "
+                    "passes -q, see docs/resources.md)" if tool == "yosys" else "")
+            raise BuildError(f"{stage} ended without writing {out_file}{hint}; see {log_path}")
+        progress(f"{stage}: done in {stage_seconds[tool]:.1f} s")
+    report = _parse_report(board, build_dir, name, top.size, time.monotonic() - started,
+                           stage_seconds)
+    with open(os.path.join(build_dir, "report.json"), "w") as f:
+        json.dump(report, f, indent=2)
+    report["output"] = build_dir
+    return report
+
+
+def _run_stage(argv, cwd, log_path):
+    """Run one build command with its output in ``log_path``; its exit status."""
+    with open(log_path, "w") as log:
+        return subprocess.run(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT).returncode
+
+
+def _tail(path, lines=15):
+    with open(path, errors="replace") as f:
+        return "".join(f.readlines()[-lines:])
