@@ -90,7 +90,7 @@ def pieces(data):
 class TestConstructor:
     @pytest.mark.parametrize("divisor", [3, 0, 4.0, True])
     def test_divisor(self, divisor):
-        message = (f"divisor must be an integer of at least 4 clock cycles per bit, "
+        message = (f"divisor must be an integer of at least 4, "
                    f"not {divisor!r}")
         for cls in (UARTReceiver, UARTTransmitter):
             with raises_exactly(ValueError, message):
@@ -101,7 +101,7 @@ class TestConstructor:
             ProtocolEngine(4, 4, storage="sram")
 
     def test_too_wide(self):
-        with raises_exactly(ValueError, "A 500 x 2 grid needs frames of 257 bytes; the "
+        with raises_exactly(ValueError, "A 500 x 2 grid needs frames of 258 bytes; the "
                                         "protocol allows at most 253"):
             ProtocolEngine(500, 2)
 
