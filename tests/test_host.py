@@ -174,6 +174,32 @@ class TestTargets:
         with pytest.raises(LinkError, match="cannot open serial port /nonexistent/tty"):
             host.open_target("serial:/nonexistent/tty")
 
+    @pytest.mark.icarus
+    def test_sim_target(self):
+        """``open_target("sim")`` is a target like the others: the host controller gateware in
+        Icarus, over a simulated UART, runs a conformance case exactly and reads its
+        configuration back; closing it ends the simulator."""
+        case = load_conformance("full_adder1")
+        with host.open_target("sim", width=case.width, height=case.height,
+                              simulator="icarus", quiet=True) as target:
+            assert target.name == "sim (icarus)"
+            assert (target.identity.width, target.identity.height) == (case.width, case.height)
+            assert run_vectors(target, case, steps=12) == []
+            assert target.readback() == case.load_bitstream().config
+            status = target.status()
+            assert status.valid and status.subcycle == 12 and status.command_errors == 0
+            simulation = target.transport._simulation
+        assert not simulation.alive()
+
+    def test_sim_target_options_checked_before_any_build(self, monkeypatch):
+        from bitgrid.sim import runner
+        monkeypatch.setattr(runner, "build", lambda *a, **k: pytest.fail("built"))
+        with pytest.raises(ValueError, match="Simulator must be one of 'icarus', 'verilator', "
+                                             "not 'xsim'"):
+            host.open_target("sim", width=2, height=2, simulator="xsim")
+        with pytest.raises(ValueError, match="needs frames of 254 bytes"):
+            host.open_target("sim", width=492, height=2)
+
 
 class TestRejectedLoads:
     """A bad load is refused and the previous configuration keeps running."""

@@ -40,6 +40,8 @@ class Target(abc.ABC):
     """
 
     width = height = None
+    #: What messages call the target (``emu``, ``loopback``, a serial port, ``sim (icarus)``).
+    name = "target"
 
     @abc.abstractmethod
     def identify(self):
@@ -100,6 +102,8 @@ class Target(abc.ABC):
 class EmulatorTarget(Target):
     """The reference emulator as a target. Without a size, it takes the size of the first
     configuration loaded."""
+
+    name = "emu"
 
     def __init__(self, width=None, height=None):
         self.width, self.height = (width, height)
@@ -167,6 +171,7 @@ class ProtocolTarget(Target):
 
     def __init__(self, transport, *, timeout=1.0, retries=4, clock=None):
         self.transport = transport
+        self.name = transport.name
         self.timeout = check_real(timeout, "timeout", minimum=0)
         self._clock = clock or transport.clock
         self.retries = check_int(retries, "retries", minimum=0)
@@ -276,7 +281,7 @@ TARGETS = ("emu", "loopback", "sim", "serial:PORT")
 
 #: Seconds :class:`ProtocolTarget` waits for an answer, by target kind, when no timeout is
 #: given: wall-clock for a serial port and the Python model, simulated for the simulated board
-#: (:data:`bitgrid.sim.host.DEFAULT_TIMEOUT_S`).
+#: (:data:`bitgrid.sim.host_link.DEFAULT_TIMEOUT_S`).
 DEFAULT_TIMEOUT = 1.0
 
 
@@ -288,15 +293,16 @@ def open_target(spec, *, width=None, height=None, baudrate=115200, timeout=None,
     * ``loopback``: the Python device model of a ``width`` x ``height`` grid behind the protocol;
     * ``sim``: the host controller gateware of a ``width`` x ``height`` grid of ``storage``,
       simulated by ``simulator`` (``icarus`` or ``verilator``) in cocotb, over a simulated UART
-      (:func:`bitgrid.sim.host.open_sim_target`; builds or finds the simulation model first;
-      ``quiet`` silences the build's progress messages; ``timeout`` counts simulated seconds);
+      (:func:`bitgrid.sim.host_link.open_sim_target`; builds or finds the simulation model
+      first; ``quiet`` silences the build's progress messages; ``timeout`` counts simulated
+      seconds);
     * ``serial:PORT``: a board on a serial port at ``baudrate``.
 
     Close the target (or use it as a context manager) when done: this ends the simulator of a
     ``sim`` target.
 
     :param timeout: seconds to wait for each answer (default :data:`DEFAULT_TIMEOUT`, and for
-        ``sim`` :data:`bitgrid.sim.host.DEFAULT_TIMEOUT_S` of simulated time).
+        ``sim`` :data:`bitgrid.sim.host_link.DEFAULT_TIMEOUT_S` of simulated time).
     :raises ValueError: for an unknown spec or bad options.
     :raises LinkError: if a device cannot be opened or does not answer.
     :raises bitgrid.toolchain.ToolMissingError: if the simulator of ``sim`` is not installed.
@@ -308,7 +314,7 @@ def open_target(spec, *, width=None, height=None, baudrate=115200, timeout=None,
         return ProtocolTarget(LoopbackTransport(DeviceModel(width, height)),
                               timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
     if spec == "sim":
-        from bitgrid.sim.host import open_sim_target
+        from bitgrid.sim.host_link import open_sim_target
         options = {} if timeout is None else {"timeout": timeout}
         return open_sim_target(width, height, simulator=check_simulator(simulator),
                                storage=storage, quiet=quiet, **options)

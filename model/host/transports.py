@@ -1,7 +1,7 @@
 """Byte pipes between the host runtime and a device: :class:`Transport` is the interface,
 :class:`LoopbackTransport` reaches a Python :class:`~bitgrid.host.DeviceModel` (with optional
 fault injection), :class:`SerialTransport` a real port through pyserial. The simulated board's
-transport is :class:`bitgrid.sim.host.SimLinkTransport`.
+transport is :class:`bitgrid.sim.host_link.SimLinkTransport`.
 """
 
 import abc
