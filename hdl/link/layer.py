@@ -10,7 +10,9 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ...link import LINK_FRAME_CRC, FrameKind, check_payload_bits, payload_bytes
+from bitgrid.hdl.stream import CRCAppender, CRCVerifier
+from bitgrid.link import LINK_FRAME_CRC, FrameKind, check_payload_bits, payload_bytes
+
 from . import SymbolStream
 
 __all__ = ["LinkLayer", "COUNTERS"]
@@ -196,7 +198,8 @@ class LinkLayer(wiring.Component):
             m.d.sync += next_seq.eq(next_seq + 1)
 
         # --- Receiver: parse, check, deliver ------------------------------------------------------
-        m.submodules.rx_crc = rx_crc = LINK_FRAME_CRC.create()
+        # The CRC of a frame runs from its kind byte (the control symbol) to its last byte.
+        m.submodules.rx_crc = rx_crc = CRCVerifier(LINK_FRAME_CRC.algorithm)
         rbuf = Signal(8 * (body + 2))       # received bytes, shifted in from the top
         in_frame = Signal()
         rx_is_data = Signal()
@@ -212,13 +215,14 @@ class LinkLayer(wiring.Component):
                 m.d.comb += truncated.eq(in_frame)
                 m.d.sync += [in_frame.eq(is_kind), rcount.eq(0),
                              rx_is_data.eq(symbol.data == FrameKind.DATA)]
-                m.d.comb += [rx_crc.start.eq(1), rx_crc.valid.eq(is_kind),
-                             rx_crc.data.eq(symbol.data)]
+                m.d.comb += [rx_crc.i.valid.eq(is_kind), rx_crc.i.payload.first.eq(1)]
             with m.Elif(in_frame):
-                m.d.comb += [rx_crc.valid.eq(1), rx_crc.data.eq(symbol.data)]
+                m.d.comb += rx_crc.i.valid.eq(1)
                 m.d.sync += [rbuf.eq(Cat(rbuf[8:], symbol.data)), rcount.eq(rcount + 1)]
                 with m.If(rcount == Mux(rx_is_data, body + 1, 2)):
                     m.d.sync += [in_frame.eq(0), check.eq(1)]
+
+        m.d.comb += [rx_crc.i.payload.data.eq(symbol.data), rx_crc.o.ready.eq(1)]
 
         def rbyte(index):
             return rbuf[8 * index:8 * index + 8]
@@ -227,13 +231,13 @@ class LinkLayer(wiring.Component):
         rx_seq = rbyte(0)
         rx_ack = Signal(8)
         m.d.comb += [
-            good.eq(check & rx_crc.match_detected),
+            good.eq(check & rx_crc.match),
             rx_ack.eq(Mux(rx_is_data, rbyte(1), rbyte(body - 1))),
             self.recv.payload.eq(rbuf[16:16 + self._payload_bits]),
             self.recv_seq.eq(rx_seq),
             self.recv.valid.eq(good & rx_is_data & (rx_seq == expected)),
         ]
-        crc_error = truncated | (check & ~rx_crc.match_detected)
+        crc_error = truncated | (check & ~rx_crc.match)
         with m.If(self.recv.valid):
             m.d.sync += expected.eq(expected + 1)
 
@@ -248,7 +252,9 @@ class LinkLayer(wiring.Component):
         m.d.sync += base.eq(new_base)
 
         # --- Transmitter --------------------------------------------------------------------------
-        m.submodules.tx_crc = tx_crc = LINK_FRAME_CRC.create()
+        # Frames go out through the CRC appender: the kind byte is its first word (the control
+        # symbol), the CRC its last two.
+        m.submodules.tx_crc = tx_crc = CRCAppender(LINK_FRAME_CRC.algorithm)
         fbuf = Signal(8 * body)             # bytes of the frame after the kind byte
         tx_is_data = Signal()
         remaining = Signal(range(body + 1))   # bytes of fbuf still to send
@@ -265,6 +271,10 @@ class LinkLayer(wiring.Component):
             open_data.eq(start_ok & have_data),
             open_ack.eq(start_ok & ~have_data & ack_pending & (ack_wait == 0)),
         ]
+        m.d.comb += [self.tx.valid.eq(tx_crc.o.valid),
+                     self.tx.payload.data.eq(tx_crc.o.payload.data),
+                     self.tx.payload.ctrl.eq(tx_crc.o.payload.first),
+                     tx_crc.o.ready.eq(self.tx.ready)]
         taken = self.tx.valid & self.tx.ready
 
         with m.FSM(name="tx_fsm"):
@@ -274,34 +284,26 @@ class LinkLayer(wiring.Component):
                     m.next = "KIND"
             with m.State("KIND"):
                 m.d.comb += [
-                    self.tx.valid.eq(1), self.tx.payload.ctrl.eq(1),
-                    self.tx.payload.data.eq(Mux(tx_is_data, FrameKind.DATA, FrameKind.ACK)),
-                    tx_crc.start.eq(1), tx_crc.valid.eq(taken),
-                    tx_crc.data.eq(self.tx.payload.data),
+                    tx_crc.i.valid.eq(1), tx_crc.i.payload.first.eq(1),
+                    tx_crc.i.payload.data.eq(Mux(tx_is_data, FrameKind.DATA, FrameKind.ACK)),
                 ]
                 with m.If(tx_is_data):
                     m.d.sync += fbuf[16:].eq(rd.data)
                 with m.If(taken):
                     m.next = "BODY"
             with m.State("BODY"):
-                m.d.comb += [
-                    self.tx.valid.eq(1), self.tx.payload.data.eq(fbuf[:8]),
-                    tx_crc.valid.eq(taken), tx_crc.data.eq(fbuf[:8]),
-                ]
+                m.d.comb += [tx_crc.i.valid.eq(1), tx_crc.i.payload.data.eq(fbuf[:8]),
+                             tx_crc.i.payload.last.eq(remaining == 1)]
                 with m.If(taken):
                     m.d.sync += [fbuf.eq(fbuf >> 8), remaining.eq(remaining - 1)]
                     with m.If(remaining == 1):
-                        m.next = "CRC_HI"
-            with m.State("CRC_HI"):
-                m.d.comb += [self.tx.valid.eq(1), self.tx.payload.data.eq(tx_crc.crc[8:])]
-                with m.If(taken):
-                    m.next = "CRC_LO"
-            with m.State("CRC_LO"):
-                m.d.comb += [self.tx.valid.eq(1), self.tx.payload.data.eq(tx_crc.crc[:8]),
-                             start_ok.eq(taken)]
+                        m.next = "CRC"
+            with m.State("CRC"):
+                # The appender sends the CRC, high byte first.
+                m.d.comb += start_ok.eq(taken & tx_crc.o.payload.last)
                 with m.If(open_data | open_ack):     # the next frame follows without a gap
                     m.next = "KIND"
-                with m.Elif(taken):
+                with m.Elif(start_ok):
                     m.next = "IDLE"
 
         with m.If(open_data):
