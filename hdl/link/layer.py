@@ -10,12 +10,16 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from bitgrid.checks import check_choice, check_int
 from bitgrid.hdl.stream import CRCAppender, CRCVerifier
 from bitgrid.link import LINK_FRAME_CRC, FrameKind, check_payload_bits, payload_bytes
 
 from . import SymbolStream
 
-__all__ = ["LinkLayer", "COUNTERS"]
+__all__ = ["LinkLayer", "COUNTERS", "REPLAY_DEPTHS"]
+
+#: The replay buffer depths :class:`LinkLayer` accepts (powers of two).
+REPLAY_DEPTHS = (2, 4, 8, 16, 32, 64)
 
 #: Names of the counters of :class:`LinkLayer` (16 bits each, saturating).
 COUNTERS = ("frames_sent", "retransmits", "timeouts", "crc_errors", "sequence_errors",
@@ -73,7 +77,7 @@ class LinkLayer(wiring.Component):
     payload_bits : int
         Bits of one payload, 1 to 64.
     replay_depth : int
-        Frames that may be unacknowledged at once: a power of two from 2 to 64.
+        Frames that may be unacknowledged at once: one of :data:`REPLAY_DEPTHS`.
     timeout : int
         Retransmission timeout in cycles, at least 8.
     ack_delay : int
@@ -119,17 +123,10 @@ class LinkLayer(wiring.Component):
 
     def __init__(self, payload_bits, *, replay_depth=4, timeout=256, ack_delay=0):
         self._payload_bits = check_payload_bits(payload_bits)
-        if (not isinstance(replay_depth, int) or isinstance(replay_depth, bool)
-                or not 2 <= replay_depth <= 64 or replay_depth & (replay_depth - 1)):
-            raise ValueError(f"replay_depth must be a power of two from 2 to 64, "
-                             f"not {replay_depth!r}")
-        if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 8:
-            raise ValueError(f"timeout must be an integer of at least 8 cycles, "
-                             f"not {timeout!r}")
-        if not isinstance(ack_delay, int) or isinstance(ack_delay, bool) \
-                or not 0 <= ack_delay <= 255:
-            raise ValueError(f"ack_delay must be an integer from 0 to 255 cycles, "
-                             f"not {ack_delay!r}")
+        replay_depth = check_int(replay_depth, "replay_depth", minimum=2, maximum=64)
+        check_choice(replay_depth, "replay_depth", REPLAY_DEPTHS)
+        timeout = check_int(timeout, "timeout", minimum=8)
+        ack_delay = check_int(ack_delay, "ack_delay", minimum=0, maximum=255)
         self._replay_depth = replay_depth
         self._timeout = timeout
         self._ack_delay = ack_delay
