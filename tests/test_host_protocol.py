@@ -284,3 +284,23 @@ def test_sim_link_transport_when_the_bench_is_gone():
     bench_end.close()
     with pytest.raises(LinkError, match="the simulation of the host controller ended"):
         SimLinkTransport(host_end).write(b"\x00")
+
+
+def test_documentation_lists_the_table():
+    """docs/host-protocol.md's command table names every command with its code and the
+    statuses of its preconditions, in the order they are tested."""
+    import os
+    import re
+    root = os.path.dirname(os.path.abspath(__file__))
+    while not os.path.exists(os.path.join(root, "docs", "host-protocol.md")):
+        assert os.path.dirname(root) != root, "docs/host-protocol.md not found"
+        root = os.path.dirname(root)
+    path = os.path.join(root, "docs", "host-protocol.md")
+    with open(path, encoding="utf-8") as file:
+        rows = re.findall(r"^\| 0x([0-9A-F]{2}) \| (\w+) \| [^|]* \| ([^|]*) \|", file.read(),
+                          re.MULTILINE)
+    documented_checks = {int(code, 16): (name, refusals.strip()) for code, name, refusals in rows}
+    assert documented_checks == {
+        int(spec.command): (spec.command.name,
+                            ", ".join(c.status.name for c in spec.checks) or "-")
+        for spec in COMMANDS.values()}
