@@ -7,6 +7,7 @@ transport is :class:`bitgrid.sim.host_link.SimLinkTransport`.
 import abc
 import time
 
+from bitgrid.checks import check_int
 from bitgrid.protocol.host import LinkError
 
 __all__ = ["Transport", "LoopbackTransport", "SerialTransport"]
@@ -66,6 +67,7 @@ class SerialTransport(Transport):
 
     def __init__(self, port, baudrate=115200):
         import serial
+        baudrate = check_int(baudrate, "baudrate", minimum=1)
         self.name = port
         try:
             self._port = serial.Serial(port, baudrate=baudrate, timeout=0)
