@@ -120,11 +120,18 @@ class SimLinkTransport(Transport):
     :param simulation: the simulator run to wait for in :meth:`close` (None: none).
     :param folder: a folder (of the socket) to remove in :meth:`close`.
     :param name: what messages call the device.
+    :param to_device: optional fault injector ``f(bytes) -> bytes`` applied to each write (as
+        :class:`~bitgrid.host.LoopbackTransport`'s).
+    :param build: the :class:`~bitgrid.sim.build.Build` simulated (kept for reports: its
+        ``seconds`` and ``cached``).
     :raises LinkError: (from :meth:`write`, :meth:`read`) if the simulator has gone away.
     """
 
-    def __init__(self, sock, simulation=None, folder=None, *, name="sim"):
+    def __init__(self, sock, simulation=None, folder=None, *, name="sim", to_device=None,
+                 build=None):
         self.name = name
+        self.build = build
+        self._to_device = to_device or (lambda data: data)
         self._sock = sock
         self._simulation = simulation
         self._folder = folder
@@ -151,7 +158,7 @@ class SimLinkTransport(Transport):
 
     def write(self, data):
         self.writes += 1
-        self._call(WRITE, bytes(data))
+        self._call(WRITE, self._to_device(bytes(data)))
 
     def read(self, timeout):
         return self._call(READ, struct.pack("<d", timeout))
@@ -193,7 +200,7 @@ def _connect(listener, simulation):
 
 def open_sim_target(width, height, *, simulator="icarus", storage="ff",
                     divisor=_runner.HOST_DIVISOR, clock_ns=10, timeout=DEFAULT_TIMEOUT_S,
-                    retries=4, quiet=False, keep=False):
+                    retries=4, to_device=None, quiet=False, keep=False):
     """A :class:`~bitgrid.host.ProtocolTarget` on the simulated host controller of a ``width``
     x ``height`` grid of ``storage``, in ``simulator``.
 
@@ -201,6 +208,7 @@ def open_sim_target(width, height, *, simulator="icarus", storage="ff",
     :param clock_ns: clock period of the simulation, in ns.
     :param timeout: simulated seconds to wait for each answer before sending a request again.
     :param retries: how many times a request is sent again.
+    :param to_device: optional fault injector on the bytes sent (see :class:`SimLinkTransport`).
     :param quiet: no progress messages from the build and the run.
     :param keep: keep the run folder (job, result, simulator log).
     :raises ValueError: for a bad size or option (before anything is built).
@@ -229,7 +237,8 @@ def open_sim_target(width, height, *, simulator="icarus", storage="ff",
                "divisor": divisor, "clock_ns": clock_ns, "socket": path, "cases": []}
         simulation = _Simulation(build, job, keep=keep, quiet=quiet)
         sock = _connect(listener, simulation)
-        transport = SimLinkTransport(sock, simulation, folder, name=f"sim ({simulator})")
+        transport = SimLinkTransport(sock, simulation, folder, name=f"sim ({simulator})",
+                                     to_device=to_device, build=build)
         return ProtocolTarget(transport, timeout=timeout, retries=retries)
     except BaseException:
         if transport is not None:

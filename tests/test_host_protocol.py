@@ -278,6 +278,24 @@ def test_sim_link_transport_over_a_socket():
     assert not bench.is_alive()
 
 
+def test_sim_link_transport_fault_injection():
+    """A write corrupted on its way to the device is answered with an error and sent again."""
+    from bitgrid.sim.host_link import SimLinkTransport
+    host_end, bench_end = socket.socketpair()
+    device = DeviceModel(2, 2)
+    threading.Thread(target=serve_model, args=(bench_end, device, []), daemon=True).start()
+    count = [0]
+
+    def flip_third(data):
+        count[0] += 1
+        return bytes([data[0] ^ 0x40]) + data[1:] if count[0] == 3 else data
+    with ProtocolTarget(SimLinkTransport(host_end, to_device=flip_third)) as target:
+        target.load(Configuration.random(2, 2, seed=1))
+        assert target.retransmissions == 1
+        status = target.status()
+        assert status.crc_errors + status.framing_errors == 1 and status.command_errors == 0
+
+
 def test_sim_link_transport_when_the_bench_is_gone():
     from bitgrid.sim.host_link import SimLinkTransport
     host_end, bench_end = socket.socketpair()
