@@ -30,22 +30,22 @@ from amaranth.hdl import (Cat, ClockDomain, ClockSignal, DomainRenamer, Module, 
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..config import check_grid_size
-from .cell import _check_storage
+from bitgrid.checks import check_bool, check_int
+from bitgrid.config import check_grid_size
+from bitgrid.terms import (DIRECTIONS, E, N, S, W, check_storage, lane_parity_offset, parse_side,
+                           parse_sides)
 from .grid import ConfigSignature, EdgeSignature, Grid
 from .link import FaultControlSignature, LanePinsSignature
+from .link.layer import LinkLayer
+from .link.phy import LinkPhy
 
-__all__ = ["SIDES", "LinkStatusSignature", "MeshTile", "Mesh", "lane_parity_offset",
+__all__ = ["LinkStatusSignature", "TileLinkSignature", "LinkSetSignature", "MeshTile", "Mesh",
            "fresh_lanes", "tile_links", "mesh_links"]
 
 #: Cycles a tile's link layer holds an owed acknowledgement for the tile's next DATA frame to
 #: carry it (:class:`~bitgrid.hdl.link.layer.LinkLayer` ``ack_delay``): the tile steps and
 #: hands its frame over 2 to 5 cycles after a neighbour's frame arrives.
 ACK_DELAY = 8
-
-#: Side names in SPEC order (N=0, E=1, S=2, W=3).
-SIDES = "NESW"
-_OPPOSITE = {"N": "S", "E": "W", "S": "N", "W": "E"}
 
 #: Counters of :class:`LinkStatusSignature`: (name, width in bits, where it comes from).
 _COUNTERS = (
@@ -56,17 +56,11 @@ _COUNTERS = (
 _FAULT_COUNTERS = ("flips", "slips", "drops", "duplicates", "disconnects")
 
 
-def lane_parity_offset(side):
-    """Parity of the boundary cell of lane 0 on ``side`` of a tile (SPEC section 2): the cell of
-    lane ``i`` has parity ``(i + offset) % 2``. 0 for N and W (cells ``(i, 0)``, ``(0, i)``), 1
-    for S and E (cells ``(i, H-1)``, ``(W-1, i)`` with W and H even)."""
-    return {"N": 0, "W": 0, "S": 1, "E": 1}[_check_side(side)]
-
-
 def fresh_lanes(side, lanes, subcycle):
     """Lanes of ``side`` carried by the frame of subcycle ``subcycle`` (a list, lowest first):
-    those whose *sending* boundary cell has parity ``subcycle % 2``. The same lanes, seen from the
-    receiving side (the opposite one), are those whose receiving cell has the other parity."""
+    those whose *sending* boundary cell has parity ``subcycle % 2``
+    (:func:`bitgrid.terms.lane_parity_offset`). The same lanes, seen from the receiving side
+    (the opposite one), are those whose receiving cell has the other parity."""
     first = (subcycle + lane_parity_offset(side)) % 2
     return list(range(first, lanes, 2))
 
@@ -74,8 +68,8 @@ def fresh_lanes(side, lanes, subcycle):
 def tile_links(cols, rows, col, row):
     """The linked sides of tile ``(col, row)`` in a ``cols`` x ``rows`` mesh (N, E, S, W
     order): every side that has a neighbour."""
-    return "".join(side for side, ok in (("N", row > 0), ("E", col < cols - 1),
-                                         ("S", row < rows - 1), ("W", col > 0)) if ok)
+    return "".join(side.letter for side, ok in ((N, row > 0), (E, col < cols - 1),
+                                                (S, row < rows - 1), (W, col > 0)) if ok)
 
 
 def mesh_links(cols, rows):
@@ -84,19 +78,6 @@ def mesh_links(cols, rows):
     :attr:`Mesh.status` and :attr:`Mesh.faults`)."""
     return [(c, r, side) for r in range(rows) for c in range(cols)
             for side in tile_links(cols, rows, c, r)]
-
-
-def _check_side(side):
-    if side not in tuple(SIDES):
-        raise ValueError(f"Side must be one of N, E, S, W, not {side!r}")
-    return side
-
-
-def _check_links(links):
-    if not isinstance(links, str) or any(s not in SIDES for s in links) \
-            or len(set(links)) != len(links):
-        raise ValueError(f"links must be a string of distinct sides from 'NESW', not {links!r}")
-    return "".join(s for s in SIDES if s in links)
 
 
 class LinkStatusSignature(wiring.Signature):
@@ -118,7 +99,7 @@ class LinkStatusSignature(wiring.Signature):
     """
 
     def __init__(self, faults=False):
-        self.faults = bool(faults)
+        self.faults = check_bool(faults, "faults")
         members = {"aligned": Out(1), "credit": Out(8)}
         members.update({name: Out(width) for name, width, _ in _COUNTERS})
         if self.faults:
@@ -130,6 +111,73 @@ class LinkStatusSignature(wiring.Signature):
 
     def __repr__(self):
         return f"LinkStatusSignature(faults={self.faults})"
+
+
+class TileLinkSignature(wiring.Signature):
+    """One link side of a :class:`MeshTile`, seen from the tile
+    (``Out(TileLinkSignature(lanes, faults=...))``).
+
+    Members
+    -------
+    pins : Out(LanePinsSignature(lanes))
+        The side's lane pins (:class:`~bitgrid.hdl.link.LanePinsSignature`).
+    status : Out(LinkStatusSignature(faults))
+        The side's link status and counters.
+    faults : In(FaultControlSignature(lanes))
+        Only with ``faults=True``: fault commands for this side's transmitter.
+    """
+
+    def __init__(self, lanes, *, faults=False):
+        self.lanes = check_int(lanes, "lanes", minimum=1)
+        self.faults = check_bool(faults, "faults")
+        members = {"pins": Out(LanePinsSignature(lanes)),
+                   "status": Out(LinkStatusSignature(faults))}
+        if self.faults:
+            members["faults"] = In(FaultControlSignature(lanes))
+        super().__init__(members)
+
+    def __eq__(self, other):
+        return (isinstance(other, TileLinkSignature) and
+                (self.lanes, self.faults) == (other.lanes, other.faults))
+
+    def __repr__(self):
+        return f"TileLinkSignature({self.lanes}, faults={self.faults})"
+
+
+class LinkSetSignature(wiring.Signature):
+    """The links of a :class:`MeshTile`, one :class:`TileLinkSignature` member per linked side,
+    named by its lower-case letter (``n``, ``e``, ``s``, ``w``; Verilog ``link__e__pins__tx_clk``).
+    The interface it creates is also indexed by side: ``tile.link["E"].pins``.
+
+    Parameters
+    ----------
+    links : str
+        The linked sides (:func:`bitgrid.terms.parse_sides`: distinct letters of N, E, S, W).
+    lanes, faults
+        As :class:`TileLinkSignature`.
+    """
+
+    def __init__(self, links, lanes, *, faults=False):
+        self.links = parse_sides(links, what="links")
+        self.lanes = check_int(lanes, "lanes", minimum=1)
+        self.faults = check_bool(faults, "faults")
+        super().__init__({side.lower(): Out(TileLinkSignature(lanes, faults=faults))
+                          for side in self.links})
+
+    def create(self, *, path=None, src_loc_at=0):
+        return _LinkSet(self, path=path, src_loc_at=1 + src_loc_at)
+
+    def __eq__(self, other):
+        return (isinstance(other, LinkSetSignature) and
+                (self.links, self.lanes, self.faults) == (other.links, other.lanes, other.faults))
+
+    def __repr__(self):
+        return f"LinkSetSignature({self.links!r}, {self.lanes}, faults={self.faults})"
+
+
+class _LinkSet(wiring.PureInterface):
+    def __getitem__(self, side):
+        return getattr(self, parse_side(side).input_name)
 
 
 class MeshTile(wiring.Component):
@@ -191,47 +239,47 @@ class MeshTile(wiring.Component):
     state : Out(4 * width * height)
         Only with ``expose_state``: every cell's outputs (see
         :class:`~bitgrid.hdl.grid.Grid`).
-    link_n, link_e, link_s, link_w : Out(LanePinsSignature(lanes))
-        Pins of each linked side.
-    status_n, ... : Out(LinkStatusSignature(faults))
-        Status of each linked side.
-    faults_n, ... : In(FaultControlSignature(lanes))
-        Only with ``faults=True``: fault commands for each linked side's transmitter.
+    link : Out(LinkSetSignature(links, lanes, faults=faults))
+        Each linked side's pins, status and (with ``faults``) fault commands:
+        ``link["E"].pins``, ``link["E"].status``, ``link["E"].faults``.
 
     Raises
     ------
     GridSizeError
         For an odd or zero size.
     ValueError
-        For a bad ``links``, ``lanes``, storage kind or counter width.
+        For a bad ``links``, ``lanes``, storage kind, counter width, or a parameter the link
+        layer or physical layer refuses (``replay_depth``, ``timeout``, ``fault_seed``,
+        ``line_delay``, ``link_ports``).
     """
 
     def __init__(self, width, height, *, links="", lanes=1, ddr=False, storage="ff",
                  faults=False, replay_depth=4, timeout=256, counter_width=32, fault_seed=1,
                  line_delay=0, link_ports=None, expose_state=False):
         self._width, self._height = check_grid_size(width, height)
-        self._links = _check_links(links)
-        if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
-            raise ValueError(f"lanes must be a positive integer, not {lanes!r}")
-        if isinstance(counter_width, bool) or not isinstance(counter_width, int) \
-                or counter_width < 9:
-            raise ValueError(f"counter_width must be an integer of at least 9 bits, "
-                             f"not {counter_width!r}")
-        self._lanes = lanes
-        self._ddr = bool(ddr)
-        self._storage = _check_storage(storage)
-        self._faults = bool(faults)
-        self._replay_depth = replay_depth
-        self._timeout = timeout
-        self._fault_seed = fault_seed
-        self._line_delay = line_delay
+        self._links = parse_sides(links, what="links")
+        self._lanes = check_int(lanes, "lanes", minimum=1)
+        counter_width = check_int(counter_width, "counter_width", minimum=9)
+        self._ddr = check_bool(ddr, "ddr")
+        self._storage = check_storage(storage)
+        self._faults = check_bool(faults, "faults")
+        self._fault_seed = check_int(fault_seed, "fault_seed", minimum=0)
+        self._expose_state = check_bool(expose_state, "expose_state")
         link_ports = dict(link_ports or {})
         unknown = set(link_ports) - set(self._links)
         if unknown:
             raise ValueError(f"link_ports names sides without a link: "
                              f"{', '.join(sorted(unknown))}")
-        self._link_ports = link_ports
-        self._expose_state = bool(expose_state)
+        # The link parts of each side, built here so that they check their own parameters.
+        self._phys, self._layers = {}, {}
+        for side in map(parse_side, self._links):
+            self._phys[side] = LinkPhy(self._lanes, ddr=self._ddr, faults=self._faults,
+                                       fault_seed=4 * self._fault_seed + side,
+                                       line_delay=line_delay,
+                                       ports=link_ports.get(side.letter))
+            self._layers[side] = LinkLayer(self.payload_bits(side), replay_depth=replay_depth,
+                                           timeout=timeout + 4 * line_delay,
+                                           ack_delay=ACK_DELAY)
         members = {
             "cfg": In(ConfigSignature(width, height)),
             "i": In(EdgeSignature(width, height)),
@@ -243,12 +291,7 @@ class MeshTile(wiring.Component):
         }
         if self._expose_state:
             members["state"] = Out(4 * width * height)
-        for side in self._links:
-            s = side.lower()
-            members[f"link_{s}"] = Out(LanePinsSignature(lanes))
-            members[f"status_{s}"] = Out(LinkStatusSignature(self._faults))
-            if self._faults:
-                members[f"faults_{s}"] = In(FaultControlSignature(lanes))
+        members["link"] = Out(LinkSetSignature(self._links, self._lanes, faults=self._faults))
         super().__init__(members)
 
     width = property(lambda self: self._width)
@@ -261,16 +304,13 @@ class MeshTile(wiring.Component):
 
     def side_lanes(self, side):
         """Edge lanes on ``side``: ``width`` for N and S, ``height`` for E and W."""
-        return self._width if _check_side(side) in "NS" else self._height
+        return self._width if parse_side(side) in (N, S) else self._height
 
     def payload_bits(self, side):
         """Bits in one link frame of ``side``: half its lanes (one parity)."""
         return self.side_lanes(side) // 2
 
     def elaborate(self, platform):
-        from .link.layer import LinkLayer
-        from .link.phy import LinkPhy
-
         m = Module()
         m.submodules.grid = grid = Grid(self._width, self._height, storage=self._storage,
                                         counter_width=len(self.subcycle),
@@ -279,9 +319,9 @@ class MeshTile(wiring.Component):
             m.d.comb += self.state.eq(grid.state)
         wiring.connect(m, wiring.flipped(self.cfg), grid.cfg)
         wiring.connect(m, grid.o, wiring.flipped(self.o))
-        outs = {"N": grid.o.n, "E": grid.o.e, "S": grid.o.s, "W": grid.o.w}
-        grid_ins = {"N": grid.i.n, "E": grid.i.e, "S": grid.i.s, "W": grid.i.w}
-        my_ins = {"N": self.i.n, "E": self.i.e, "S": self.i.s, "W": self.i.w}
+        outs = dict(zip(DIRECTIONS, (grid.o.n, grid.o.e, grid.o.s, grid.o.w)))
+        grid_ins = dict(zip(DIRECTIONS, (grid.i.n, grid.i.e, grid.i.s, grid.i.w)))
+        my_ins = dict(zip(DIRECTIONS, (self.i.n, self.i.e, self.i.s, self.i.w)))
 
         subcycle = grid.subcycle
         m.d.comb += [self.subcycle.eq(subcycle), self.phase.eq(grid.phase)]
@@ -296,27 +336,22 @@ class MeshTile(wiring.Component):
         last_parity = Signal()
         m.d.comb += last_parity.eq(~grid.phase)
 
-        for side in SIDES:
-            if side not in self._links:
+        for side in DIRECTIONS:
+            if side not in self._phys:
                 m.d.comb += grid_ins[side].eq(my_ins[side])
                 continue
-            s = side.lower()
+            s = side.input_name
             lanes = self.side_lanes(side)
             bits = lanes // 2
+            link = self.link[side]
 
-            phy = LinkPhy(self._lanes, ddr=self._ddr, faults=self._faults,
-                          fault_seed=self._fault_seed * 4 + SIDES.index(side),
-                          line_delay=self._line_delay, ports=self._link_ports.get(side))
-            layer = LinkLayer(bits, replay_depth=self._replay_depth,
-                              timeout=self._timeout + 4 * self._line_delay,
-                              ack_delay=ACK_DELAY)
-            m.submodules[f"phy_{s}"] = phy
-            m.submodules[f"layer_{s}"] = layer
+            phy = m.submodules[f"phy_{s}"] = self._phys[side]
+            layer = m.submodules[f"layer_{s}"] = self._layers[side]
             wiring.connect(m, layer.tx, phy.tx)
             wiring.connect(m, phy.rx, layer.rx)
-            wiring.connect(m, wiring.flipped(getattr(self, f"link_{s}")), phy.pins)
+            wiring.connect(m, wiring.flipped(link.pins), phy.pins)
             if self._faults:
-                wiring.connect(m, wiring.flipped(getattr(self, f"faults_{s}")), phy.faults)
+                wiring.connect(m, wiring.flipped(link.faults), phy.faults)
 
             # Transmit: after every subcycle, one frame owed to this side's link layer.
             owed = Signal(name=f"owed_{s}")
@@ -341,7 +376,7 @@ class MeshTile(wiring.Component):
                 m.d.sync += received.eq(received + 1)
                 # Frame t from the neighbour's opposite side: its sending cells have parity
                 # t % 2, so the lanes are fresh_lanes(opposite side, lanes, t).
-                peer = _OPPOSITE[side]
+                peer = side.opposite
                 with m.If(received[0]):
                     for k, i in enumerate(fresh_lanes(peer, lanes, 1)):
                         m.d.sync += rx_lanes[i].eq(layer.recv.payload[k])
@@ -356,7 +391,7 @@ class MeshTile(wiring.Component):
             m.d.comb += [lag.eq(received - subcycle[:8]), have.eq(~lag[7])]
             ready_terms += [have, ~owed]
 
-            status = getattr(self, f"status_{s}")
+            status = link.status
             m.d.comb += [status.aligned.eq(phy.aligned), status.credit.eq(layer.credit)]
             for name, _, source in _COUNTERS:
                 m.d.comb += getattr(status, name).eq(getattr(layer if source == "layer" else phy,
@@ -424,14 +459,17 @@ class Mesh(wiring.Component):
     def __init__(self, cols, rows, tile_width, tile_height, *, lanes=1, ddr=False,
                  storage="ff", faults=False, replay_depth=4, timeout=256, counter_width=32,
                  line_delay=0):
-        for name, value in (("cols", cols), ("rows", rows)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"Mesh {name} must be a positive integer, not {value!r}")
-        self._cols, self._rows = cols, rows
+        self._cols = check_int(cols, "Mesh cols", minimum=1)
+        self._rows = check_int(rows, "Mesh rows", minimum=1)
         self._tile = check_grid_size(tile_width, tile_height)
         self._options = dict(lanes=lanes, ddr=ddr, storage=storage, faults=faults,
                              replay_depth=replay_depth, timeout=timeout,
                              counter_width=counter_width, line_delay=line_delay)
+        # The tiles, built here so that they check the options.
+        self._tiles = {(c, r): MeshTile(*self._tile, links=tile_links(cols, rows, c, r),
+                                        fault_seed=1 + r * cols + c, expose_state=True,
+                                        **self._options)
+                       for r in range(rows) for c in range(cols)}
         n = cols * rows
         width, height = cols * tile_width, rows * tile_height
         members = {
@@ -455,9 +493,6 @@ class Mesh(wiring.Component):
                 members["faults"] = In(FaultControlSignature(lanes)).array(len(links))
         super().__init__(members)
 
-    def _tile_links(self, col, row):
-        return tile_links(self._cols, self._rows, col, row)
-
     cols = property(lambda self: self._cols)
     rows = property(lambda self: self._rows)
     tile_width = property(lambda self: self._tile[0])
@@ -478,8 +513,7 @@ class Mesh(wiring.Component):
         tiles = {}
         for index in range(cols * rows):
             c, r = index % cols, index // cols
-            tile = MeshTile(tw, th, links=self._tile_links(c, r), fault_seed=1 + index,
-                            expose_state=True, **self._options)
+            tile = self._tiles[c, r]
             domain = f"tile{index}"
             m.domains += ClockDomain(domain)
             m.d.comb += [ClockSignal(domain).eq(getattr(self, f"clk_{index}")),
@@ -510,19 +544,17 @@ class Mesh(wiring.Component):
                              self.o.e[r * th:(r + 1) * th].eq(tile.o.e)]
         # Links: E of (c, r) to W of (c+1, r); S of (c, r) to N of (c, r+1).
         for (c, r), tile in tiles.items():
-            for side, (dc, dr) in (("E", (1, 0)), ("S", (0, 1))):
+            for side in (E, S):
+                dc, dr = side.step
                 peer = tiles.get((c + dc, r + dr))
                 if peer is None:
                     continue
-                a = getattr(tile, f"link_{side.lower()}")
-                b = getattr(peer, f"link_{_OPPOSITE[side].lower()}")
+                a, b = tile.link[side].pins, peer.link[side.opposite].pins
                 m.d.comb += [b.rx_clk.eq(a.tx_clk), b.rx_data.eq(a.tx_data),
                              a.rx_clk.eq(b.tx_clk), a.rx_data.eq(b.tx_data)]
         for k, (c, r, side) in enumerate(self.link_list()):
-            tile = tiles[c, r]
-            wiring.connect(m, getattr(tile, f"status_{side.lower()}"),
-                           wiring.flipped(self.status[k]))
+            link = tiles[c, r].link[side]
+            wiring.connect(m, link.status, wiring.flipped(self.status[k]))
             if self._options["faults"]:
-                wiring.connect(m, wiring.flipped(self.faults[k]),
-                               getattr(tile, f"faults_{side.lower()}"))
+                wiring.connect(m, wiring.flipped(self.faults[k]), link.faults)
         return m

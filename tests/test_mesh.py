@@ -33,10 +33,12 @@ from bitgrid import Configuration, Edges, Emulator
 from bitgrid.cli import main
 from bitgrid.faults import FaultSpec
 from bitgrid.hdl.grid import EdgeSignature
-from bitgrid.hdl.link import LanePinsSignature
-from bitgrid.hdl.mesh import (Mesh, MeshTile, fresh_lanes, lane_parity_offset, mesh_links,
-                              tile_links)
+from bitgrid.hdl.link import FaultControlSignature, LanePinsSignature
+from bitgrid.hdl.link.layer import LinkLayer
+from bitgrid.hdl.mesh import (LinkSetSignature, LinkStatusSignature, Mesh, MeshTile,
+                              TileLinkSignature, fresh_lanes, mesh_links, tile_links)
 from bitgrid.mesh import MeshEmulator, MeshShape
+from bitgrid.terms import lane_parity_offset
 from bitgrid.sim.api import make_case
 from bitgrid.sim.mesh import MeshDesign, run_mesh_cases, run_mesh_vector_files
 from conftest import conformance_dir, load_conformance
@@ -105,36 +107,63 @@ class TestMeshTile:
         assert (tile.width, tile.height, tile.lanes) == (4, 6, 2)
         assert tile.payload_bits("E") == 3 and tile.payload_bits("N") == 2
         members = tile.signature.members
-        assert members["link_e"].signature == LanePinsSignature(2)
-        assert "link_n" not in members and "faults_e" not in members
+        assert members["link"] == Out(LinkSetSignature("EW", 2))
+        assert set(members["link"].signature.members) == {"e", "w"}
+        assert members["link"].signature.members["e"] == Out(TileLinkSignature(2))
+        assert tile.link["E"] is tile.link.e and tile.link["west"] is tile.link.w
+        assert tile.link.e.pins.signature == LanePinsSignature(2)
+        assert "faults" not in tile.link.e.signature.members
         assert Shape.cast(members["limit"].shape).width == 32
         assert members["i"] == In(EdgeSignature(4, 6)) and members["o"] == Out(EdgeSignature(4, 6))
         Fragment.get(tile, None)
 
     def test_faults_members(self):
         tile = MeshTile(4, 4, links="N", faults=True)
-        assert "faults_n" in tile.signature.members
-        assert "flips" in tile.signature.members["status_n"].signature.members
+        assert tile.link.n.signature == TileLinkSignature(1, faults=True)
+        assert tile.link.n.status.signature == LinkStatusSignature(faults=True)
+        assert "flips" in tile.link.n.status.signature.members
+        assert tile.link.n.faults.signature.flip() == FaultControlSignature(1)
 
-    @pytest.mark.parametrize("links", ["X", "NN", 3, "nesw"])
+    def test_link_sides_are_canonical(self):
+        assert MeshTile(4, 4, links="wn").links == "NW"
+
+    @pytest.mark.parametrize("links", ["X", "NN", 3, "nEsWn"])
     def test_bad_links(self, links):
-        with raises_exactly(ValueError, f"links must be a string of distinct sides from 'NESW', "
+        with raises_exactly(ValueError, f"Links must be a string of distinct sides from 'NESW', "
                                         f"not {links!r}"):
             MeshTile(4, 4, links=links)
 
     @pytest.mark.parametrize("lanes", [0, -1, 1.5, True])
     def test_bad_lanes(self, lanes):
-        with raises_exactly(ValueError, f"lanes must be a positive integer, not {lanes!r}"):
+        with raises_exactly(ValueError, f"lanes must be an integer of at least 1, not {lanes!r}"):
             MeshTile(4, 4, lanes=lanes)
 
     def test_bad_counter_width(self):
-        with raises_exactly(ValueError, "counter_width must be an integer of at least 9 bits, "
-                                        "not 8"):
+        with raises_exactly(ValueError, "counter_width must be an integer of at least 9, not 8"):
             MeshTile(4, 4, counter_width=8)
 
     def test_bad_size(self):
         with pytest.raises(ValueError, match="must be even"):
             MeshTile(3, 4)
+
+    @pytest.mark.parametrize("option, value, message", [
+        ("ddr", 1, "ddr must be True or False, not 1"),
+        ("faults", None, "faults must be True or False, not None"),
+        ("expose_state", "yes", "expose_state must be True or False, not 'yes'"),
+        ("storage", "sram", "Storage must be one of 'ff', 'memory', not 'sram'"),
+        ("fault_seed", -1, "fault_seed must be an integer of at least 0, not -1"),
+    ])
+    def test_bad_option(self, option, value, message):
+        with raises_exactly(ValueError, message):
+            MeshTile(4, 4, links="E", **{option: value})
+
+    @pytest.mark.parametrize("option, value", [("replay_depth", 3), ("timeout", 4)])
+    def test_link_layer_option_checked_when_built(self, option, value):
+        """The options of the link parts are checked by the parts, when the tile is built."""
+        with pytest.raises(ValueError) as expected:
+            LinkLayer(2, **{option: value})
+        with raises_exactly(ValueError, str(expected.value)):
+            MeshTile(4, 4, links="E", **{option: value})
 
 
 class TestMesh:
@@ -152,6 +181,10 @@ class TestMesh:
     def test_ddr_has_quarter_clocks(self):
         assert "clk90_1" in Mesh(2, 1, 2, 2, ddr=True).signature.members
 
+    def test_tile_options_checked_when_built(self):
+        with raises_exactly(ValueError, "lanes must be an integer of at least 1, not 0"):
+            Mesh(2, 1, 2, 2, lanes=0)
+
     def test_single_tile_has_no_links(self):
         members = Mesh(1, 1, 2, 2).signature.members
         assert "status" not in members and "faults" not in members
@@ -160,7 +193,7 @@ class TestMesh:
     def test_bad_shape(self, cols, rows):
         name, value = ("cols", cols) if not (isinstance(cols, int) and cols >= 1
                                              and not isinstance(cols, bool)) else ("rows", rows)
-        with raises_exactly(ValueError, f"Mesh {name} must be a positive integer, not "
+        with raises_exactly(ValueError, f"Mesh {name} must be an integer of at least 1, not "
                                         f"{value!r}"):
             Mesh(cols, rows, 2, 2)
 
@@ -225,7 +258,7 @@ def test_tile_waits_at_the_barrier_for_its_neighbour():
             await ctx.tick()
         assert ctx.get(dut.subcycle) == 1
         assert 195 <= ctx.get(dut.stalls) <= 200
-        assert ctx.get(dut.status_e.aligned) == 0
+        assert ctx.get(dut.link.e.status.aligned) == 0
 
     simulate(dut, testbench, name="mesh_tile_barrier")
 
@@ -476,7 +509,7 @@ def test_two_protocol_engines_with_linked_tiles_run_one_grid():
         attach_grid(m, engine, tile, rst)               # as HostController does
         m.d.comb += rst.eq(engine.grid_rst)
         chips[chip] = (engine, tile)
-    a, b = chips[(0, 0)][1].link_e, chips[(1, 0)][1].link_w
+    a, b = chips[(0, 0)][1].link["E"].pins, chips[(1, 0)][1].link["W"].pins
     m.d.comb += [b.rx_clk.eq(a.tx_clk), b.rx_data.eq(a.tx_data),
                  a.rx_clk.eq(b.tx_clk), a.rx_data.eq(b.tx_data)]
 
