@@ -177,13 +177,14 @@ class ProtocolEngine(wiring.Component):
         s.rd_byte = s.receiver.read_data
         m.d.comb += s.receiver.read_addr.eq(s.rd_addr)
         m.d.sync += s.rd_prime.eq(0)
-        # Where the edge block starts in the body (after command and sequence), per command.
-        s.edges_start = Signal(range(maxb + 1))
-        m.d.comb += s.edges_start.eq(2)
+        # Where EXEC starts reading the frame buffer: at the edge block of a command whose
+        # edge block lies after other fields, else at the payload (after command and sequence).
+        s.read_start = Signal(range(maxb + 1))
+        m.d.comb += s.read_start.eq(2)
         for code, layout in s.layouts.items():
             if "edges" in layout and layout["edges"][0]:
                 with m.If(s.command == code):
-                    m.d.comb += s.edges_start.eq(2 + layout["edges"][0])
+                    m.d.comb += s.read_start.eq(2 + layout["edges"][0])
         # The edge inputs, as the padded edge block (N, E, S, W words): filled one byte at a
         # time from the frame buffer (the grid does not step meanwhile).
         s.edges = Signal(8 * s.block)
@@ -291,7 +292,7 @@ class ProtocolEngine(wiring.Component):
             assert len(value) == 8 * size, (value, size)
         s.kind = Signal(range(len(s.kinds) + 1))      # 0: header only
         longest = 3 + max(size for _, _, size in s.kinds)
-        s.rlen = Signal(range(longest + 1))           # header + data bytes
+        s.rlen = Signal(range(longest))               # header + data bytes, minus 1
         s.pos = Signal(range(longest + 1))            # next byte to produce
         m.submodules.sender = s.sender = FrameSender(max_body=longest + 2)
         wiring.connect(m, s.sender.tx, wiring.flipped(self.tx))
@@ -419,8 +420,7 @@ class ProtocolEngine(wiring.Component):
                         m.d.sync += s.grid_rst.eq(1)      # during ANSWER
                     elif spec.effect is Effect.STEP:
                         m.d.sync += s.steps_left.eq(s.steps_arg)
-        m.d.sync += [s.rd_addr.eq(Mux(nxt == _Next.EDGES, s.edges_start, 2)),
-                     s.rd_prime.eq(1)]
+        m.d.sync += [s.rd_addr.eq(s.read_start), s.rd_prime.eq(1)]
         with m.Switch(nxt):
             for target, state in ((_Next.CHUNK, "CHUNK"), (_Next.APPLY, "APPLY_BEGIN"),
                                   (_Next.STEP, "STEP"), (_Next.READBACK, "READBACK"),
@@ -493,7 +493,7 @@ class ProtocolEngine(wiring.Component):
             m.d.sync += s.rd_addr.eq(s.rd_addr + 1)
             with m.If(~s.rd_prime):
                 m.d.sync += s.edges.eq(Cat(s.edges[8:], s.rd_byte))
-            with m.If(s.rd_addr == s.edges_start + s.block):
+            with m.If(s.rd_addr == s.read_start + s.block):
                 with m.If(is_step):
                     m.next = "STEP"
                 with m.Else():
@@ -516,16 +516,16 @@ class ProtocolEngine(wiring.Component):
 
     def _answer_states(self, m, s):
         with m.State("ANSWER"):
-            m.d.sync += [s.kind.eq(0), s.rlen.eq(3), s.pos.eq(0)]
+            m.d.sync += [s.kind.eq(0), s.rlen.eq(3 - 1), s.pos.eq(0)]
             with m.If(s.status == Status.OK):
                 with m.Switch(s.resp_cmd & 0x7F):
                     for number, (answer, _, size) in enumerate(s.kinds, 1):
                         codes = [code for code, spec in COMMANDS.items() if spec.answer is answer]
                         with m.Case(*codes):
-                            m.d.sync += [s.kind.eq(number), s.rlen.eq(3 + size)]
+                            m.d.sync += [s.kind.eq(number), s.rlen.eq(3 + size - 1)]
             m.next = "PRODUCE"
         with m.State("PRODUCE"):
-            last = s.pos == s.rlen - 1
+            last = s.pos == s.rlen
             m.d.comb += [s.sender.i.valid.eq(1), s.sender.i.payload.data.eq(s.produced),
                          s.sender.i.payload.first.eq(s.pos == 0),
                          s.sender.i.payload.last.eq(last)]

@@ -7,7 +7,7 @@ zero byte as the delimiter after each packet.
   the packet in a buffer memory (block RAM where it is marked so) before sending it.
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import C, Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -147,7 +147,9 @@ class COBSEncoder(wiring.Component):
         with m.FSM():
             with m.State("ENCODE"):
                 byte, room = self.i.payload.data, w_pos < depth
-                with m.If(self.i.valid & (code == 0xFF) & room):
+                # (A block fills only in packets of 254 bytes or more.)
+                full = (code == 0xFF) if self._max_packet >= 254 else C(0)
+                with m.If(self.i.valid & full & room):
                     # A full block: its code now, and the next block's slot.
                     m.d.comb += write(code_pos, 0xFF)
                     m.d.sync += [code_pos.eq(w_pos), w_pos.eq(w_pos + 1)]
