@@ -3,91 +3,100 @@ link fault specs and sides."""
 
 import click
 
-from bitgrid.config import GridSizeError, check_grid_size
+from bitgrid.config import check_grid_size
 from bitgrid.terms import SIDES
 
 from .errors import BadInput
 
-__all__ = ["SizeType", "SideType", "MeshType", "FaultsType", "SidesType", "parse_size"]
+__all__ = ["SizeType", "SideType", "MeshType", "FaultsType", "SidesType", "parse_size",
+           "parse_side"]
 
 
 def parse_size(text):
     """``(width, height)`` from ``WxH`` (cells), checked (both even, at least 2).
 
-    :raises BadInput: with what to write instead.
+    :raises ValueError: with what to write instead (a :class:`~bitgrid.GridSizeError` for a
+        bad size).
     """
     try:
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
-        raise BadInput(f"size {text!r} is not of the form WxH, for example 8x8") from None
-    try:
-        return check_grid_size(w, h)
-    except GridSizeError as error:
-        raise BadInput(str(error)) from None
+        raise ValueError(f"size {text!r} is not of the form WxH, for example 8x8") from None
+    return check_grid_size(w, h)
 
 
-class SizeType(click.ParamType):
-    """A grid size ``WxH`` in cells: ``(width, height)``."""
-    name = "WxH"
+class _Parsed(click.ParamType):
+    """A parameter read by a parse function that raises :class:`ValueError` (the message
+    becomes click's ``Invalid value`` error, exit 2); a value that already is a ``kind`` is
+    kept."""
+    kind = ()
+
+    @staticmethod
+    def parse(text):
+        raise NotImplementedError
 
     def convert(self, value, param, ctx):
-        if isinstance(value, tuple):
+        if isinstance(value, self.kind):
             return value
         try:
-            return parse_size(value)
-        except BadInput as error:
-            self.fail(error.format_message(), param, ctx)
-
-
-class SideType(SizeType):
-    """A square grid's side in cells, ``N`` (or ``NxN``): even, at least 2."""
-    name = "N"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            value = str(value)
-        text = value.strip().lower()
-        if "x" in text:
-            width, height = super().convert(text, param, ctx)
-            if width != height:
-                self.fail(f"the benchmarks use square grids, not {value}", param, ctx)
-            return width
-        try:
-            side = int(text)
-        except ValueError:
-            self.fail(f"size {value!r} is not a number of cells (N, for an N x N grid)", param,
-                      ctx)
-        try:
-            return check_grid_size(side, side)[0]
-        except GridSizeError as error:
+            return self.parse(value)
+        except ValueError as error:
             self.fail(str(error), param, ctx)
 
 
-class MeshType(click.ParamType):
+class SizeType(_Parsed):
+    """A grid size ``WxH`` in cells: ``(width, height)``."""
+    name = "WxH"
+    kind = tuple
+    parse = staticmethod(parse_size)
+
+
+def parse_side(value):
+    """A square grid's side from ``N`` or ``NxN`` (cells), checked (even, at least 2).
+
+    :raises ValueError: with what to write instead.
+    """
+    text = str(value).strip().lower()
+    if "x" in text:
+        width, height = parse_size(text)
+        if width != height:
+            raise ValueError(f"the benchmarks use square grids, not {value}")
+        return width
+    try:
+        side = int(text)
+    except ValueError:
+        raise ValueError(f"size {value!r} is not a number of cells (N, for an N x N grid)") \
+            from None
+    return check_grid_size(side, side)[0]
+
+
+class SideType(_Parsed):
+    """A square grid's side in cells, ``N`` (or ``NxN``): even, at least 2."""
+    name = "N"
+    parse = staticmethod(parse_side)
+
+
+def _mesh_shape(text):
+    from bitgrid.mesh import MeshShape
+    return MeshShape.parse(text)
+
+
+def _fault_spec(text):
+    from bitgrid.faults import FaultSpec
+    return text if isinstance(text, FaultSpec) else FaultSpec.parse(text)
+
+
+class MeshType(_Parsed):
     """A mesh shape ``COLSxROWS`` (chips across x chips down): a
     :class:`~bitgrid.mesh.MeshShape`."""
     name = "COLSxROWS"
-
-    def convert(self, value, param, ctx):
-        from bitgrid.mesh import MeshShape
-        try:
-            return MeshShape.parse(value)
-        except ValueError as error:
-            self.fail(str(error), param, ctx)
+    parse = staticmethod(_mesh_shape)
 
 
-class FaultsType(click.ParamType):
+class FaultsType(_Parsed):
     """A link fault spec (:meth:`bitgrid.faults.FaultSpec.parse`)."""
     name = "SPEC"
-
-    def convert(self, value, param, ctx):
-        from bitgrid.faults import FaultSpec
-        if isinstance(value, FaultSpec):
-            return value
-        try:
-            return FaultSpec.parse(value)
-        except ValueError as error:
-            self.fail(str(error), param, ctx)
+    parse = staticmethod(_fault_spec)
 
 
 class SidesType(click.ParamType):
