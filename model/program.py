@@ -14,7 +14,8 @@ routes that collide on the same output.
 
 Coordinates follow SPEC section 2: ``x`` grows to the east, ``y`` to the south, ``(0, 0)`` is
 the north-west cell. Sides are given as ``"N"``, ``"E"``, ``"S"``, ``"W"`` (any case, or the
-full names ``"north"`` ...), as :class:`bitgrid.cell.Direction` or as the index ``0..3``.
+full names ``"north"`` ...), as :class:`bitgrid.terms.Direction` or as the index ``0..3``
+(:func:`bitgrid.terms.parse_side`).
 
 Timing (SPEC section 4): cell ``(x, y)`` updates on the subcycles ``t`` with
 ``t % 2 == (x + y) % 2``, and a signal moves one cell per subcycle. A straight route of
@@ -23,40 +24,18 @@ is first applied, or ``length + 1`` if the first cell does not update on that su
 :func:`route_latency`.
 """
 
-from .cell import DIRECTIONS, Direction, lut_from_function
+from .cell import lut_from_function
+from .checks import check_int
 from .config import Configuration, check_grid_size
+from .terms import DIRECTIONS, Direction, parity, parse_side
 
-__all__ = ["Program", "parse_side", "route_latency", "STEP"]
-
-#: Cell offset ``(dx, dy)`` of one step in each direction (SPEC section 2: y grows south).
-STEP = {Direction.N: (0, -1), Direction.E: (1, 0), Direction.S: (0, 1), Direction.W: (-1, 0)}
-
-_SIDE_NAMES = {"n": Direction.N, "north": Direction.N, "e": Direction.E, "east": Direction.E,
-               "s": Direction.S, "south": Direction.S, "w": Direction.W, "west": Direction.W}
-_INPUT_NAME = {Direction.N: "n", Direction.E: "e", Direction.S: "s", Direction.W: "w"}
-
-
-def parse_side(side):
-    """The :class:`~bitgrid.cell.Direction` named by ``side``: ``"N"``/``"north"`` (any case),
-    a ``Direction``, or an index ``0..3`` (``N=0, E=1, S=2, W=3``, SPEC section 2).
-
-    :raises ValueError: ``Unknown side 'X'; use one of N, E, S, W``.
-    """
-    if isinstance(side, Direction):
-        return side
-    if isinstance(side, str):
-        key = side.strip().lower()
-        if key in _SIDE_NAMES:
-            return _SIDE_NAMES[key]
-    elif isinstance(side, int) and not isinstance(side, bool) and 0 <= side <= 3:
-        return Direction(side)
-    raise ValueError(f"Unknown side {side!r}; use one of N, E, S, W")
+__all__ = ["Program", "parse_side", "route_latency"]
 
 
 def _copy_input(side):
     """A LUT function that forwards input ``side``."""
-    name = _INPUT_NAME[side]
-    return {"n": lambda n: n, "e": lambda e: e, "s": lambda s: s, "w": lambda w: w}[name]
+    return {"n": lambda n: n, "e": lambda e: e, "s": lambda s: s,
+            "w": lambda w: w}[side.input_name]
 
 
 def route_latency(x, y, length, start=0):
@@ -69,10 +48,9 @@ def route_latency(x, y, length, start=0):
     be held for that many subcycles (at least until the first cell has read it), and the output
     is readable after subcycle ``start + route_latency(...) - 1``.
 
-    :raises ValueError: if ``length < 1``.
+    :raises ValueError: if ``length`` is not an integer of at least 1.
     """
-    if length < 1:
-        raise ValueError(f"A route has at least 1 cell, not {length}")
+    length = check_int(length, "Route length", minimum=1)
     return length + ((x + y - start) % 2)
 
 
@@ -106,9 +84,8 @@ class Program:
         return self._config.copy()
 
     def _check_xy(self, x, y):
-        for value in (x, y):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise TypeError(f"Cell coordinates are integers, not {value!r}")
+        check_int(x, "Cell x", error=TypeError)
+        check_int(y, "Cell y", error=TypeError)
         if not (0 <= x < self._width and 0 <= y < self._height):
             raise IndexError(f"Cell ({x}, {y}) is outside the {self._width} x {self._height} "
                              "grid")
@@ -116,8 +93,8 @@ class Program:
     @staticmethod
     def parity(x, y):
         """Phase of cell ``(x, y)``: 0 if it updates on even subcycles (phase A), 1 if on odd
-        ones (phase B). SPEC section 4."""
-        return (x + y) % 2
+        ones (phase B). SPEC section 4 (:func:`bitgrid.terms.parity`)."""
+        return parity(x, y)
 
     def tables(self, x, y):
         """The LUTs of cell ``(x, y)`` as a tuple ``(N, E, S, W)`` of 16-bit ints (SPEC 3)."""
@@ -186,7 +163,7 @@ class Program:
         :raises ValueError: for an unknown side or an output already configured.
         """
         source, dest = parse_side(source), parse_side(dest)
-        return self.cell(x, y, **{_INPUT_NAME[dest]: _copy_input(source)})
+        return self.cell(x, y, **{dest.input_name: _copy_input(source)})
 
     def straight(self, x, y, heading):
         """Carry a signal straight through ``(x, y)`` towards ``heading``: for ``heading="E"``
@@ -223,13 +200,13 @@ class Program:
         for d in (horizontal, vertical):
             if d in self.configured(x, y):
                 raise ValueError(f"Output {d.name} of cell ({x}, {y}) is already configured")
-        return self.cell(x, y, **{_INPUT_NAME[d]: _copy_input(src)
+        return self.cell(x, y, **{d.input_name: _copy_input(src)
                                   for d, src in opposite.items()})
 
     def pass_through(self, x, y):
         """Every signal continues straight on: the SPEC's pass-through cell,
         tables ``(0xF0F0, 0xFF00, 0xAAAA, 0xCCCC)`` (SPEC section 3). Sets all four outputs."""
-        return self.cell(x, y, **{_INPUT_NAME[d]: _copy_input(d.opposite) for d in DIRECTIONS})
+        return self.cell(x, y, **{d.input_name: _copy_input(d.opposite) for d in DIRECTIONS})
 
     # Lanes ------------------------------------------------------------------------------------
     def route(self, x, y, heading, length=None):
@@ -248,12 +225,11 @@ class Program:
         """
         heading = parse_side(heading)
         self._check_xy(x, y)
-        dx, dy = STEP[heading]
+        dx, dy = heading.step
         if length is None:
             length = {Direction.N: y + 1, Direction.S: self._height - y,
                       Direction.W: x + 1, Direction.E: self._width - x}[heading]
-        if not isinstance(length, int) or isinstance(length, bool) or length < 1:
-            raise ValueError(f"A route has at least 1 cell, not {length!r}")
+        length = check_int(length, "Route length", minimum=1)
         cells = [(x + i * dx, y + i * dy) for i in range(length)]
         for cx, cy in cells:
             self._check_xy(cx, cy)

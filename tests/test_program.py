@@ -195,8 +195,12 @@ def test_cells_outside_grid(xy):
 
 
 def test_coordinates_must_be_integers():
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError) as info:
         Program(2, 2).cell(0.0, 0, e=1)
+    assert str(info.value) == "Cell x must be an integer, not 0.0"
+    with pytest.raises(TypeError) as info:
+        Program(2, 2).straight(0, True, "E")
+    assert str(info.value) == "Cell y must be an integer, not True"
 
 
 def test_unknown_side_in_helpers():
@@ -239,7 +243,7 @@ def test_route_errors_change_nothing():
     assert str(info.value) == "Cell (4, 0) is outside the 4 x 2 grid"
     with pytest.raises(ValueError) as info:
         program.route(0, 0, "E", 0)
-    assert str(info.value) == "A route has at least 1 cell, not 0"
+    assert str(info.value) == "Route length must be an integer of at least 1, not 0"
     program.straight(2, 1, "E")
     with pytest.raises(ValueError) as info:
         program.route(0, 1, "E")
@@ -257,7 +261,7 @@ def test_route_latency_formula():
     assert route_latency(3, 3, 1, start=2) == 1
     with pytest.raises(ValueError) as info:
         route_latency(0, 0, 0)
-    assert str(info.value) == "A route has at least 1 cell, not 0"
+    assert str(info.value) == "Route length must be an integer of at least 1, not 0"
 
 
 @pytest.mark.parametrize("row", [0, 1])
