@@ -23,16 +23,6 @@ from . import packet_layout
 __all__ = ["CRCAppender", "CRCVerifier", "checked_layout", "crc_words"]
 
 
-def _parameters(algorithm, data_width):
-    if not isinstance(algorithm, crc.Algorithm):
-        raise TypeError(f"algorithm must be an amaranth.lib.crc.Algorithm, not {algorithm!r}")
-    data_width = check_int(data_width, "data_width", minimum=1)
-    if algorithm.crc_width % data_width:
-        raise ValueError(f"data_width must divide the CRC width of {algorithm.crc_width} bits, "
-                         f"not {data_width!r}")
-    return algorithm(data_width)
-
-
 def crc_words(algorithm, value, data_width=8):
     """The words :class:`CRCAppender` appends for the CRC ``value`` (a list of integers)."""
     count = algorithm.crc_width // data_width
@@ -46,7 +36,32 @@ def checked_layout(data_width=8):
     return data.StructLayout({"data": data_width, "first": 1, "end": 1, "ok": 1})
 
 
-class CRCAppender(wiring.Component):
+class _Stage(wiring.Component):
+    """What both stages share: the checked ``algorithm`` and ``data_width``, and the
+    ``amaranth.lib.crc`` parameters they make; ``members(data_width)`` gives the signature."""
+
+    def __init__(self, algorithm, *, data_width=8):
+        if not isinstance(algorithm, crc.Algorithm):
+            raise TypeError(f"algorithm must be an amaranth.lib.crc.Algorithm, "
+                            f"not {algorithm!r}")
+        data_width = check_int(data_width, "data_width", minimum=1)
+        if algorithm.crc_width % data_width:
+            raise ValueError(f"data_width must divide the CRC width of {algorithm.crc_width} "
+                             f"bits, not {data_width!r}")
+        self._algorithm, self._data_width = algorithm, data_width
+        self._parameters = algorithm(data_width)
+        super().__init__(self.members(data_width))
+
+    @property
+    def algorithm(self):
+        return self._algorithm
+
+    @property
+    def data_width(self):
+        return self._data_width
+
+
+class CRCAppender(_Stage):
     """Appends the CRC of each packet to it.
 
     Words pass from :attr:`i` to :attr:`o` in the same cycle (latency 0, ``ready`` passed
@@ -76,22 +91,10 @@ class CRCAppender(wiring.Component):
         For a ``data_width`` that is not a positive integer dividing the CRC width.
     """
 
-    def __init__(self, algorithm, *, data_width=8):
-        self._parameters = _parameters(algorithm, data_width)
-        self._algorithm = algorithm
-        self._data_width = data_width
-        super().__init__({
-            "i": In(stream.Signature(packet_layout(data_width))),
-            "o": Out(stream.Signature(packet_layout(data_width))),
-        })
-
-    @property
-    def algorithm(self):
-        return self._algorithm
-
-    @property
-    def data_width(self):
-        return self._data_width
+    @staticmethod
+    def members(data_width):
+        return {"i": In(stream.Signature(packet_layout(data_width))),
+                "o": Out(stream.Signature(packet_layout(data_width)))}
 
     def elaborate(self, platform):
         m = Module()
@@ -125,7 +128,7 @@ class CRCAppender(wiring.Component):
         return m
 
 
-class CRCVerifier(wiring.Component):
+class CRCVerifier(_Stage):
     """Checks the CRC at the end of each packet.
 
     Tokens pass from :attr:`i` to :attr:`o` unchanged, checksum words included, in the same
@@ -156,24 +159,12 @@ class CRCVerifier(wiring.Component):
         For a ``data_width`` that is not a positive integer dividing the CRC width.
     """
 
-    def __init__(self, algorithm, *, data_width=8):
-        self._parameters = _parameters(algorithm, data_width)
-        self._algorithm = algorithm
-        self._data_width = data_width
-        super().__init__({
-            "i": In(stream.Signature(data.StructLayout(
-                {"data": data_width, "first": 1, "end": 1}))),
-            "o": Out(stream.Signature(checked_layout(data_width))),
-            "match": Out(1),
-        })
-
-    @property
-    def algorithm(self):
-        return self._algorithm
-
-    @property
-    def data_width(self):
-        return self._data_width
+    @staticmethod
+    def members(data_width):
+        return {"i": In(stream.Signature(data.StructLayout(
+                    {"data": data_width, "first": 1, "end": 1}))),
+                "o": Out(stream.Signature(checked_layout(data_width))),
+                "match": Out(1)}
 
     def elaborate(self, platform):
         m = Module()
