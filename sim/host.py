@@ -2,7 +2,7 @@
 
 :func:`run_host_cases` builds (or finds in the cache, see :mod:`bitgrid.sim.runner`) the
 simulation model of a :class:`~bitgrid.hdl.host.HostController` — the logic of a board top
-without its pins — and runs :mod:`bitgrid.sim.host_bench` on it: inside cocotb, the host
+without its pins — and runs :mod:`bitgrid.sim.testbench.host` on it: inside cocotb, the host
 runtime's :class:`~bitgrid.host.ProtocolTarget` loads each configuration and steps it over a
 bit-level UART model on the controller's ``rx``/``tx`` pins, so every byte crosses the same
 protocol path as with a real serial port.
@@ -11,21 +11,22 @@ protocol path as with a real serial port.
 import dataclasses
 import typing
 
-from ..config import Configuration
-from ..emulator import Edges
-from ..host import LinkError, Status, TargetError
-from ..vectors import Mismatch, format_mismatches
+from bitgrid.config import Configuration
+from bitgrid.host import LinkError, Status, TargetError
+from bitgrid.terms import Edges
+from bitgrid.vectors import Mismatch, format_mismatches
+
 from . import runner as _runner
+from .jobs import JOB_FORMATS, RESULT_FORMATS
 from .api import make_case
 
 __all__ = ["HostCase", "HostResult", "run_host_cases", "run_host_case", "HOST_JOB_FORMAT",
            "HOST_RESULT_FORMAT", "TEST_MODULE"]
 
 #: Formats of the job file (runner to bench) and of the result file (bench to runner).
-HOST_JOB_FORMAT = "bitgrid-host-job-v1"
-HOST_RESULT_FORMAT = "bitgrid-host-result-v1"
+HOST_JOB_FORMAT, HOST_RESULT_FORMAT = JOB_FORMATS["host"], RESULT_FORMATS["host"]
 #: The cocotb test module run on a host-controller build.
-TEST_MODULE = "bitgrid.sim.host_bench"
+TEST_MODULE = "bitgrid.sim.testbench.host"
 
 #: Simulated seconds the host waits for an answer before sending a request again. A load
 #: commit of a 32 x 32 grid takes about 10 000 cycles; at 10 ns per cycle this is 200 000.
@@ -138,8 +139,11 @@ def run_host_cases(cases, *, simulator="icarus", storage="ff", divisor=_runner.H
     if error:
         if error["kind"] == "TargetError":
             status = error.get("status")
-            known = status in Status._value2member_map_
-            raise TargetError(Status(status) if known else status, error["message"])
+            try:
+                status = Status(status)
+            except ValueError:
+                pass                           # a status this runtime does not know
+            raise TargetError(status, error["message"])
         raise LinkError(error["message"])
     out = []
     for case in result["cases"]:

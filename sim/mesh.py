@@ -1,6 +1,6 @@
 """A simulated mesh of chips (``bitgrid sim --mesh``): builds a :class:`~bitgrid.hdl.mesh.Mesh`
 for Icarus or Verilator through the shared runner (:mod:`bitgrid.sim.runner`: same cache, same
-back ends) and runs :mod:`bitgrid.sim.mesh_bench` on it.
+back ends) and runs :mod:`bitgrid.sim.testbench.mesh` on it.
 
 Every case is checked first (:func:`bitgrid.sim.api.make_case`): the configuration is the
 *global* one, and must split into equal tiles of even size for the mesh shape
@@ -22,7 +22,7 @@ from . import runner as _runner
 from .build import build_design
 from .cache import cached_verilog
 from .api import SimCase, _check_options, _vector_sim_case, make_case, mismatch_lines
-from .mesh_bench import FAULT_COUNTERS, MESH_JOB_FORMAT
+from .testbench.mesh import FAULT_COUNTERS, MESH_JOB_FORMAT
 
 __all__ = ["MESH_TOP", "MeshDesign", "MeshResult", "mesh_verilog_file", "build_mesh",
            "run_mesh_cases", "run_mesh_case", "run_mesh_vector_files", "TEST_MODULE"]
@@ -30,7 +30,7 @@ __all__ = ["MESH_TOP", "MeshDesign", "MeshResult", "mesh_verilog_file", "build_m
 #: Module name of the simulated mesh top.
 MESH_TOP = "bitgrid_mesh"
 #: The cocotb test module run on a mesh build.
-TEST_MODULE = "bitgrid.sim.mesh_bench"
+TEST_MODULE = "bitgrid.sim.testbench.mesh"
 
 
 @dataclasses.dataclass(frozen=True)

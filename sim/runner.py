@@ -37,7 +37,7 @@ __all__ = ["SIMULATORS", "STORAGES", "TOP", "TESTBENCH_MODULE", "WAVE_FORMATS", 
            "JOB_FORMAT", "RESULT_FORMAT", "read_job", "write_result"]
 
 #: The cocotb test module of the grid.
-TESTBENCH_MODULE = "bitgrid.sim.testbench"
+TESTBENCH_MODULE = "bitgrid.sim.testbench.grid"
 
 # Old private names, used by callers outside this folder until they move to the new modules.
 _check_storage = check_storage
@@ -53,7 +53,7 @@ def run_bench(build_, job, *, waves_path=None, keep=False, quiet=False,
     :param waves_path: dump waveforms to this file (``build_`` must be a waveform build of the
         matching format).
     :param keep: keep the run folder (job, result, log) even when the run succeeds.
-    :param test_module: the cocotb test module (:mod:`bitgrid.sim.host_bench` for a host build).
+    :param test_module: the cocotb test module (:mod:`bitgrid.sim.testbench.host` for a host build).
     :returns: ``(result, seconds)``: the bench's result object and the wall time of the run.
     :raises SimulationError: if the simulator or the bench failed without producing a result.
     """

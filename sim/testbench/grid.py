@@ -1,0 +1,180 @@
+"""The cocotb test bench of a grid (Verilog top ``bitgrid_grid``).
+
+This module is loaded by cocotb inside the simulator (the runner passes it as ``test_module``).
+Its one test, :func:`run_job`, reads a *job* from the JSON file named by ``$BITGRID_SIM_JOB``::
+
+    {"format": "bitgrid-sim-job-v1", "width": W, "height": H, "result": "<path>",
+     "clock_ns": 10, "idle_cycles": 1,
+     "cases": [{"name": "...", "luts": [... H*W*4 LUT tables, row-major, N E S W ...],
+                "inputs": [[n, e, s, w], ...], "expected": [[n, e, s, w], ...] or null,
+                "crc": null or an int to commit instead of the right CRC,
+                "idle_cycles": optional, overrides the job's}]}
+
+and for every case, in one simulation: pulses reset, loads the configuration through the
+configuration port, reads every frame back, runs the steps, and compares the edge outputs with
+the case's expected outputs and with the reference emulator (:class:`bitgrid.Emulator`, run
+here, in the simulator's Python). The result file (``job["result"]``) gets::
+
+    {"format": "bitgrid-sim-result-v1", "complete": true, "failed": <bool>,
+     "cases": [{"name", "steps", "outputs": [[n, e, s, w], ...],
+                "mismatches": [[step, side, lane, expected, actual], ...],
+                "emulator_mismatches": [...], "config_valid", "config_error",
+                "readback_errors": [[row, addr, expected, actual], ...], "subcycle", "phase",
+                "sim_time_ns", "wall_seconds"}]}
+
+``outputs`` are the edge outputs read after each step. An output lane that reads X or Z is
+read as 0 in ``outputs`` and reported as a mismatch with ``actual = -1``. The cocotb test fails (after
+writing the result) when anything differs, so the bench also works in a plain cocotb flow.
+
+Timing: see :mod:`bitgrid.sim.testbench.base` and :class:`GridTestbench`.
+"""
+
+import time
+
+import cocotb
+from cocotb.simtime import get_sim_time
+
+from bitgrid.emulator import Emulator
+
+from .. import jobs
+from .base import (ConfigPort, Results, Testbench, TestbenchError, case_config, case_edges,
+                   compare_outputs)
+
+__all__ = ["GridTestbench", "run_case", "case_failed", "run_job"]
+
+
+class GridTestbench(Testbench):
+    """Drives a ``bitgrid_grid`` top: its clock, reset, edge buses, configuration port
+    (:class:`~bitgrid.sim.testbench.base.ConfigPort`, prefix ``cfg__``) and ``step``.
+
+    * :meth:`step`: the edge inputs and ``step = 1`` for one cycle, then ``idle_cycles`` cycles
+      with ``step = 0`` (inputs kept), then the outputs are read. With ``idle_cycles = 0``
+      consecutive steps are back to back (``step`` stays high) and every cycle runs a subcycle.
+    * :meth:`reset` clears the cells' outputs and the subcycle counter (not the configuration).
+
+    :raises TestbenchError: if the ports do not have the widths of a ``width`` x ``height`` grid.
+    """
+
+    def __init__(self, dut, width, height, *, period_ns=10, idle_cycles=1):
+        super().__init__(dut, period_ns=period_ns)
+        self.width, self.height = width, height
+        self.idle_cycles = self.default_idle_cycles = idle_cycles
+        self._stepping = False
+        self.config_port = ConfigPort(dut, "cfg__", self._falling)
+        self._check_ports()
+
+    def _check_ports(self):
+        (i_n, i_e, _, _), (o_n, _, _, o_w) = self._inputs, self._outputs
+        for name, length, bits in (("i__n", len(i_n), self.width), ("i__e", len(i_e), self.height),
+                                   ("o__n", len(o_n), self.width), ("o__w", len(o_w), self.height),
+                                   ("cfg__w_data", len(self.config_port), 4 * self.width)):
+            if length != bits:
+                raise TestbenchError(f"{name} has {length} bits; a {self.width} x "
+                                     f"{self.height} grid needs {bits}")
+
+    def idle(self):
+        """Every input of the design to 0."""
+        super().idle()
+        self.dut.step.value = 0
+        self.config_port.idle()
+        self._stepping = False
+
+    async def load(self, config, crc=None):
+        """Load ``config`` through the configuration port (:meth:`ConfigPort.load`)."""
+        self._end_steps()
+        return await self.config_port.load(config, crc)
+
+    async def readback(self, config):
+        """Read every frame back and compare it with ``config`` (:meth:`ConfigPort.readback`)."""
+        self._end_steps()
+        return await self.config_port.readback(config)
+
+    def _end_steps(self):
+        if self._stepping:
+            self.dut.step.value = 0
+            self._stepping = False
+
+    async def step(self, edges):
+        """Run one subcycle with edge inputs ``edges`` and return :meth:`outputs` after it."""
+        self.drive_edges(edges)
+        self.dut.step.value = 1
+        self._stepping = True
+        await self.cycle()                       # the subcycle runs at the rising edge
+        if self.idle_cycles:
+            self._end_steps()
+            await self.cycle(self.idle_cycles)
+        return self.outputs()
+
+    async def finish_steps(self):
+        """Lower ``step`` and wait one cycle; returns ``(subcycle, phase)``."""
+        self._end_steps()
+        await self.cycle()
+        return int(self.dut.subcycle.value), int(self.dut.phase.value)
+
+
+async def run_case(bench, case):
+    """Run one case of a job on ``bench``; returns the case's result object."""
+    width, height = bench.width, bench.height
+    start_wall, start_sim = time.monotonic(), get_sim_time("ns")
+    config = case_config(case, width, height)
+    inputs, expected = case_edges(case)
+    bench.idle_cycles = case.get("idle_cycles", bench.default_idle_cycles)
+    await bench.reset()
+    valid, error = await bench.load(config, case.get("crc"))
+    load_wall = time.monotonic()
+    readback = await bench.readback(config)
+    readback_wall = time.monotonic()
+    emulator = Emulator(config)
+    mismatches, emulator_mismatches, outputs = [], [], []
+    for t, edges in enumerate(inputs):
+        actual, unknown = await bench.step(edges)
+        outputs.append(list(actual))
+        reference = emulator.step(edges)
+        emulator_mismatches += compare_outputs(t, reference, actual, unknown, width, height)
+        if expected is not None:
+            mismatches += compare_outputs(t, expected[t], actual, unknown, width, height)
+    subcycle, phase = await bench.finish_steps()
+    return {
+        "name": case.get("name", "case"),
+        "steps": len(inputs),
+        "outputs": outputs,
+        "mismatches": [list(m) for m in mismatches],
+        "emulator_mismatches": [list(m) for m in emulator_mismatches],
+        "config_valid": valid,
+        "config_error": error,
+        "readback_errors": [list(r) for r in readback],
+        "subcycle": subcycle,
+        "phase": phase,
+        "sim_time_ns": get_sim_time("ns") - start_sim,
+        "wall_seconds": time.monotonic() - start_wall,
+        "load_seconds": load_wall - start_wall,
+        "readback_seconds": readback_wall - load_wall,
+    }
+
+
+def case_failed(result):
+    """Whether a case result shows any difference from the expectations (a case that commits a
+    deliberately wrong CRC expects the load to be refused and no subcycle to run)."""
+    if result.get("expect_rejected"):
+        return ((result["config_valid"], result["config_error"]) != (0, 1)
+                or result["subcycle"] != 0)
+    return bool(result["mismatches"] or result["emulator_mismatches"]
+                or result["readback_errors"]
+                or (result["config_valid"], result["config_error"]) != (1, 0)
+                or result["subcycle"] != result["steps"]
+                or result["phase"] != result["steps"] % 2)
+
+
+@cocotb.test()
+async def run_job(dut):
+    """Run every case of the job named by ``$BITGRID_SIM_JOB``."""
+    job = jobs.read_job("grid")
+    bench = GridTestbench(dut, job["width"], job["height"], period_ns=job.get("clock_ns", 10),
+                          idle_cycles=job.get("idle_cycles", 1))
+    results = Results(job, "grid")
+    for case in job["cases"]:
+        result = await run_case(bench, case)
+        if case.get("crc") is not None:
+            result["expect_rejected"] = True
+        results.add(result, case_failed(result))
+    results.finish()
