@@ -31,19 +31,15 @@ import numpy as np
 
 from .bitstream import Bitstream, ScanOrder
 from .bitstream import load as load_bitstream
+from .checks import check_int
 from .config import Configuration, check_grid_size
-from .emulator import Edges, Emulator
+from .emulator import Emulator
+from .terms import DIRECTIONS, N, S, Edges, parse_side
 
-__all__ = ["MeshShape", "MeshError", "SIDES", "slice_configuration", "join_configurations",
+__all__ = ["MeshShape", "MeshError", "slice_configuration", "join_configurations",
            "slice_bitstream", "place_chip_files", "join_bitstreams", "write_slices",
            "chip_filename", "parse_chip_filename", "split_edges", "join_edges", "MeshEmulator"]
 
-#: The sides of a chip, in SPEC order (N=0, E=1, S=2, W=3).
-SIDES = ("N", "E", "S", "W")
-
-# Side -> (column step, row step) to the neighbour on that side.
-_STEP = {"N": (0, -1), "E": (1, 0), "S": (0, 1), "W": (-1, 0)}
-_OPPOSITE = {"N": "S", "E": "W", "S": "N", "W": "E"}
 
 
 class MeshError(ValueError):
@@ -62,11 +58,8 @@ class MeshShape:
 
     def __post_init__(self):
         for name in ("cols", "rows"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"A mesh needs a positive whole number of {name}, not "
-                                 f"{value!r}")
-            object.__setattr__(self, name, int(value))
+            object.__setattr__(self, name, check_int(getattr(self, name), f"Mesh {name}",
+                                                     minimum=1))
 
     @classmethod
     def parse(cls, text):
@@ -130,12 +123,11 @@ class MeshShape:
         return tuple(sizes)
 
     def neighbour(self, chip, side):
-        """The chip on ``side`` (``"N"``, ``"E"``, ``"S"``, ``"W"``) of ``chip``, or None at
-        the mesh's edge."""
-        key = side.upper() if isinstance(side, str) else side
-        if key not in _STEP:
-            raise ValueError(f"Side must be one of N, E, S, W, not {side!r}")
-        dc, dr = _STEP[key]
+        """The chip on ``side`` (anything :func:`bitgrid.terms.parse_side` takes) of ``chip``,
+        or None at the mesh's edge.
+
+        :raises ValueError: for an unknown side."""
+        dc, dr = parse_side(side).step
         other = (chip[0] + dc, chip[1] + dr)
         return other if other in self else None
 
@@ -437,13 +429,12 @@ class MeshEmulator:
         """``own`` (the chip's share of the mesh inputs) with the inner sides filled from the
         neighbours' current edge outputs (their state after subcycle ``t - 1``)."""
         words = own._asdict()
-        for side in SIDES:
+        for side in DIRECTIONS:
             other = self.shape.neighbour(chip, side)
             if other is None:
                 continue
-            facing = self._outputs_now[other]
-            words[side.lower()] = getattr(facing, _OPPOSITE[side].lower())
-            self.link_bits += self.tile_w if side in "NS" else self.tile_h
+            words[side.input_name] = self._outputs_now[other][side.opposite]
+            self.link_bits += self.tile_w if side in (N, S) else self.tile_h
         return Edges(**words)
 
     def step(self, edge_inputs=None):

@@ -39,11 +39,13 @@ def test_parse_rejects_naming_the_text(text):
                                "chips down, both at least 1), for example 2x2")
 
 
-@pytest.mark.parametrize("cols, rows", [(0, 1), (1, 0), (-2, 2), (1.0, 2), (True, 2),
-                                        ("2", 2)])
-def test_shape_validated(cols, rows):
-    with pytest.raises(ValueError, match="A mesh needs a positive whole number of"):
+@pytest.mark.parametrize("cols, rows, name, value", [
+    (0, 1, "cols", 0), (1, 0, "rows", 0), (-2, 2, "cols", -2), (1.0, 2, "cols", 1.0),
+    (True, 2, "cols", True), ("2", 2, "cols", "2")])
+def test_shape_validated(cols, rows, name, value):
+    with pytest.raises(ValueError) as info:
         MeshShape(cols, rows)
+    assert str(info.value) == f"Mesh {name} must be an integer of at least 1, not {value!r}"
 
 
 def test_chips_row_major_and_neighbours():
@@ -55,6 +57,10 @@ def test_chips_row_major_and_neighbours():
     assert shape.neighbour((0, 0), "N") is None
     assert shape.neighbour((2, 1), "E") is None
     assert shape.neighbour((2, 1), "w") == (1, 1)
+    assert shape.neighbour((2, 1), "north") == (2, 0)
+    with pytest.raises(ValueError) as info:
+        shape.neighbour((0, 0), "X")
+    assert str(info.value) == "Unknown side 'X'; use one of N, E, S, W"
     assert list(shape.links()) == [((0, 0), "E", (1, 0)), ((0, 0), "S", (0, 1)),
                                    ((1, 0), "E", (2, 0)), ((1, 0), "S", (1, 1)),
                                    ((2, 0), "S", (2, 1)), ((0, 1), "E", (1, 1)),
