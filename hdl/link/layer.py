@@ -1,8 +1,8 @@
 """The link layer of the inter-chip link (SPEC section 8): frames with a sequence number, a
 cumulative acknowledgement and a CRC, go-back-N retransmission from a replay buffer, and credit.
 
-The frame format and its Python codec are :mod:`bitgrid.link`; :class:`LinkLayer` sends exactly
-the symbols of :func:`bitgrid.link.encode_data` and :func:`bitgrid.link.encode_ack`.
+The frame format and its Python codec are :mod:`bitgrid.protocol.link`; :class:`LinkLayer` sends exactly
+the symbols of :func:`bitgrid.protocol.link.encode_data` and :func:`bitgrid.protocol.link.encode_ack`.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 
 from bitgrid.checks import check_choice, check_int
 from bitgrid.hdl.stream import CRCAppender, CRCVerifier
-from bitgrid.link import LINK_FRAME_CRC, FrameKind, check_payload_bits, payload_bytes
+from bitgrid.protocol.link import LINK_FRAME_CRC, FrameKind, check_payload_bits, payload_bytes
 
 from . import SymbolStream
 
@@ -31,7 +31,7 @@ class LinkLayer(wiring.Component):
     frames on :attr:`rx`, and delivers the partner's payloads on :attr:`recv` exactly once and in
     order, or stalls; it never skips or invents one. All in domain ``sync``.
 
-    Protocol (go-back-N, frame format in :mod:`bitgrid.link`):
+    Protocol (go-back-N, frame format in :mod:`bitgrid.protocol.link`):
 
     * each payload accepted on :attr:`send` gets the next sequence number (0 after reset, modulo
       256) and a slot in the replay buffer (an :class:`amaranth.lib.memory.Memory` of
@@ -61,7 +61,7 @@ class LinkLayer(wiring.Component):
 
     * :attr:`send` to :attr:`tx`: a payload taken on :attr:`send` in cycle ``t`` has its frame's
       first symbol valid on :attr:`tx` in cycle ``t + 2``; the frame lasts
-      :func:`bitgrid.link.frame_symbols` cycles;
+      :func:`bitgrid.protocol.link.frame_symbols` cycles;
     * :attr:`rx` to :attr:`recv`: the payload of a frame whose last symbol is valid on :attr:`rx`
       in cycle ``t`` is valid on :attr:`recv` in cycle ``t + 1`` (for one cycle); the replay
       slots its acknowledgement frees show in :attr:`credit` (and :attr:`send` ``ready``) in
