@@ -1,12 +1,16 @@
-"""Simulation: cocotb runners for Icarus and Verilator, and the generic grid test bench.
+"""Simulation: cocotb runs of the generated Verilog on Icarus and Verilator.
 
 * :mod:`bitgrid.sim.api`: run configurations and vector cases on a simulator
   (:func:`run_case`, :func:`run_cases`, :func:`run_vector_file` ...), returning
   :class:`SimResult` s;
-* :mod:`bitgrid.sim.runner`: cached builds and runs over ``cocotb_tools.runner``;
-* :mod:`bitgrid.sim.testbench`: the cocotb test bench loaded inside the simulator;
+* :mod:`bitgrid.sim.mesh`: the same for a simulated mesh of chips (``bitgrid sim --mesh``);
 * :mod:`bitgrid.sim.host`: the host controller (board top logic) in cocotb behind a UART model,
-  driven by :mod:`bitgrid.host` (``bitgrid run --target sim``).
+  driven by :mod:`bitgrid.host` (``bitgrid run --target sim``);
+* :mod:`bitgrid.sim.backends`, :mod:`bitgrid.sim.cache`, :mod:`bitgrid.sim.build`,
+  :mod:`bitgrid.sim.runner`: the simulators as data, the build cache (keyed by what went into
+  each entry), cached builds, and runs through ``cocotb_tools.runner``;
+* :mod:`bitgrid.sim.jobs`: the job and result files between a run and its test bench;
+* :mod:`bitgrid.sim.testbench`: the cocotb test benches loaded inside the simulator.
 """
 
 from .api import (FrameMismatch, SimCase, SimResult, make_case, run_case, run_cases,

@@ -12,13 +12,16 @@ import dataclasses
 import os
 import typing
 
-from .. import bitstream as _bitstream
-from ..config import Configuration, GridSizeError, check_grid_size
-from ..emulator import Edges
-from ..vectors import (BadStreamCase, Mismatch, VectorCase, VectorFormatError, format_mismatches,
-                       load_case)
+from bitgrid import bitstream as _bitstream
+from bitgrid.checks import check_int
+from bitgrid.config import Configuration, GridSizeError, check_grid_size
+from bitgrid.terms import Edges, check_simulator, check_storage
+from bitgrid.vectors import (BadStreamCase, Mismatch, VectorCase, VectorFormatError,
+                             format_mismatches, load_case)
+
+from . import backends
 from . import runner as _runner
-from .runner import JOB_FORMAT
+from .jobs import JOB_FORMATS
 
 __all__ = ["SimCase", "SimResult", "FrameMismatch", "make_case", "run_case", "run_cases",
            "run_vector_case", "run_vector_file", "run_vector_files"]
@@ -205,18 +208,18 @@ def make_case(config, steps, *, expected=None, name="case", width=None, height=N
         expected = _edges_list(expected, config.width, config.height, "expected")
         if len(expected) != len(inputs):
             raise VectorFormatError(f"{len(inputs)} steps but {len(expected)} expected outputs")
-    if crc is not None and not (isinstance(crc, int) and 0 <= crc < 1 << 32):
-        raise ValueError(f"crc must be a 32-bit integer, not {crc!r}")
-    if idle_cycles is not None and (not isinstance(idle_cycles, int) or idle_cycles < 0):
-        raise ValueError(f"idle_cycles must be a non-negative integer, not {idle_cycles!r}")
+    if crc is not None:
+        check_int(crc, "crc", minimum=0, maximum=(1 << 32) - 1)
+    if idle_cycles is not None:
+        check_int(idle_cycles, "idle_cycles", minimum=0)
     return SimCase(str(name), config, inputs, expected, crc, idle_cycles)
 
 
 def _check_options(simulator, storage, waves):
-    _runner._backend(simulator)
-    _runner._check_storage(storage)
+    check_simulator(simulator)
+    check_storage(storage)
     if waves is not None:
-        _runner.wave_format(waves)
+        backends.wave_format(waves)
 
 
 def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
@@ -239,20 +242,20 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
         if not isinstance(case, SimCase):
             raise TypeError(f"run_cases takes SimCase objects (see make_case), not {case!r}")
     _check_options(simulator, storage, waves)
-    if not isinstance(idle_cycles, int) or idle_cycles < 0:
-        raise ValueError(f"idle_cycles must be a non-negative integer, not {idle_cycles!r}")
+    check_int(idle_cycles, "idle_cycles", minimum=0)
     groups = {}
     for index, case in enumerate(cases):
         groups.setdefault((case.width, case.height), []).append(index)
     if waves is not None and len(groups) > 1:
         raise ValueError("A waveform file holds one grid size; run the sizes separately")
-    _runner.BACKENDS[simulator].require(None if waves is None else _runner.wave_format(waves))
+    backends.backend(simulator).require(None if waves is None else backends.wave_format(waves))
     results = [None] * len(cases)
     for (width, height), indices in groups.items():
         build = _runner.build(width, height, storage=storage, simulator=simulator,
-                              waves=None if waves is None else _runner.wave_format(waves),
+                              waves=None if waves is None else backends.wave_format(waves),
                               quiet=quiet)
-        job = {"format": JOB_FORMAT, "width": width, "height": height, "clock_ns": 10,
+        job = {"format": JOB_FORMATS["grid"], "width": width, "height": height,
+               "clock_ns": 10,
                "idle_cycles": idle_cycles, "cases": [_job_case(cases[i]) for i in indices]}
         out, seconds = _runner.run_bench(build, job, waves_path=waves, keep=keep, quiet=quiet)
         for i, raw in zip(indices, out["cases"]):

@@ -289,12 +289,13 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
     results = [None] * len(cases)
     for design, indices in groups.items():
         build = build_mesh(design, simulator=simulator,
-                           waves=None if waves is None else _runner.wave_format(waves),
+                           waves=None if waves is None else backends.wave_format(waves),
                            quiet=quiet)
         from bitgrid.hdl.mesh import mesh_links
         job = {"format": MESH_JOB_FORMAT, "cols": shape.cols, "rows": shape.rows,
                "tile_width": design.tile_width, "tile_height": design.tile_height,
-               "lanes": lanes, "ddr": ddr, "links": [list(link) for link in mesh_links(shape.cols, shape.rows)],
+               "lanes": lanes, "ddr": ddr,
+               "links": [list(link) for link in mesh_links(shape.cols, shape.rows)],
                "faults": str(spec), "clock_ns": 10, "stall_cycles": stall_cycles,
                "cases": [{"name": cases[i].name,
                           "faults": str(case_specs[i]),

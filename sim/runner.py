@@ -53,7 +53,8 @@ def run_bench(build_, job, *, waves_path=None, keep=False, quiet=False,
     :param waves_path: dump waveforms to this file (``build_`` must be a waveform build of the
         matching format).
     :param keep: keep the run folder (job, result, log) even when the run succeeds.
-    :param test_module: the cocotb test module (:mod:`bitgrid.sim.testbench.host` for a host build).
+    :param test_module: the cocotb test module (:mod:`bitgrid.sim.testbench.host` for a host
+        build).
     :returns: ``(result, seconds)``: the bench's result object and the wall time of the run.
     :raises SimulationError: if the simulator or the bench failed without producing a result.
     """

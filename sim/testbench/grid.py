@@ -23,8 +23,9 @@ here, in the simulator's Python). The result file (``job["result"]``) gets::
                 "sim_time_ns", "wall_seconds"}]}
 
 ``outputs`` are the edge outputs read after each step. An output lane that reads X or Z is
-read as 0 in ``outputs`` and reported as a mismatch with ``actual = -1``. The cocotb test fails (after
-writing the result) when anything differs, so the bench also works in a plain cocotb flow.
+read as 0 in ``outputs`` and reported as a mismatch with ``actual = -1``. The cocotb test fails
+(after writing the result) when anything differs, so the test bench also works in a plain cocotb
+flow.
 
 Timing: see :mod:`bitgrid.sim.testbench.base` and :class:`GridTestbench`.
 """
