@@ -8,7 +8,7 @@ from amaranth.lib.wiring import In, Out
 from bitgrid.cell import tables_to_word
 from bitgrid.checks import check_int
 from bitgrid.config import FRAME_CRC, Configuration, check_grid_size
-from bitgrid.terms import DIRECTIONS, N, S, parse_side
+from bitgrid.terms import DIRECTIONS, side_lanes
 from .cell import Cell, _check_storage, cell_instance
 
 __all__ = ["EdgeSignature", "ConfigSignature", "Grid"]
@@ -42,7 +42,7 @@ class EdgeSignature(wiring.Signature):
     def lanes(self, side):
         """Lanes of the bus on ``side`` (a letter, a :class:`~bitgrid.terms.Direction` or an
         index): ``width`` for N and S, ``height`` for E and W."""
-        return self.width if parse_side(side) in (N, S) else self.height
+        return side_lanes(side, self.width, self.height)
 
     def __eq__(self, other):
         return (isinstance(other, EdgeSignature) and

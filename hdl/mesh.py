@@ -33,7 +33,7 @@ from amaranth.lib.wiring import In, Out
 from bitgrid.checks import check_bool, check_int
 from bitgrid.config import check_grid_size
 from bitgrid.terms import (DIRECTIONS, E, N, S, W, check_storage, lane_parity_offset, parse_side,
-                           parse_sides)
+                           parse_sides, side_lanes)
 from .grid import ConfigSignature, EdgeSignature, Grid
 from .link import FaultControlSignature, LanePinsSignature
 from .link.layer import LinkLayer
@@ -304,7 +304,7 @@ class MeshTile(wiring.Component):
 
     def side_lanes(self, side):
         """Edge lanes on ``side``: ``width`` for N and S, ``height`` for E and W."""
-        return self._width if parse_side(side) in (N, S) else self._height
+        return side_lanes(side, self._width, self._height)
 
     def payload_bits(self, side):
         """Bits in one link frame of ``side``: half its lanes (one parity)."""

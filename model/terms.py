@@ -22,7 +22,7 @@ from .checks import check_choice
 
 __all__ = [
     "Direction", "N", "E", "S", "W", "DIRECTIONS", "SIDES", "parse_side", "parse_sides",
-    "Edges", "parity", "lane_parity_offset",
+    "side_lanes", "Edges", "parity", "lane_parity_offset",
     "STORAGES", "check_storage", "ENGINES", "SIMULATORS", "check_simulator",
 ]
 
@@ -97,6 +97,12 @@ def parse_sides(text, *, what="sides"):
         raise ValueError(f"{what.capitalize()} must be a string of distinct sides from "
                          f"{SIDES!r}, not {text!r}")
     return "".join(side for side in SIDES if side in letters)
+
+
+def side_lanes(side, width, height):
+    """Lanes of the edge bus on ``side`` of a ``width`` x ``height`` grid (SPEC section 1):
+    ``width`` for N and S, ``height`` for E and W."""
+    return width if parse_side(side) in (N, S) else height
 
 
 class Edges(typing.NamedTuple):

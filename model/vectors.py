@@ -10,12 +10,11 @@ import os
 import typing
 
 from .bitstream import load as load_bitstream
-from .emulator import Edges
+from .checks import check_int
+from .terms import SIDES, Edges, side_lanes
 
 __all__ = ["VectorCase", "BadStreamCase", "VectorFormatError", "Mismatch", "load_case",
            "compare_step", "format_mismatches", "make_case", "save_case", "SIDES"]
-
-SIDES = ("N", "E", "S", "W")
 
 
 class VectorFormatError(ValueError):
@@ -90,8 +89,7 @@ def _word(text, lanes, where):
 def _edges(obj, width, height, where):
     if not isinstance(obj, dict) or set(obj) != set(SIDES):
         raise VectorFormatError(f"{where}: expected an object with keys N, E, S, W, got {obj!r}")
-    lanes = {"N": width, "S": width, "E": height, "W": height}
-    return Edges(*(_word(obj[s], lanes[s], f"{where}.{s}") for s in SIDES))
+    return Edges(*(_word(obj[s], side_lanes(s, width, height), f"{where}.{s}") for s in SIDES))
 
 
 def load_case(path):
@@ -117,8 +115,7 @@ def load_case(path):
             raise VectorFormatError(f"{path}: missing field {key!r}")
     width, height = obj["width"], obj["height"]
     for key, value in (("width", width), ("height", height)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 2 or value % 2:
-            raise VectorFormatError(f"{path}: {key} must be an even integer >= 2, got {value!r}")
+        check_int(value, f"{path}: {key}", minimum=2, even=True, error=VectorFormatError)
     if not isinstance(obj["bitstream"], str):
         raise VectorFormatError(f"{path}: bitstream must be a file name")
     bitstream_path = os.path.join(os.path.dirname(os.path.abspath(path)), obj["bitstream"])
@@ -147,11 +144,10 @@ def compare_step(step, expected, actual, width, height):
     """List the :class:`Mismatch` es between two :class:`Edges` of a ``width`` x ``height``
     grid at subcycle ``step`` (empty if they agree)."""
     result = []
-    lanes = {"N": width, "S": width, "E": height, "W": height}
     for side in SIDES:
-        e, a = getattr(expected, side.lower()), getattr(actual, side.lower())
+        e, a = expected.side(side), actual.side(side)
         diff = e ^ a
-        for lane in range(lanes[side]):
+        for lane in range(side_lanes(side, width, height)):
             if diff >> lane & 1:
                 result.append(Mismatch(step, side, lane, e >> lane & 1, a >> lane & 1))
     return result
@@ -174,10 +170,10 @@ def make_case(name, config, inputs, *, description="", bitstream=None, origin=No
     """
     from .emulator import Emulator
     emulator = Emulator(config)
-    lanes = {"N": config.width, "S": config.width, "E": config.height, "W": config.height}
 
     def hexes(edges):
-        return {s: f"0x{getattr(edges, s.lower()):0{(lanes[s] + 3) // 4}x}" for s in SIDES}
+        return {s: f"0x{edges.side(s):0{(side_lanes(s, config.width, config.height) + 3) // 4}x}"
+                for s in SIDES}
 
     steps = []
     for value in inputs:

@@ -71,3 +71,8 @@ def test_storage_and_simulator_checks():
     with pytest.raises(ValueError) as info:
         terms.check_simulator("xsim")
     assert str(info.value) == "Simulator must be one of 'icarus', 'verilator', not 'xsim'"
+
+
+def test_side_lanes():
+    assert [terms.side_lanes(side, 4, 6) for side in terms.SIDES] == [4, 6, 4, 6]
+    assert terms.side_lanes(terms.W, 2, 8) == 8 and terms.side_lanes("south", 2, 8) == 2
