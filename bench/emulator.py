@@ -26,8 +26,7 @@ from bitgrid.fastemu import FastEmulator
 from .common import Progress, check_sizes, exponents, figure, timer, value
 
 __all__ = ["DEFAULT_SIZES", "DEFAULT_STREAMS", "SUITE_SIZES", "QUICK_SIZES", "run", "run_fast",
-           "run_streams", "compare", "measure", "format_table", "format_comparison",
-           "format_part"]
+           "run_streams", "measure", "format_part"]
 
 #: Grid sizes (square, cells per side) of the default run.
 DEFAULT_SIZES = (64, 256, 1024)
@@ -144,64 +143,6 @@ def run_streams(sizes=DEFAULT_SIZES, streams=DEFAULT_STREAMS, steps=None, seed=1
     return results
 
 
-def compare(sizes=DEFAULT_SIZES, steps=None, seed=1, *, streams=DEFAULT_STREAMS, threads=None,
-            emulators=("simple", "fast", "streams")):
-    """Measure the emulators side by side.
-
-    :returns: a list with one dict per size: ``size``, ``cells`` and, for each emulator
-        measured, its result dict (see :func:`run`, :func:`run_fast`, :func:`run_streams`)
-        under its name; with both ``simple`` and ``fast``, ``speedup`` is the ratio of their
-        rates.
-    """
-    table = []
-    for size in sizes:
-        row = {"size": size, "cells": size * size}
-        if "simple" in emulators:
-            row["simple"] = run([size], steps, seed, rounds=3, min_seconds=0.2)[0]
-        if "fast" in emulators:
-            row["fast"] = run_fast([size], steps, seed, threads=threads)[0]
-        if "streams" in emulators and streams:
-            row["streams"] = run_streams([size], streams, steps, seed, threads=threads)[0]
-        if "simple" in row and "fast" in row:
-            row["speedup"] = row["fast"]["rate"] / row["simple"]["rate"]
-        table.append(row)
-    return table
-
-
-def format_table(results):
-    lines = [f"{'grid':>11} {'cells':>9} {'subcycles':>9} {'seconds':>8} {'cell-updates/s':>15}"]
-    for r in results:
-        lines.append(f"{r['size']:>5} x {r['size']:<5}{r['cells']:>9} {r['subcycles']:>9} "
-                     f"{r['seconds']:>8.3f} {r['cell_updates_per_s']:>15.3e}")
-    return "\n".join(lines)
-
-
-def format_comparison(table):
-    """The rows of :func:`compare` as a text table (rates in updates per second)."""
-    streams = next((r["streams"]["streams"] for r in table if "streams" in r), None)
-    head = (f"{'grid':>11} {'cells':>9} {'simple':>10} {'fast':>10} {'speedup':>8} "
-            f"{'threads':>7} {'fast MB':>8} {'MB/config':>9}")
-    if streams:
-        head += f" {f'{streams} streams':>12}"
-    lines = [head, f"{'':>21} {'(cell-updates/s)':>21} {'':>36}"
-             + (" (stream-cell-updates/s)" if streams else "")]
-    for r in table:
-        simple, fast, lanes = r.get("simple"), r.get("fast"), r.get("streams")
-        line = f"{r['size']:>5} x {r['size']:<5}{r['cells']:>9} "
-        line += f"{simple['rate']:>10.3e} " if simple else f"{'-':>10} "
-        line += f"{fast['rate']:>10.3e} " if fast else f"{'-':>10} "
-        line += f"{r['speedup']:>7.1f}x " if "speedup" in r else f"{'-':>8} "
-        if fast:
-            line += (f"{fast['threads']:>7} {fast['memory_bytes'] / 2**20:>8.2f} "
-                     f"{fast['memory_bytes'] / fast['config_bytes']:>9.2f}")
-        else:
-            line += f"{'-':>7} {'-':>8} {'-':>9}"
-        if streams:
-            line += f" {lanes['rate']:>12.3e}" if lanes else f" {'-':>12}"
-        lines.append(line)
-    return "\n".join(lines)
-
-
 def _figures(result):
     """A result dict of :func:`_measure` as a row of figures with units."""
     row = {"emulator": result["emulator"], "size": result["size"], "cells": result["cells"],
@@ -229,7 +170,7 @@ def measure(sizes=SUITE_SIZES, *, steps=None, seed=1, streams=DEFAULT_STREAMS, t
     :param streams: streams of the lane-parallel figures (``0``: none).
     :param emulators: which of ``"simple"``, ``"fast"``, ``"streams"`` to measure.
     :param rounds, min_seconds: timed rounds per figure (the best counts) and their least
-        duration; ``None``: the defaults of :func:`compare` (3 rounds of 0.2 s; 2 for streams).
+        duration; ``None``: 3 rounds of 0.2 s (2 for streams).
     :param progress: a progress bar and a line per figure on stderr.
     :returns: ``{"part": "emulator", "rows": [...], "speedup": [...], "exponents": {...},
         "seconds": figure}``. Each row has ``emulator``, ``size``, ``cells``, ``subcycles`` and
