@@ -16,8 +16,8 @@ from bitgrid.config import frame_record
 from bitgrid.host import (Command, DeviceModel, LoopbackTransport, ProtocolTarget, Status,
                           decode_frame, encode_frame, run_vectors, unpack_edges)
 from bitgrid.hdl.grid import Grid
-from bitgrid.hdl.host import (HostController, ProtocolEngine, UARTReceiver, UARTTransmitter,
-                              attach_grid)
+from bitgrid.hdl.host import (FrameReceiver, FrameSender, HostController, ProtocolEngine,
+                              UARTReceiver, UARTTransmitter, attach_grid)
 from conftest import load_conformance
 from gateware_util import raises_exactly, simulate
 
@@ -99,6 +99,20 @@ class TestConstructor:
     def test_storage(self):
         with raises_exactly(ValueError, "Storage must be one of 'ff', 'memory', not 'sram'"):
             ProtocolEngine(4, 4, storage="sram")
+
+    @pytest.mark.parametrize("max_body", [3, 254, 4.0])
+    def test_frame_sender(self, max_body):
+        with raises_exactly(ValueError, f"max_body must be an integer from 4 to 253, "
+                                        f"not {max_body!r}"):
+            FrameSender(max_body=max_body)
+
+    @pytest.mark.parametrize("max_body, head, message", [
+        (3, 6, "max_body must be an integer from 4 to 65535, not 3"),
+        (10, 0, "head must be an integer from 1 to 10, not 0"),
+        (10, 11, "head must be an integer from 1 to 10, not 11")])
+    def test_frame_receiver(self, max_body, head, message):
+        with raises_exactly(ValueError, message):
+            FrameReceiver(max_body=max_body, head=head)
 
     def test_too_wide(self):
         with raises_exactly(ValueError, "A 500 x 2 grid needs frames of 258 bytes; the "

@@ -125,3 +125,30 @@ def test_round_trip():
         else:
             current.append(token["data"])
     assert got == data
+
+
+def test_encoder_latency():
+    """The first encoded byte is valid 3 cycles after the ``last`` byte was taken, the next
+    ones every 2 cycles, the delimiter in the cycle after the last (the docstring's figures)."""
+    from gateware_util import simulate
+    encoder = COBSEncoder(max_packet=8)
+    packet = b"\x11\x00\x22"
+    seen = []
+
+    async def testbench(ctx):
+        ctx.set(encoder.o.ready, 1)
+        for index, byte in enumerate(packet):
+            ctx.set(encoder.i.valid, 1)
+            ctx.set(encoder.i.payload, {"data": byte, "last": index == len(packet) - 1})
+            assert ctx.get(encoder.i.ready)
+            await ctx.tick()
+        ctx.set(encoder.i.valid, 0)
+        for cycle in range(1, 20):
+            if ctx.get(encoder.o.valid):
+                seen.append((cycle, ctx.get(encoder.o.payload)))
+            await ctx.tick()
+
+    simulate(encoder, testbench)
+    encoded = cobs.encode(packet)
+    assert seen == [(3 + 2 * k, byte) for k, byte in enumerate(encoded)] \
+        + [(3 + 2 * len(encoded) - 1, 0)]

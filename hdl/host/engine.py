@@ -60,7 +60,8 @@ class ProtocolEngine(wiring.Component):
     port's row, address, frame and write enable): they fan out to every cell. ``step`` is high
     one cycle per requested subcycle, while the engine is in its STEP state; ``grid_rst`` for
     one cycle after a RESET or a successful LOAD_APPLY, before the answer. A request is decided
-    3 cycles after its delimiter (IDLE, CHECK, EXEC).
+    in EXEC, 2 cycles after the cycle its delimiter is on :attr:`rx` (IDLE, CHECK, EXEC); its
+    answer's first byte is produced a cycle after its work is done (ANSWER, PRODUCE).
 
     Parameters
     ----------

@@ -140,9 +140,11 @@ class FrameSender(wiring.Component):
     its last) as a frame: its CRC appended (most significant byte first), COBS-encoded, and a
     delimiter.
 
-    :attr:`i` takes a byte per cycle until ``last``; the body then waits in the encoder's buffer
-    (``max_body + 1`` bytes), and the encoded frame goes out on :attr:`tx` 3 cycles after the
-    ``last`` byte plus 2 for the CRC, one byte every 2 cycles while :attr:`tx` is ready.
+    :attr:`i` takes a byte per cycle until ``last``, then nothing until the delimiter is out:
+    the 2 CRC bytes follow in the next 2 cycles, the frame waits in the encoder's buffer
+    (``max_body + 1`` bytes), and its first encoded byte is valid on :attr:`tx` 5 cycles after
+    the ``last`` byte was taken; then one byte every 2 cycles while :attr:`tx` is ready, and
+    the delimiter in the cycle after the last one is taken.
     :attr:`done` is high in the cycle the delimiter is taken.
 
     Parameters

@@ -89,7 +89,8 @@ class COBSEncoder(wiring.Component):
     ready from a packet's ``last`` byte until its delimiter has been taken. The first encoded
     byte is valid on :attr:`o` 3 cycles after the ``last`` byte was taken; then one byte every
     2 cycles (each is read from the buffer before it is offered) while :attr:`o` is ready,
-    and the delimiter. Bytes of a packet beyond ``max_packet`` are dropped.
+    and the delimiter in the cycle after the last one is taken. Bytes of a packet beyond
+    ``max_packet`` are dropped.
 
     Parameters
     ----------
