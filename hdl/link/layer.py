@@ -1,8 +1,10 @@
 """The link layer of the inter-chip link (SPEC section 8): frames with a sequence number, a
 cumulative acknowledgement and a CRC, go-back-N retransmission from a replay buffer, and credit.
 
-The frame format and its Python codec are :mod:`bitgrid.protocol.link`; :class:`LinkLayer` sends exactly
-the symbols of :func:`bitgrid.protocol.link.encode_data` and :func:`bitgrid.protocol.link.encode_ack`.
+The frame format and its Python codec are :mod:`bitgrid.protocol.link`; :class:`LinkLayer`
+sends exactly the symbols of :func:`bitgrid.protocol.link.encode_data` and
+:func:`bitgrid.protocol.link.encode_ack`. Its frames go through the CRC stream stages of
+:mod:`bitgrid.hdl.stream` (:data:`~bitgrid.protocol.link.LINK_FRAME_CRC`).
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
