@@ -5,23 +5,10 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ..cell import word_to_tables
+from bitgrid.cell import word_to_tables
+from bitgrid.terms import check_storage
 
-__all__ = ["Cell", "STORAGE_KINDS", "cell_module_name", "cell_instance"]
-
-#: Storage back ends of the configuration (SPEC section 7): ``"ff"`` keeps the 64 LUT bits in
-#: flip-flops (portable, ASIC-like; about 81 LUT4 + 68 FF for one cell on iCE40 per
-#: docs/resources.md), ``"memory"`` keeps them in a 16 x 4
-#: :class:`amaranth.lib.memory.Memory` with a combinational read port (one TRELLIS_DPR16X4 on
-#: ECP5, one RAM16SDP4 on Gowin).
-STORAGE_KINDS = ("ff", "memory")
-
-
-def _check_storage(storage):
-    if storage not in STORAGE_KINDS:
-        raise ValueError(f"Storage must be one of {', '.join(map(repr, STORAGE_KINDS))}, "
-                         f"not {storage!r}")
-    return storage
+__all__ = ["Cell", "cell_module_name", "cell_instance"]
 
 
 class Cell(wiring.Component):
@@ -42,7 +29,10 @@ class Cell(wiring.Component):
     Parameters
     ----------
     storage : ``"ff"`` or ``"memory"``
-        Where the 64 configuration bits live; see :data:`STORAGE_KINDS`.
+        Where the 64 configuration bits live (:data:`bitgrid.terms.STORAGES`): ``"ff"`` in
+        flip-flops (portable, ASIC-like; about 81 LUT4 + 68 FF for one cell on iCE40 per
+        docs/resources.md), ``"memory"`` in a 16 x 4 :class:`amaranth.lib.memory.Memory` with a
+        combinational read port (one TRELLIS_DPR16X4 on ECP5, one RAM16SDP4 on Gowin).
     init : int
         Initial configuration, 64-bit word view (default 0, the unconfigured cell).
 
@@ -70,7 +60,7 @@ class Cell(wiring.Component):
     """
 
     def __init__(self, *, storage="ff", init=0):
-        self._storage = _check_storage(storage)
+        self._storage = check_storage(storage)
         word_to_tables(init)  # validates the 64-bit range
         self._init = init
         super().__init__({
@@ -124,7 +114,7 @@ def cell_module_name(storage, init=0):
     """Verilog module name of a cell with this storage kind and initial configuration (64-bit
     word view), as written by :func:`bitgrid.hdl.verilog.grid_verilog`: ``bitgrid_cell_ff``,
     ``bitgrid_cell_memory``, or for a non-zero ``init`` ``bitgrid_cell_ff_<16 hex digits>``."""
-    name = f"bitgrid_cell_{_check_storage(storage)}"
+    name = f"bitgrid_cell_{check_storage(storage)}"
     return name if init == 0 else f"{name}_{init:016x}"
 
 

@@ -6,10 +6,10 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from bitgrid.cell import tables_to_word
-from bitgrid.checks import check_int
+from bitgrid.checks import check_bool, check_int
 from bitgrid.config import FRAME_CRC, Configuration, check_grid_size
-from bitgrid.terms import DIRECTIONS, side_lanes
-from .cell import Cell, _check_storage, cell_instance
+from bitgrid.terms import DIRECTIONS, check_storage, side_lanes
+from .cell import Cell, cell_instance
 
 __all__ = ["EdgeSignature", "ConfigSignature", "Grid"]
 
@@ -139,7 +139,7 @@ class Grid(wiring.Component):
     width, height : int
         Size in cells, even and at least 2.
     storage : ``"ff"`` or ``"memory"``
-        Configuration storage back end, see :data:`bitgrid.hdl.cell.STORAGE_KINDS`.
+        Configuration storage back end, see :data:`bitgrid.terms.STORAGES` and :class:`Cell`.
     init : :class:`bitgrid.Configuration` or None
         Configuration present after power-up (default: all cells unconfigured).
     counter_width : int
@@ -183,7 +183,7 @@ class Grid(wiring.Component):
     def __init__(self, width, height, *, storage="ff", init=None, counter_width=32,
                  cell_instances=False, expose_state=False):
         self._width, self._height = check_grid_size(width, height)
-        self._storage = _check_storage(storage)
+        self._storage = check_storage(storage)
         if init is None:
             init = Configuration(self._width, self._height)
         if not isinstance(init, Configuration):
@@ -191,11 +191,10 @@ class Grid(wiring.Component):
         if (init.width, init.height) != (self._width, self._height):
             raise ValueError(f"init is a {init.width} x {init.height} configuration, the grid "
                              f"is {self._width} x {self._height}")
-        if not isinstance(counter_width, int) or counter_width < 1:
-            raise ValueError(f"counter_width must be a positive integer, not {counter_width!r}")
+        counter_width = check_int(counter_width, "counter_width", minimum=1)
         self._init = init.copy()
-        self._cell_instances = bool(cell_instances)
-        self._expose_state = bool(expose_state)
+        self._cell_instances = check_bool(cell_instances, "cell_instances")
+        self._expose_state = check_bool(expose_state, "expose_state")
         state = {"state": Out(4 * width * height)} if self._expose_state else {}
         super().__init__({
             **state,

@@ -12,8 +12,8 @@ Everything here follows ``SPEC.md`` sections 2 and 3:
 """
 
 import inspect
-import numbers
 
+from .checks import check_int
 from .terms import DIRECTIONS, Direction, E, N, S, W
 
 __all__ = [
@@ -43,10 +43,7 @@ def _check_tables(tables):
         raise ValueError(f"A cell has 4 LUTs [N, E, S, W], not {len(tables)}")
     result = []
     for d, lut in zip(DIRECTIONS, tables):
-        if isinstance(lut, bool) or not isinstance(lut, numbers.Integral) \
-                or not 0 <= lut <= 0xFFFF:
-            raise ValueError(f"LUT {d.name} must be a 16-bit integer, not {lut!r}")
-        result.append(int(lut))
+        result.append(check_int(lut, f"LUT {d.name}", minimum=0, maximum=0xFFFF))
     return tuple(result)
 
 
@@ -68,10 +65,7 @@ def word_to_tables(word):
 
     :raises ValueError: if ``word`` is not an integer in ``0 .. 2**64 - 1``.
     """
-    if isinstance(word, bool) or not isinstance(word, numbers.Integral) \
-            or not 0 <= word < 1 << 64:
-        raise ValueError(f"A cell's word view is a 64-bit integer, not {word!r}")
-    word = int(word)
+    word = check_int(word, "A cell's word view", minimum=0, maximum=(1 << 64) - 1)
     tables = [0, 0, 0, 0]
     for a in range(16):
         for d in range(4):

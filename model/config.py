@@ -19,6 +19,7 @@ import numpy as np
 from amaranth.lib import crc
 
 from .cell import tables_to_word, word_to_tables
+from .checks import check_int
 
 __all__ = ["Configuration", "GridSizeError", "check_grid_size", "frame_record", "FRAME_CRC"]
 
@@ -152,12 +153,8 @@ class Configuration:
 
     # Frames (SPEC section 7).
     def _check_frame_address(self, row, address):
-        if isinstance(row, bool) or not isinstance(row, (int, np.integer)) \
-                or not 0 <= row < self._height:
-            raise IndexError(f"Frame row must be between 0 and {self._height - 1}, not {row!r}")
-        if isinstance(address, bool) or not isinstance(address, (int, np.integer)) \
-                or not 0 <= address < 16:
-            raise IndexError(f"Frame LUT address must be between 0 and 15, not {address!r}")
+        check_int(row, "Frame row", minimum=0, maximum=self._height - 1, error=IndexError)
+        check_int(address, "Frame LUT address", minimum=0, maximum=15, error=IndexError)
 
     def frame(self, row, address):
         """Configuration frame ``(row, address)``: an int of ``4 * width`` bits where bit
@@ -177,10 +174,8 @@ class Configuration:
         :raises ValueError: for a frame that is negative or wider than ``4 * width`` bits.
         """
         self._check_frame_address(row, address)
-        if not isinstance(frame, (int, np.integer)) or not 0 <= frame < 1 << (4 * self._width):
-            raise ValueError(f"A frame of a {self._width}-cell row is a {4 * self._width}-bit "
-                             f"unsigned integer, not {frame!r}")
-        frame = int(frame)
+        frame = check_int(frame, f"A frame of a {self._width}-cell row", minimum=0,
+                          maximum=(1 << (4 * self._width)) - 1)
         raw = np.frombuffer(frame.to_bytes(self._width // 2, "little"), dtype=np.uint8)
         bits = np.unpackbits(raw, bitorder="little").reshape(self._width, 4).astype(np.uint16)
         mask = np.uint16(~(1 << address) & 0xFFFF)

@@ -10,7 +10,8 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from bitgrid.cell import PASS_THROUGH, REFLECTOR, tables_to_word, word_to_tables
-from bitgrid.hdl.cell import STORAGE_KINDS, Cell
+from bitgrid.hdl.cell import Cell
+from bitgrid.terms import STORAGES
 from gateware_util import raises_exactly, simulate
 
 PASS_THROUGH_WORD = 0xFB73EA62D951C840   # SPEC section 3
@@ -38,15 +39,12 @@ class TestConstructor:
         assert dut.init == 0
         Fragment.get(dut, None)   # elaborates
 
-    @pytest.mark.parametrize("storage", STORAGE_KINDS)
+    @pytest.mark.parametrize("storage", STORAGES)
     def test_parameters(self, storage):
         dut = Cell(storage=storage, init=PASS_THROUGH_WORD)
         assert dut.storage == storage
         assert dut.init == PASS_THROUGH_WORD
         Fragment.get(dut, None)
-
-    def test_storage_kinds(self):
-        assert STORAGE_KINDS == ("ff", "memory")
 
     def test_signature(self):
         dut = Cell()
@@ -63,7 +61,8 @@ class TestConstructor:
 
     @pytest.mark.parametrize("init", [-1, 1 << 64, "0x1234", 1.0])
     def test_wrong_init(self, init):
-        with raises_exactly(ValueError, f"A cell's word view is a 64-bit integer, not {init!r}"):
+        with raises_exactly(ValueError, f"A cell's word view must be an integer from 0 to "
+                                        f"{2**64 - 1}, not {init!r}"):
             Cell(init=init)
 
     def test_keyword_only(self):
@@ -93,7 +92,7 @@ async def lut_sweep(ctx, dut):
     return result
 
 
-@pytest.mark.parametrize("storage", STORAGE_KINDS)
+@pytest.mark.parametrize("storage", STORAGES)
 class TestSimulation:
     def test_random_init_exhaustive(self, storage):
         """Random configurations (seeded): for all 16 addresses, the outputs are bit d of word

@@ -191,10 +191,10 @@ def test_lut_from_function_builds_spec_cells():
 @pytest.mark.parametrize("tables, message", [
     ((1, 2, 3), "A cell has 4 LUTs [N, E, S, W], not 3"),
     ((1, 2, 3, 4, 5), "A cell has 4 LUTs [N, E, S, W], not 5"),
-    ((0x10000, 0, 0, 0), "LUT N must be a 16-bit integer, not 65536"),
-    ((0, -1, 0, 0), "LUT E must be a 16-bit integer, not -1"),
-    ((0, 0, 1.0, 0), "LUT S must be a 16-bit integer, not 1.0"),
-    ((0, 0, 0, "0xff"), "LUT W must be a 16-bit integer, not '0xff'"),
+    ((0x10000, 0, 0, 0), "LUT N must be an integer from 0 to 65535, not 65536"),
+    ((0, -1, 0, 0), "LUT E must be an integer from 0 to 65535, not -1"),
+    ((0, 0, 1.0, 0), "LUT S must be an integer from 0 to 65535, not 1.0"),
+    ((0, 0, 0, "0xff"), "LUT W must be an integer from 0 to 65535, not '0xff'"),
 ])
 def test_tables_to_word_errors(tables, message):
     with pytest.raises(ValueError) as info:
@@ -206,7 +206,7 @@ def test_tables_to_word_errors(tables, message):
 def test_word_to_tables_errors(word):
     with pytest.raises(ValueError) as info:
         word_to_tables(word)
-    assert str(info.value) == f"A cell's word view is a 64-bit integer, not {word!r}"
+    assert str(info.value) == f"A cell's word view must be an integer from 0 to {2**64 - 1}, not {word!r}"
 
 
 def test_lut_from_function_errors():

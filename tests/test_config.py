@@ -145,12 +145,15 @@ def test_index_outside_grid(x, y):
 
 def test_setitem_validates_tables():
     config = Configuration(2, 2)
-    with pytest.raises(ValueError, match="LUT W must be a 16-bit integer"):
+    with pytest.raises(ValueError) as info:
         config[0, 0] = (0, 0, 0, 0x10000)
+    assert str(info.value) == "LUT W must be an integer from 0 to 65535, not 65536"
     with pytest.raises(ValueError, match="A cell has 4 LUTs"):
         config[0, 0] = (1, 2, 3)
-    with pytest.raises(ValueError, match="64-bit integer"):
+    with pytest.raises(ValueError) as info:
         config.set_word(0, 0, 1 << 64)
+    assert str(info.value) == f"A cell's word view must be an integer from 0 to {2**64 - 1}, " \
+                              f"not {1 << 64}"
     assert not config.luts.any()      # nothing was written by the failed assignments
 
 
@@ -321,10 +324,20 @@ def test_frame_address_checked():
             config.frame(row, address)
         with pytest.raises(IndexError):
             config.set_frame(row, address, 0)
-    with pytest.raises(ValueError, match="16-bit unsigned integer"):
-        config.set_frame(0, 0, 1 << 16)
-    with pytest.raises(ValueError, match="16-bit unsigned integer"):
-        config.set_frame(0, 0, -1)
+    for row, address, message in ((2, 0, "Frame row must be an integer from 0 to 1, not 2"),
+                                  (0, 16, "Frame LUT address must be an integer from 0 to 15, "
+                                          "not 16"),
+                                  (True, 0, "Frame row must be an integer from 0 to 1, not True")):
+        with pytest.raises(IndexError) as info:
+            config.frame(row, address)
+        assert str(info.value) == message
+    before = config.copy()
+    for frame in (1 << 16, -1):
+        with pytest.raises(ValueError) as info:
+            config.set_frame(0, 0, frame)
+        assert str(info.value) == (f"A frame of a 4-cell row must be an integer from 0 to "
+                                   f"65535, not {frame}")
+    assert config == before
 
 
 def test_numpy_values_and_float_arrays():
@@ -340,3 +353,4 @@ def test_grid_too_large_for_a_bitstream():
     from bitgrid.config import GridSizeError
     with pytest.raises(GridSizeError, match="more than 2\\*\\*26 cells"):
         Configuration(8192, 8192)
+

@@ -15,7 +15,7 @@ from amaranth.lib.wiring import In, Out
 from bitgrid import Configuration, Edges, Emulator, GridSizeError
 from bitgrid.cell import PASS_THROUGH, REFLECTOR
 from bitgrid.config import FRAME_CRC, frame_record
-from bitgrid.hdl.cell import STORAGE_KINDS
+from bitgrid.terms import STORAGES
 from bitgrid.hdl.grid import ConfigSignature, EdgeSignature, Grid
 from bitgrid.vectors import compare_step, format_mismatches
 from conftest import conformance_cases, load_conformance
@@ -34,7 +34,7 @@ class TestConstructor:
         assert dut.record_bytes == 3 + 4 // 2
         Fragment.get(dut, None)
 
-    @pytest.mark.parametrize("storage", STORAGE_KINDS)
+    @pytest.mark.parametrize("storage", STORAGES)
     def test_storage(self, storage):
         dut = Grid(2, 2, storage=storage, init=Configuration.random(2, 2, seed=1))
         assert dut.storage == storage
@@ -74,9 +74,14 @@ class TestConstructor:
 
     @pytest.mark.parametrize("counter_width", [0, -1, 1.5])
     def test_wrong_counter_width(self, counter_width):
-        with raises_exactly(ValueError, f"counter_width must be a positive integer, "
+        with raises_exactly(ValueError, f"counter_width must be an integer of at least 1, "
                                         f"not {counter_width!r}"):
             Grid(2, 2, counter_width=counter_width)
+
+    @pytest.mark.parametrize("option", ["cell_instances", "expose_state"])
+    def test_wrong_flag(self, option):
+        with raises_exactly(ValueError, f"{option} must be True or False, not 1"):
+            Grid(2, 2, **{option: 1})
 
 
 
@@ -239,13 +244,13 @@ def uniform(width, height, tables):
 SIZES = [(2, 2), (2, 4), (4, 2), (4, 6)]
 
 
-@pytest.mark.parametrize("storage", STORAGE_KINDS)
+@pytest.mark.parametrize("storage", STORAGES)
 @pytest.mark.parametrize("width, height", SIZES)
 def test_random_against_emulator(storage, width, height):
     """Random LUTs and random edge streams (seeded): after every clock cycle the edge outputs,
     the subcycle counter and the phase equal the emulator's. Cycles without ``step`` (with
     random noise on the edge inputs) change nothing."""
-    seed = 1000 * width + 10 * height + STORAGE_KINDS.index(storage)
+    seed = 1000 * width + 10 * height + STORAGES.index(storage)
     rng = random.Random(seed)
     config = Configuration.random(width, height, seed=seed)
     dut = Grid(width, height, storage=storage, init=config)
@@ -301,7 +306,7 @@ def test_exposed_state_is_the_emulators(width, height):
     simulate(dut, testbench, name=f"grid_state_{width}x{height}")
 
 
-@pytest.mark.parametrize("storage", STORAGE_KINDS)
+@pytest.mark.parametrize("storage", STORAGES)
 def test_phase_order_reflector(storage):
     """2 x 2 reflectors (each output echoes its own side's input) show every cell on the edge
     buses: phase A must update (0,0) and (1,1) only, phase B (1,0) and (0,1) only."""
@@ -321,7 +326,7 @@ def test_phase_order_reflector(storage):
     assert all_cells_step(Emulator(uniform(2, 2, REFLECTOR)), ones) == ones
 
 
-@pytest.mark.parametrize("storage", STORAGE_KINDS)
+@pytest.mark.parametrize("storage", STORAGES)
 def test_phase_order_pass_through(storage):
     """Rows of pass-through cells (4 x 2): a one-subcycle pulse on W_in reaches E_out only in
     row 0, whose first cell has phase A, and is held there for two subcycles; a held input
@@ -370,7 +375,7 @@ def test_counter_wraps():
 
 # --- Configuration port --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("storage", STORAGE_KINDS)
+@pytest.mark.parametrize("storage", STORAGES)
 def test_load_readback_run(storage):
     """Load a configuration through frames + commit into an unconfigured grid: valid rises,
     readback equals the configuration, and the grid then runs it like the emulator. A second
@@ -442,7 +447,7 @@ def test_write_ready_timing():
     assert dut.record_bytes == 6
 
 
-@pytest.mark.parametrize("storage", STORAGE_KINDS)
+@pytest.mark.parametrize("storage", STORAGES)
 def test_bad_crc_stops_grid(storage):
     """A commit with the wrong CRC sets error and clears valid; step requests are then ignored
     (the counter stays, the outputs stay) until a good load, after which the grid goes on from
@@ -538,7 +543,7 @@ def test_begin_drops_valid():
     assert log["config"] == config                     # begin alone writes nothing
 
 
-@pytest.mark.parametrize("storage", STORAGE_KINDS)
+@pytest.mark.parametrize("storage", STORAGES)
 def test_reset(storage):
     """Sync reset clears every output, the subcycle counter and the phase, but keeps the loaded
     configuration and valid: afterwards the grid runs like a freshly reset emulator."""
@@ -620,7 +625,7 @@ def _conformance_params():
     params = []
     for name in conformance_cases():
         if _case_size(name) <= FAST_MAX_CELLS:
-            params += [(name, storage) for storage in STORAGE_KINDS]
+            params += [(name, storage) for storage in STORAGES]
         else:
             params.append(pytest.param(name, "ff", marks=pytest.mark.slow))
     return params
