@@ -1,6 +1,6 @@
 """BitGrid's benchmark suite (``make bench``, ``python -m bitgrid.bench``, ``bitgrid bench``).
 
-Three parts, each a function that returns its figures (``{"value", "unit"}``, see
+Five parts, each a function that returns its figures (``{"value", "unit"}``, see
 :mod:`.common`) and the growth exponents of its costs against the cell count:
 
 * ``emulator`` (:func:`.emulator.measure`): cell updates per second of the reference emulator
@@ -17,6 +17,7 @@ Three parts, each a function that returns its figures (``{"value", "unit"}``, se
   and the payload share of the line bits.
 
 :func:`run_suite` runs them all and :mod:`.report` adds the targets, the tables and the plot.
+The command line (``bitgrid bench``, ``python -m bitgrid.bench``) is :mod:`bitgrid.cli.bench`.
 Not tests: nothing here asserts a timing (``tests/test_bench.py`` checks that it works).
 """
 
