@@ -15,7 +15,7 @@ import typing
 from bitgrid import bitstream as _bitstream
 from bitgrid.checks import check_int
 from bitgrid.config import Configuration, GridSizeError, check_grid_size
-from bitgrid.terms import Edges, check_simulator, check_storage
+from bitgrid.terms import SIDES, Edges, check_simulator, check_storage
 from bitgrid.vectors import (BadStreamCase, Mismatch, VectorCase, VectorFormatError,
                              format_mismatches, load_case)
 
@@ -177,7 +177,7 @@ def _edges_list(values, width, height, what):
             edges = Edges.coerce(value)
         except (TypeError, ValueError) as error:
             raise VectorFormatError(f"{what}[{t}]: {error}") from None
-        for side, word, count in zip("NESW", edges, lanes):
+        for side, word, count in zip(SIDES, edges, lanes):
             if not isinstance(word, int) or word < 0 or word >> count:
                 raise VectorFormatError(f"{what}[{t}].{side} = {word!r} does not fit the "
                                         f"{count} lanes of a {width} x {height} grid")

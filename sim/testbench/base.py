@@ -20,13 +20,14 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
 from bitgrid.config import Configuration
+from bitgrid.emulator import Emulator
 from bitgrid.terms import SIDES, Edges
 from bitgrid.vectors import compare_step
 
 from .. import jobs
 
 __all__ = ["TestbenchError", "Testbench", "ConfigPort", "read_word", "compare_outputs",
-           "edge_ports", "case_config", "case_edges", "Results"]
+           "edge_ports", "case_config", "case_edges", "StepChecker", "Results"]
 
 
 class TestbenchError(AssertionError):
@@ -80,6 +81,37 @@ def case_edges(case):
     expected = case.get("expected")
     return ([Edges(*i) for i in case["inputs"]],
             None if expected is None else [Edges(*o) for o in expected])
+
+
+class StepChecker:
+    """Checks the edge outputs of every step against the reference emulator
+    (:class:`~bitgrid.Emulator` of ``config``, run here) and against ``expected`` (a list of
+    :class:`~bitgrid.Edges`, or None); lanes that read X/Z are mismatches with ``actual = -1``.
+    """
+
+    def __init__(self, config, expected, width, height):
+        self.emulator = Emulator(config)
+        self.expected = expected
+        self.width, self.height = width, height
+        self.outputs, self.mismatches, self.emulator_mismatches = [], [], []
+
+    def check(self, t, edges, actual, unknown):
+        """Step the emulator with the inputs ``edges`` of step ``t`` and compare ``actual``
+        (with the X/Z masks ``unknown``)."""
+        self.outputs.append(list(actual))
+        reference = self.emulator.step(edges)
+        self.emulator_mismatches += compare_outputs(t, reference, actual, unknown, self.width,
+                                                    self.height)
+        if self.expected is not None:
+            self.mismatches += compare_outputs(t, self.expected[t], actual, unknown,
+                                               self.width, self.height)
+
+    def entries(self):
+        """The ``outputs``, ``mismatches`` and ``emulator_mismatches`` entries of a case
+        result."""
+        return {"outputs": self.outputs,
+                "mismatches": [list(m) for m in self.mismatches],
+                "emulator_mismatches": [list(m) for m in self.emulator_mismatches]}
 
 
 class Results:

@@ -35,11 +35,9 @@ import time
 import cocotb
 from cocotb.simtime import get_sim_time
 
-from bitgrid.emulator import Emulator
-
 from .. import jobs
-from .base import (ConfigPort, Results, Testbench, TestbenchError, case_config, case_edges,
-                   compare_outputs)
+from .base import (ConfigPort, Results, StepChecker, Testbench, TestbenchError, case_config,
+                   case_edges)
 
 __all__ = ["GridTestbench", "run_case", "case_failed", "run_job"]
 
@@ -125,22 +123,14 @@ async def run_case(bench, case):
     load_wall = time.monotonic()
     readback = await bench.readback(config)
     readback_wall = time.monotonic()
-    emulator = Emulator(config)
-    mismatches, emulator_mismatches, outputs = [], [], []
+    checker = StepChecker(config, expected, width, height)
     for t, edges in enumerate(inputs):
-        actual, unknown = await bench.step(edges)
-        outputs.append(list(actual))
-        reference = emulator.step(edges)
-        emulator_mismatches += compare_outputs(t, reference, actual, unknown, width, height)
-        if expected is not None:
-            mismatches += compare_outputs(t, expected[t], actual, unknown, width, height)
+        checker.check(t, edges, *await bench.step(edges))
     subcycle, phase = await bench.finish_steps()
     return {
         "name": case.get("name", "case"),
         "steps": len(inputs),
-        "outputs": outputs,
-        "mismatches": [list(m) for m in mismatches],
-        "emulator_mismatches": [list(m) for m in emulator_mismatches],
+        **checker.entries(),
         "config_valid": valid,
         "config_error": error,
         "readback_errors": [list(r) for r in readback],

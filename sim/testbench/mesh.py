@@ -33,13 +33,12 @@ from cocotb.clock import Clock
 from cocotb.simtime import get_sim_time
 from cocotb.triggers import Event, FallingEdge, RisingEdge, Timer
 
-from bitgrid.emulator import Emulator
 from bitgrid.faults import FaultSpec
 from bitgrid.mesh import MeshShape, slice_configuration
 
 from .. import jobs
-from .base import (ConfigPort, Results, Testbench, TestbenchError, case_config, case_edges,
-                   compare_outputs, read_word)
+from .base import (ConfigPort, Results, StepChecker, Testbench, TestbenchError, case_config,
+                   case_edges, read_word)
 
 __all__ = ["MESH_JOB_FORMAT", "MESH_RESULT_FORMAT", "MeshTestbench", "run_mesh_job",
            "LINK_COUNTERS", "FAULT_COUNTERS"]
@@ -317,9 +316,8 @@ async def run_case(bench, case):
     valid, error, readback = await bench.load(config)
     bench.arm_faults()
     schedule = bench.schedule(len(inputs))
-    emulator = Emulator(config)
-    outputs, mismatches, emulator_mismatches, step_cycles = [], [], [], []
-    state_mismatches = []
+    checker = StepChecker(config, expected, width, height)
+    step_cycles, state_mismatches = [], []
     stalled = None
     run_start = get_sim_time("ns")
     for t, edges in enumerate(inputs):
@@ -329,12 +327,8 @@ async def run_case(bench, case):
             stalled = str(exc)
             break
         step_cycles.append(cycles)
-        outputs.append(list(actual))
-        reference = emulator.step(edges)
-        emulator_mismatches += compare_outputs(t, reference, actual, unknown, width, height)
-        state_mismatches += bench.state_mismatches(t, emulator)
-        if expected is not None:
-            mismatches += compare_outputs(t, expected[t], actual, unknown, width, height)
+        checker.check(t, edges, actual, unknown)
+        state_mismatches += bench.state_mismatches(t, checker.emulator)
     run_ns = get_sim_time("ns") - run_start
     # Let the scheduled faults finish (so that every one is counted), then read the counters.
     await bench.finish_faults()
@@ -345,9 +339,7 @@ async def run_case(bench, case):
     return {
         "name": case.get("name", "case"),
         "steps": len(inputs),
-        "outputs": outputs,
-        "mismatches": [list(m) for m in mismatches],
-        "emulator_mismatches": [list(m) for m in emulator_mismatches],
+        **checker.entries(),
         "state_mismatches": state_mismatches[:100],
         "state_mismatch_count": len(state_mismatches),
         "config_valid": valid,
