@@ -7,6 +7,8 @@ sends exactly the symbols of :func:`bitgrid.protocol.link.encode_data` and
 :mod:`bitgrid.hdl.stream` (:data:`~bitgrid.protocol.link.LINK_FRAME_CRC`).
 """
 
+import types
+
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
@@ -26,6 +28,16 @@ REPLAY_DEPTHS = (2, 4, 8, 16, 32, 64)
 #: Names of the counters of :class:`LinkLayer` (16 bits each, saturating).
 COUNTERS = ("frames_sent", "retransmits", "timeouts", "crc_errors", "sequence_errors",
             "acks_sent")
+
+
+def _count_up(counter):
+    """Increment a 16-bit counter that saturates at 0xFFFF."""
+    return counter.eq(counter + (counter != 0xFFFF))
+
+
+def _distance(a, b):
+    """``(a - b) mod 256``."""
+    return (a - b)[:8]
 
 
 class LinkLayer(wiring.Component):
@@ -156,53 +168,55 @@ class LinkLayer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        depth = self._replay_depth
-        nbytes = payload_bytes(self._payload_bits)
-        body = 2 + nbytes                   # DATA bytes between the kind byte and the CRC
-        index_bits = depth.bit_length() - 1
+        s = types.SimpleNamespace()          # what the parts below share
+        s.depth = self._replay_depth
+        s.body = 2 + payload_bytes(self._payload_bits)   # DATA bytes between kind and CRC
+        s.index_bits = s.depth.bit_length() - 1
+        self._replay_buffer(m, s)
+        self._receiver(m, s)
+        self._transmitter(m, s)
+        self._pointers(m, s)
+        return m
 
-        def count_up(counter):
-            return counter.eq(counter + (counter != 0xFFFF))
-
-        def distance(a, b):
-            """``(a - b) mod 256``."""
-            return (a - b)[:8]
-
+    def _replay_buffer(self, m, s):
+        """Sequence state and the replay buffer, written from :attr:`send`."""
         # --- Transmit state -----------------------------------------------------------------------
-        next_seq = Signal(8)     # sequence number of the next payload taken on `send`
-        base = Signal(8)         # oldest unacknowledged sequence number
-        send_ptr = Signal(8)     # next sequence number to put on the line
-        fresh = Signal(8)        # first sequence number never put on the line
-        expected = Signal(8)     # next sequence number to receive (our cumulative ack)
-        ack_pending = Signal()
-        ack_wait = Signal(8)     # cycles before an owed ack may go out on its own
-        rewind = Signal()
-        timer = Signal(range(self._timeout), init=self._timeout - 1)
+        s.next_seq = Signal(8)     # sequence number of the next payload taken on `send`
+        s.base = Signal(8)         # oldest unacknowledged sequence number
+        s.send_ptr = Signal(8)     # next sequence number to put on the line
+        s.fresh = Signal(8)        # first sequence number never put on the line
+        s.expected = Signal(8)     # next sequence number to receive (our cumulative ack)
+        s.ack_pending = Signal()
+        s.ack_wait = Signal(8)     # cycles before an owed ack may go out on its own
+        s.rewind = Signal()
+        s.timer = Signal(range(self._timeout), init=self._timeout - 1)
 
         # --- Replay buffer ------------------------------------------------------------------------
-        m.submodules.replay = replay = Memory(shape=self._payload_bits, depth=depth, init=[])
+        m.submodules.replay = replay = Memory(shape=self._payload_bits, depth=s.depth, init=[])
         wr = replay.write_port()
-        rd = replay.read_port()             # read on opening a frame, used in state KIND
+        s.rd = replay.read_port()             # read on opening a frame, used in state KIND
 
-        used = Signal(range(depth + 1))
+        used = Signal(range(s.depth + 1))
         m.d.comb += [
-            used.eq(distance(next_seq, base)),
-            self.credit.eq(depth - used),
-            self.send.ready.eq(used != depth),
-            wr.addr.eq(next_seq[:index_bits]),
+            used.eq(_distance(s.next_seq, s.base)),
+            self.credit.eq(s.depth - used),
+            self.send.ready.eq(used != s.depth),
+            wr.addr.eq(s.next_seq[:s.index_bits]),
             wr.data.eq(self.send.payload),
             wr.en.eq(self.send.valid & self.send.ready),
         ]
         with m.If(self.send.valid & self.send.ready):
-            m.d.sync += next_seq.eq(next_seq + 1)
+            m.d.sync += s.next_seq.eq(s.next_seq + 1)
 
+    def _receiver(self, m, s):
+        """Received frames: parsed, checked, delivered; acknowledgements taken."""
         # --- Receiver: parse, check, deliver ------------------------------------------------------
         # The CRC of a frame runs from its kind byte (the control symbol) to its last byte.
         m.submodules.rx_crc = rx_crc = CRCVerifier(LINK_FRAME_CRC.algorithm)
-        rbuf = Signal(8 * (body + 2))       # received bytes, shifted in from the top
+        rbuf = Signal(8 * (s.body + 2))       # received bytes, shifted in from the top
         in_frame = Signal()
-        rx_is_data = Signal()
-        rcount = Signal(range(body + 3))    # bytes after the kind byte received so far
+        s.rx_is_data = Signal()
+        rcount = Signal(range(s.body + 3))    # bytes after the kind byte received so far
         check = Signal()                    # the previous cycle completed a frame
 
         symbol = self.rx.payload
@@ -213,12 +227,12 @@ class LinkLayer(wiring.Component):
             with m.If(symbol.ctrl):
                 m.d.comb += truncated.eq(in_frame)
                 m.d.sync += [in_frame.eq(is_kind), rcount.eq(0),
-                             rx_is_data.eq(symbol.data == FrameKind.DATA)]
+                             s.rx_is_data.eq(symbol.data == FrameKind.DATA)]
                 m.d.comb += [rx_crc.i.valid.eq(is_kind), rx_crc.i.payload.first.eq(1)]
             with m.Elif(in_frame):
                 m.d.comb += rx_crc.i.valid.eq(1)
                 m.d.sync += [rbuf.eq(Cat(rbuf[8:], symbol.data)), rcount.eq(rcount + 1)]
-                with m.If(rcount == Mux(rx_is_data, body + 1, 2)):
+                with m.If(rcount == Mux(s.rx_is_data, s.body + 1, 2)):
                     m.d.sync += [in_frame.eq(0), check.eq(1)]
 
         m.d.comb += [rx_crc.i.payload.data.eq(symbol.data), rx_crc.o.ready.eq(1)]
@@ -226,49 +240,51 @@ class LinkLayer(wiring.Component):
         def rbyte(index):
             return rbuf[8 * index:8 * index + 8]
 
-        good = Signal()
-        rx_seq = rbyte(0)
+        s.good = Signal()
+        s.rx_seq = rbyte(0)
         rx_ack = Signal(8)
         m.d.comb += [
-            good.eq(check & rx_crc.match),
-            rx_ack.eq(Mux(rx_is_data, rbyte(1), rbyte(body - 1))),
+            s.good.eq(check & rx_crc.match),
+            rx_ack.eq(Mux(s.rx_is_data, rbyte(1), rbyte(s.body - 1))),
             self.recv.payload.eq(rbuf[16:16 + self._payload_bits]),
-            self.recv_seq.eq(rx_seq),
-            self.recv.valid.eq(good & rx_is_data & (rx_seq == expected)),
+            self.recv_seq.eq(s.rx_seq),
+            self.recv.valid.eq(s.good & s.rx_is_data & (s.rx_seq == s.expected)),
         ]
-        crc_error = truncated | (check & ~rx_crc.match)
+        s.crc_error = truncated | (check & ~rx_crc.match)
         with m.If(self.recv.valid):
-            m.d.sync += expected.eq(expected + 1)
+            m.d.sync += s.expected.eq(s.expected + 1)
 
         # Acknowledgements received: free the replay slots before rx_ack.
-        new_base = Signal(8)
-        progress = Signal()
-        ack_span = distance(rx_ack, base)
+        s.new_base = Signal(8)
+        s.progress = Signal()
+        ack_span = _distance(rx_ack, s.base)
         m.d.comb += [
-            progress.eq(good & (ack_span != 0) & (ack_span <= distance(fresh, base))),
-            new_base.eq(Mux(progress, rx_ack, base)),
+            s.progress.eq(s.good & (ack_span != 0) & (ack_span <= _distance(s.fresh, s.base))),
+            s.new_base.eq(Mux(s.progress, rx_ack, s.base)),
         ]
-        m.d.sync += base.eq(new_base)
+        m.d.sync += s.base.eq(s.new_base)
 
+    def _transmitter(self, m, s):
+        """DATA and ACK frames out through the CRC appender."""
         # --- Transmitter --------------------------------------------------------------------------
         # Frames go out through the CRC appender: the kind byte is its first word (the control
         # symbol), the CRC its last two.
         m.submodules.tx_crc = tx_crc = CRCAppender(LINK_FRAME_CRC.algorithm)
-        fbuf = Signal(8 * body)             # bytes of the frame after the kind byte
+        fbuf = Signal(8 * s.body)             # bytes of the frame after the kind byte
         tx_is_data = Signal()
-        remaining = Signal(range(body + 1))   # bytes of fbuf still to send
-        start_ok = Signal()                 # a frame may open on the next cycle
-        sel_seq = Signal(8)
+        remaining = Signal(range(s.body + 1))   # bytes of fbuf still to send
+        s.start_ok = Signal()                 # a frame may open on the next cycle
+        s.sel_seq = Signal(8)
         have_data = Signal()
-        open_data = Signal()
+        s.open_data = Signal()
         open_ack = Signal()
         m.d.comb += [
-            sel_seq.eq(Mux(rewind, base, send_ptr)),
-            have_data.eq(sel_seq != next_seq),
-            rd.addr.eq(sel_seq[:index_bits]),
-            rd.en.eq(open_data),
-            open_data.eq(start_ok & have_data),
-            open_ack.eq(start_ok & ~have_data & ack_pending & (ack_wait == 0)),
+            s.sel_seq.eq(Mux(s.rewind, s.base, s.send_ptr)),
+            have_data.eq(s.sel_seq != s.next_seq),
+            s.rd.addr.eq(s.sel_seq[:s.index_bits]),
+            s.rd.en.eq(s.open_data),
+            s.open_data.eq(s.start_ok & have_data),
+            open_ack.eq(s.start_ok & ~have_data & s.ack_pending & (s.ack_wait == 0)),
         ]
         m.d.comb += [self.tx.valid.eq(tx_crc.o.valid),
                      self.tx.payload.data.eq(tx_crc.o.payload.data),
@@ -278,8 +294,8 @@ class LinkLayer(wiring.Component):
 
         with m.FSM(name="tx_fsm"):
             with m.State("IDLE"):
-                m.d.comb += start_ok.eq(1)
-                with m.If(open_data | open_ack):
+                m.d.comb += s.start_ok.eq(1)
+                with m.If(s.open_data | open_ack):
                     m.next = "KIND"
             with m.State("KIND"):
                 m.d.comb += [
@@ -287,7 +303,7 @@ class LinkLayer(wiring.Component):
                     tx_crc.i.payload.data.eq(Mux(tx_is_data, FrameKind.DATA, FrameKind.ACK)),
                 ]
                 with m.If(tx_is_data):
-                    m.d.sync += fbuf[16:].eq(rd.data)
+                    m.d.sync += fbuf[16:].eq(s.rd.data)
                 with m.If(taken):
                     m.next = "BODY"
             with m.State("BODY"):
@@ -299,56 +315,56 @@ class LinkLayer(wiring.Component):
                         m.next = "CRC"
             with m.State("CRC"):
                 # The appender sends the CRC, high byte first.
-                m.d.comb += start_ok.eq(taken & tx_crc.o.payload.last)
-                with m.If(open_data | open_ack):     # the next frame follows without a gap
+                m.d.comb += s.start_ok.eq(taken & tx_crc.o.payload.last)
+                with m.If(s.open_data | open_ack):     # the next frame follows without a gap
                     m.next = "KIND"
-                with m.Elif(start_ok):
+                with m.Elif(s.start_ok):
                     m.next = "IDLE"
 
-        with m.If(open_data):
+        with m.If(s.open_data):
             m.d.sync += [
-                tx_is_data.eq(1), remaining.eq(body),
-                fbuf[:16].eq(Cat(sel_seq, expected)),
-                count_up(self.frames_sent),
+                tx_is_data.eq(1), remaining.eq(s.body),
+                fbuf[:16].eq(Cat(s.sel_seq, s.expected)),
+                _count_up(self.frames_sent),
             ]
-            with m.If(sel_seq != fresh):
-                m.d.sync += count_up(self.retransmits)
+            with m.If(s.sel_seq != s.fresh):
+                m.d.sync += _count_up(self.retransmits)
         with m.Elif(open_ack):
-            m.d.sync += [tx_is_data.eq(0), remaining.eq(1), fbuf.eq(expected),
-                         count_up(self.acks_sent)]
-        with m.If(open_data | open_ack):
-            m.d.sync += ack_pending.eq(0)
-        with m.If(good & rx_is_data):
-            m.d.sync += ack_pending.eq(1)
-            with m.If(~ack_pending):
-                m.d.sync += ack_wait.eq(self._ack_delay)
-        with m.Elif(ack_wait != 0):
-            m.d.sync += ack_wait.eq(ack_wait - 1)
+            m.d.sync += [tx_is_data.eq(0), remaining.eq(1), fbuf.eq(s.expected),
+                         _count_up(self.acks_sent)]
+        with m.If(s.open_data | open_ack):
+            m.d.sync += s.ack_pending.eq(0)
+        with m.If(s.good & s.rx_is_data):
+            m.d.sync += s.ack_pending.eq(1)
+            with m.If(~s.ack_pending):
+                m.d.sync += s.ack_wait.eq(self._ack_delay)
+        with m.Elif(s.ack_wait != 0):
+            m.d.sync += s.ack_wait.eq(s.ack_wait - 1)
 
+    def _pointers(self, m, s):
+        """The send pointer, the retransmission timer and the receive counters."""
         # Send pointer: advance, rewind, and never fall behind the oldest unacknowledged frame.
         ptr = Signal(8)
-        m.d.comb += ptr.eq(Mux(start_ok, sel_seq, send_ptr))
-        with m.If(open_data):
-            m.d.comb += ptr.eq(sel_seq + 1)
-            with m.If(sel_seq == fresh):
-                m.d.sync += fresh.eq(fresh + 1)
-        m.d.sync += send_ptr.eq(Mux(distance(ptr, base) < distance(new_base, base),
-                                    new_base, ptr))
-        with m.If(start_ok):
-            m.d.sync += rewind.eq(0)
+        m.d.comb += ptr.eq(Mux(s.start_ok, s.sel_seq, s.send_ptr))
+        with m.If(s.open_data):
+            m.d.comb += ptr.eq(s.sel_seq + 1)
+            with m.If(s.sel_seq == s.fresh):
+                m.d.sync += s.fresh.eq(s.fresh + 1)
+        m.d.sync += s.send_ptr.eq(Mux(_distance(ptr, s.base) < _distance(s.new_base, s.base),
+                                    s.new_base, ptr))
+        with m.If(s.start_ok):
+            m.d.sync += s.rewind.eq(0)
 
         # Retransmission timer: runs while frames on the line are unacknowledged.
-        with m.If(progress | (fresh == base)):
-            m.d.sync += timer.eq(self._timeout - 1)
-        with m.Elif(timer == 0):
-            m.d.sync += [timer.eq(self._timeout - 1), rewind.eq(1), count_up(self.timeouts)]
+        with m.If(s.progress | (s.fresh == s.base)):
+            m.d.sync += s.timer.eq(self._timeout - 1)
+        with m.Elif(s.timer == 0):
+            m.d.sync += [s.timer.eq(self._timeout - 1), s.rewind.eq(1), _count_up(self.timeouts)]
         with m.Else():
-            m.d.sync += timer.eq(timer - 1)
+            m.d.sync += s.timer.eq(s.timer - 1)
 
         # --- Receive counters ---------------------------------------------------------------------
-        with m.If(crc_error):
-            m.d.sync += count_up(self.crc_errors)
-        with m.If(good & rx_is_data & (rx_seq != expected)):
-            m.d.sync += count_up(self.sequence_errors)
-
-        return m
+        with m.If(s.crc_error):
+            m.d.sync += _count_up(self.crc_errors)
+        with m.If(s.good & s.rx_is_data & (s.rx_seq != s.expected)):
+            m.d.sync += _count_up(self.sequence_errors)
