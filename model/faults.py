@@ -34,10 +34,15 @@ import numbers
 import random
 from typing import NamedTuple
 
-__all__ = ["FaultSpec", "FaultEvent", "threshold", "ALL", "MAX_SKEW", "EVENT_KINDS"]
+from .checks import check_int, check_real
 
-#: Largest per-lane skew in bit times (the gateware's 4-bit skew field).
-MAX_SKEW = 15
+__all__ = ["FaultSpec", "FaultEvent", "threshold", "ALL", "MAX_SKEW_BITS", "EVENT_KINDS"]
+
+#: Largest per-lane skew the fault models inject, in bit times (the 4-bit ``skew`` field of
+#: :class:`bitgrid.hdl.link.FaultControlSignature`; the gateware's delay lines are this long).
+#: Not to be confused with what a receiver absorbs, in symbols
+#: (:data:`bitgrid.hdl.link.phy.MAX_DESKEW_SYMBOLS`).
+MAX_SKEW_BITS = 15
 
 #: The kinds of :class:`FaultEvent`, in the order a bench applies events of the same cycle.
 EVENT_KINDS = ("reconnect", "disconnect", "slip")
@@ -48,7 +53,7 @@ _RANGES = {
     "drop": "a probability from 0 to 0.9 (a link that loses every frame never delivers one)",
     "dup": _PROBABILITY,
     "slip": "an integer count of at least 0",
-    "skew": f"an integer number of bit times between 0 and {MAX_SKEW}",
+    "skew": f"an integer number of bit times between 0 and {MAX_SKEW_BITS}",
     "disconnect": "an integer count of at least 0",
     "disconnect_cycles": "an integer number of cycles of at least 1",
     "clock": "a clock period ratio greater than 0 (1 = same clock)",
@@ -66,9 +71,7 @@ def threshold(probability):
     threshold. The top value 0xffff means *always* in the gateware, so probability 1 maps to
     0xffff and any other probability to at most 0xfffe.
     """
-    if isinstance(probability, bool) or not isinstance(probability, (int, float)) \
-            or not 0 <= probability <= 1:
-        raise ValueError(f"probability must be a number between 0 and 1, not {probability!r}")
+    probability = check_real(probability, "probability", minimum=0, maximum=1)
     if probability == 1:
         return 0xffff
     return min(math.ceil(probability * 65536), 0xfffe)
@@ -105,7 +108,8 @@ def _check(key, value, text=None):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise _error(key, shown)
         value = int(value)
-        ok = {"skew": 0 <= value <= MAX_SKEW, "disconnect_cycles": value >= 1}.get(key, value >= 0)
+        ok = {"skew": 0 <= value <= MAX_SKEW_BITS,
+              "disconnect_cycles": value >= 1}.get(key, value >= 0)
     if not ok:
         raise _error(key, shown)
 
@@ -261,8 +265,8 @@ class FaultSpec:
     def lane_skews(self, links, lanes):
         """A fixed skew for every lane of every link: ``links`` lists of ``lanes`` integers, each
         drawn uniformly from 0 to :attr:`skew`."""
-        _check_count("links", links)
-        _check_count("lanes", lanes)
+        links = check_int(links, "links", minimum=1)
+        lanes = check_int(lanes, "lanes", minimum=1)
         rng = self.rng("skew")
         return [[rng.randint(0, self.skew) for _ in range(lanes)] for _ in range(links)]
 
@@ -284,12 +288,10 @@ class FaultSpec:
         :raises ValueError: for non-positive ``links`` or ``lanes``, ``start`` outside the run,
             or a run too short for the disconnect periods.
         """
-        _check_count("total_cycles", total_cycles)
-        _check_count("links", links)
-        _check_count("lanes", lanes)
-        if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < total_cycles:
-            raise ValueError(f"start must be an integer between 0 and total_cycles - 1 "
-                             f"({total_cycles - 1}), not {start!r}")
+        total_cycles = check_int(total_cycles, "total_cycles", minimum=1)
+        links = check_int(links, "links", minimum=1)
+        lanes = check_int(lanes, "lanes", minimum=1)
+        start = check_int(start, "start", minimum=0, maximum=total_cycles - 1)
         rng = self.rng("schedule") if rng is None else rng
         span = total_cycles - start
         events = []
@@ -309,11 +311,6 @@ class FaultSpec:
             cycle = rng.randrange(first, end) if end > first else first
             events.append(FaultEvent(cycle, rng.randrange(links), "slip", rng.randrange(lanes)))
         return sorted(events, key=lambda e: (e.cycle, e.link, EVENT_KINDS.index(e.kind), e.lane))
-
-
-def _check_count(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, not {value!r}")
 
 
 #: Every fault kind at moderate rates (``--faults all``).

@@ -31,15 +31,14 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from bitgrid.checks import check_int
+from bitgrid.faults import MAX_SKEW_BITS
 from . import PHY_CONTROL_BASE, FaultControlSignature, FaultCountersSignature, Symbol, SymbolStream
 
-__all__ = ["BitFaults", "FrameFaults", "LFSR_TAPS", "lfsr_advance", "MAX_SKEW", "ALWAYS"]
+__all__ = ["BitFaults", "FrameFaults", "LFSR_TAPS", "lfsr_advance", "ALWAYS"]
 
 #: Galois mask (right-shifting form) of ``x^32 + x^22 + x^2 + x + 1``.
 LFSR_TAPS = 0x80200003
-
-#: Largest lane delay of :class:`BitFaults`, in bit times (the ``skew`` field is 4 bits).
-MAX_SKEW = 15
 
 #: The threshold that means "always" (probability 1).
 ALWAYS = 0xffff
@@ -70,9 +69,7 @@ def _seeds(seed, count, salt):
 
 
 def _check_seed(seed):
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
-    return seed
+    return check_int(seed, "seed", minimum=0)
 
 
 def _hit(draw, threshold):
@@ -115,8 +112,8 @@ class BitFaults(wiring.Component):
     Latency: none. With every control at zero (and no slip since reset) :attr:`o` equals
     :attr:`i` combinationally. Each lane then goes through, in order:
 
-    1. a **delay line** of up to :data:`MAX_SKEW` bit times. The lane's delay is
-       ``(skew_lane - slips_lane) mod 16`` bit times, where ``skew_lane`` is
+    1. a **delay line** of up to :data:`bitgrid.faults.MAX_SKEW_BITS` bit times. The lane's
+       delay is ``(skew_lane - slips_lane) mod 16`` bit times, where ``skew_lane`` is
        ``ctl.skew[4 * lane : 4 * lane + 4]`` and ``slips_lane`` counts the slip pulses of the
        lane since reset. So ``skew`` delays a lane by that many bit times, and a **slip** (a
        cycle with ``ctl.slip`` high and ``ctl.slip_lane == lane``) shortens the delay by one bit
@@ -161,13 +158,8 @@ class BitFaults(wiring.Component):
     """
 
     def __init__(self, lanes, bits_per_cycle, *, seed=1):
-        if not isinstance(lanes, int) or isinstance(lanes, bool) or lanes < 1:
-            raise ValueError(f"lanes must be a positive integer, not {lanes!r}")
-        if bits_per_cycle not in (1, 2) or isinstance(bits_per_cycle, bool) \
-                or not isinstance(bits_per_cycle, int):
-            raise ValueError(f"bits_per_cycle must be 1 (SDR) or 2 (DDR), not {bits_per_cycle!r}")
-        self._lanes = lanes
-        self._bits_per_cycle = bits_per_cycle
+        self._lanes = check_int(lanes, "lanes", minimum=1)
+        self._bits_per_cycle = check_int(bits_per_cycle, "bits_per_cycle", minimum=1, maximum=2)
         self._seed = _check_seed(seed)
         width = lanes * bits_per_cycle
         super().__init__({
@@ -205,9 +197,9 @@ class BitFaults(wiring.Component):
         m.d.comb += slipped.eq(ctl.slip & (ctl.slip_lane < self._lanes))
         for lane in range(self._lanes):
             # u[k]: the lane's bit k bit times before the last bit of this cycle.
-            history = Signal(MAX_SKEW, name=f"history_{lane}")
+            history = Signal(MAX_SKEW_BITS, name=f"history_{lane}")
             u = Cat(*reversed([self.i[lane * bpc + j] for j in range(bpc)]), history)
-            m.d.sync += history.eq(u[:MAX_SKEW])
+            m.d.sync += history.eq(u[:MAX_SKEW_BITS])
             slips = Signal(4, name=f"slips_{lane}")
             with m.If(slipped & (ctl.slip_lane == lane)):
                 m.d.sync += slips.eq(slips + 1)
@@ -293,9 +285,7 @@ class FrameFaults(wiring.Component):
     """
 
     def __init__(self, *, max_frame=16, seed=1):
-        if not isinstance(max_frame, int) or isinstance(max_frame, bool) or max_frame < 1:
-            raise ValueError(f"max_frame must be a positive integer, not {max_frame!r}")
-        self._max_frame = max_frame
+        self._max_frame = check_int(max_frame, "max_frame", minimum=1)
         self._seed = _check_seed(seed)
         super().__init__({
             "i": In(SymbolStream()),
