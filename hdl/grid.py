@@ -71,8 +71,8 @@ class ConfigSignature(wiring.Signature):
        ``3 + width / 2`` cycles after each write;
     3. set ``crc`` to the CRC-32 of all frame records in that order
        (:meth:`bitgrid.Configuration.frames_crc`) and hold ``commit`` high until a cycle where
-       ``w_ready`` is high and ``w_en`` low. One cycle later ``valid`` rises if the CRCs match; otherwise ``error``
-       rises and the grid stays stopped until a good load.
+       ``w_ready`` is high and ``w_en`` low. One cycle later ``valid`` rises if the CRCs match;
+       otherwise ``error`` rises and the grid stays stopped until a good load.
 
     Any frame write drops ``valid``, so a grid never runs a half-written configuration.
     Readback: ``r_data`` is the frame at the ``row`` and ``addr`` of the previous cycle

@@ -37,7 +37,7 @@ from bitgrid.terms import (DIRECTIONS, E, N, S, W, check_storage, lane_parity_of
 from .grid import ConfigSignature, EdgeSignature, Grid
 from .link import FaultControlSignature, LanePinsSignature
 from .link.layer import LinkLayer
-from .link.phy import LinkPhy
+from .link.phy import LinkPhy, check_line_delay
 
 __all__ = ["LinkStatusSignature", "TileLinkSignature", "LinkSetSignature", "MeshTile", "Mesh",
            "fresh_lanes", "tile_links", "mesh_links"]
@@ -264,6 +264,7 @@ class MeshTile(wiring.Component):
         self._storage = check_storage(storage)
         self._faults = check_bool(faults, "faults")
         self._fault_seed = check_int(fault_seed, "fault_seed", minimum=0)
+        line_delay = check_line_delay(line_delay)
         self._expose_state = check_bool(expose_state, "expose_state")
         link_ports = dict(link_ports or {})
         unknown = set(link_ports) - set(self._links)
@@ -415,7 +416,8 @@ class Mesh(wiring.Component):
     ``bitgrid sim --mesh``; on hardware every tile is a chip of its own.
 
     Tile ``i = row * cols + col`` runs in its own clock domain, clocked by ``clk_<i>`` and reset
-    (synchronously) by bit ``i`` of ``rst``, so the test bench can give neighbours different clock rates.
+    (synchronously) by bit ``i`` of ``rst``, so the test bench can give neighbours different
+    clock rates.
     Tile ``(col, row)`` holds the cells ``(col * tile_width + x, row * tile_height + y)`` of the
     global grid (:func:`bitgrid.mesh.slice_configuration` makes its configuration).
 

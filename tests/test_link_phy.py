@@ -18,8 +18,8 @@ from amaranth.sim import Simulator
 from bitgrid.hdl.link import (FaultControlSignature, FaultCountersSignature, LanePinsSignature,
                               SymbolStream)
 from bitgrid.hdl.link.ddr import InputBuffer, OutputBuffer
-from bitgrid.hdl.link.phy import (ALIGN, IDLE, MAX_SKEW, MIN_ALIGN_SPACING, LaneAligner,
-                                  LinkPhy, PhyRx, PhyTx, line_symbol, prbs7)
+from bitgrid.hdl.link.phy import (ALIGN, IDLE, MAX_DESKEW_SYMBOLS, MIN_ALIGN_SPACING,
+                                  LaneAligner, LinkPhy, PhyRx, PhyTx, line_symbol, prbs7)
 from bitgrid.toolchain import require_tool, setup_environment
 from gateware_util import raises_exactly
 
@@ -51,34 +51,50 @@ class TestConstructor:
     @pytest.mark.parametrize("lanes", [0, -1, 1.0, "2", None, True])
     def test_wrong_lanes(self, lanes):
         for cls in (LinkPhy, PhyTx, PhyRx):
-            with raises_exactly(ValueError, f"lanes must be a positive integer, not {lanes!r}"):
+            with raises_exactly(ValueError, f"lanes must be an integer of at least 1, "
+                                            f"not {lanes!r}"):
                 cls(lanes)
 
     @pytest.mark.parametrize("name", ["ddr", "faults"])
     def test_wrong_flag(self, name):
-        with raises_exactly(TypeError, f"{name} must be a bool, not 1"):
+        with raises_exactly(ValueError, f"{name} must be True or False, not 1"):
             LinkPhy(1, **{name: 1})
+        if name == "ddr":
+            for cls in (PhyTx, PhyRx):
+                with raises_exactly(ValueError, "ddr must be True or False, not 1"):
+                    cls(1, ddr=1)
+            with raises_exactly(ValueError, "ddr must be True or False, not 1"):
+                LaneAligner(ddr=1)
+
+    @pytest.mark.parametrize("name, value, message", [
+        ("fault_seed", -1, "fault_seed must be an integer of at least 0, not -1"),
+        ("line_delay", 4097, "line_delay must be an integer from 0 to 4096, not 4097"),
+        ("line_delay", 1.0, "line_delay must be an integer from 0 to 4096, not 1.0"),
+    ])
+    def test_wrong_option(self, name, value, message):
+        with raises_exactly(ValueError, message):
+            LinkPhy(1, **{name: value})
 
     @pytest.mark.parametrize("value", [MIN_ALIGN_SPACING - 1, 4097, 16.0, None])
     def test_wrong_align_interval(self, value):
-        message = (f"align_interval must be an integer between {MIN_ALIGN_SPACING} and 4096 "
-                   f"words, not {value!r}")
+        message = (f"align_interval must be an integer from {MIN_ALIGN_SPACING} to 4096, "
+                   f"not {value!r}")
         for cls in (LinkPhy, PhyTx, PhyRx):
             with raises_exactly(ValueError, message):
                 cls(2, align_interval=value)
 
     @pytest.mark.parametrize("value", [0, 257, 2.5])
     def test_wrong_lock_count(self, value):
-        message = f"lock_count must be an integer between 1 and 256 symbols, not {value!r}"
+        message = f"lock_count must be an integer from 1 to 256, not {value!r}"
         with raises_exactly(ValueError, message):
             LinkPhy(2, lock_count=value)
         with raises_exactly(ValueError, message):
             LaneAligner(lock_count=value)
 
     def test_wrong_buffer(self):
-        with raises_exactly(ValueError, "width must be a positive integer, not 0"):
+        with raises_exactly(ValueError, "width must be an integer of at least 1, not 0"):
             OutputBuffer(0)
-        with raises_exactly(TypeError, "ddr must be a bool, not 'yes'"):
+        with raises_exactly(ValueError, "ddr must be True or False, not 'yes'"):
             InputBuffer(1, ddr="yes")
         with raises_exactly(TypeError, "domain must be a domain name, not 3"):
             InputBuffer(1, domain=3)
@@ -461,8 +477,8 @@ class TestLink:
 
     @pytest.mark.parametrize("ddr", [False, True], ids=["sdr", "ddr"])
     def test_max_skew(self, ddr):
-        """Skew of MAX_SKEW symbols less one bit between lanes 0 and 2 is absorbed."""
-        skew = MAX_SKEW * 10 - 1
+        """Skew of MAX_DESKEW_SYMBOLS symbols less one bit between lanes 0 and 2 is absorbed."""
+        skew = MAX_DESKEW_SYMBOLS * 10 - 1
         sim, a, b, _ = _pair(3, ddr, delays=[0, skew // 2, skew], periods=(1.0, 1.0))
         h = _Harness(sim, a, b, seed=7)
         sent = _random_symbols(random.Random(7), 120)

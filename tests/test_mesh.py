@@ -152,6 +152,7 @@ class TestMeshTile:
         ("expose_state", "yes", "expose_state must be True or False, not 'yes'"),
         ("storage", "sram", "Storage must be one of 'ff', 'memory', not 'sram'"),
         ("fault_seed", -1, "fault_seed must be an integer of at least 0, not -1"),
+        ("line_delay", -1, "line_delay must be an integer from 0 to 4096, not -1"),
     ])
     def test_bad_option(self, option, value, message):
         with raises_exactly(ValueError, message):

@@ -22,6 +22,8 @@ from amaranth.hdl import unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from bitgrid.checks import check_int
+
 __all__ = ["Symbol", "SymbolStream", "LanePinsSignature", "FaultControlSignature",
            "FaultCountersSignature", "PHY_CONTROL_BASE"]
 
@@ -62,9 +64,7 @@ class LanePinsSignature(wiring.Signature):
     """
 
     def __init__(self, lanes):
-        if not isinstance(lanes, int) or lanes < 1:
-            raise ValueError(f"lanes must be a positive integer, not {lanes!r}")
-        self.lanes = lanes
+        self.lanes = check_int(lanes, "lanes", minimum=1)
         super().__init__({
             "tx_clk": Out(1), "tx_data": Out(lanes),
             "rx_clk": In(1), "rx_data": In(lanes),
@@ -92,7 +92,8 @@ class FaultControlSignature(wiring.Signature):
         A one-cycle pulse: lane ``slip_lane`` drops one bit (a bit slip).
     slip_lane : Out(range(lanes))
     skew : Out(4 * lanes)
-        Extra delay of lane ``i`` in bit times (0..15), in bits ``4i..4i+3``.
+        Extra delay of lane ``i`` in bit times (0 to :data:`bitgrid.faults.MAX_SKEW_BITS`), in
+        bits ``4i..4i+3``.
     disconnect : Out(1)
         While high, every data lane reads 0 (a pulled cable).
     drop : Out(16)
@@ -106,9 +107,7 @@ class FaultControlSignature(wiring.Signature):
     """
 
     def __init__(self, lanes):
-        if not isinstance(lanes, int) or lanes < 1:
-            raise ValueError(f"lanes must be a positive integer, not {lanes!r}")
-        self.lanes = lanes
+        self.lanes = check_int(lanes, "lanes", minimum=1)
         super().__init__({
             "flip": Out(16), "slip": Out(1), "slip_lane": Out(range(max(lanes, 2))),
             "skew": Out(4 * lanes), "disconnect": Out(1),

@@ -43,14 +43,14 @@ from amaranth.hdl import Cat, ClockDomain, ClockSignal, Module, Signal
 from amaranth.lib import data, io, wiring
 from amaranth.lib.wiring import In, Out
 
+from bitgrid.checks import check_bool, check_int
+
 __all__ = ["OutputBuffer", "InputBuffer"]
 
 
 def _check(width, ddr, domain):
-    if not isinstance(width, int) or isinstance(width, bool) or width < 1:
-        raise ValueError(f"width must be a positive integer, not {width!r}")
-    if not isinstance(ddr, bool):
-        raise TypeError(f"ddr must be a bool, not {ddr!r}")
+    check_int(width, "width", minimum=1)
+    check_bool(ddr, "ddr")
     if not isinstance(domain, str):
         raise TypeError(f"domain must be a domain name, not {domain!r}")
 
