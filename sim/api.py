@@ -256,14 +256,15 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
                               quiet=quiet)
         job = {"format": JOB_FORMATS["grid"], "width": width, "height": height,
                "clock_ns": 10,
-               "idle_cycles": idle_cycles, "cases": [_job_case(cases[i]) for i in indices]}
+               "idle_cycles": idle_cycles, "cases": [job_case(cases[i]) for i in indices]}
         out, seconds = _runner.run_bench(build, job, waves_path=waves, keep=keep, quiet=quiet)
         for i, raw in zip(indices, out["cases"]):
             results[i] = _result(raw, cases[i], build, seconds, waves, out.get("run_dir"))
     return results
 
 
-def _job_case(case):
+def job_case(case):
+    """The job entry of a :class:`SimCase` (see :mod:`bitgrid.sim.testbench.grid`)."""
     return {"name": case.name,
             "luts": [int(v) for v in case.config.luts.reshape(-1)],
             "inputs": [list(e) for e in case.inputs],

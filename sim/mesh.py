@@ -21,7 +21,8 @@ from . import backends
 from . import runner as _runner
 from .build import build_design
 from .cache import cached_verilog
-from .api import SimCase, _check_options, _vector_sim_case, make_case, mismatch_lines
+from .api import (SimCase, _check_options, _vector_sim_case, job_case, make_case,
+                  mismatch_lines)
 from .testbench.mesh import FAULT_COUNTERS, MESH_JOB_FORMAT
 
 __all__ = ["MESH_TOP", "MeshDesign", "MeshResult", "mesh_verilog_file", "build_mesh",
@@ -291,35 +292,41 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
         build = build_mesh(design, simulator=simulator,
                            waves=None if waves is None else backends.wave_format(waves),
                            quiet=quiet)
-        from bitgrid.hdl.mesh import mesh_links
-        job = {"format": MESH_JOB_FORMAT, "cols": shape.cols, "rows": shape.rows,
-               "tile_width": design.tile_width, "tile_height": design.tile_height,
-               "lanes": lanes, "ddr": ddr,
-               "links": [list(link) for link in mesh_links(shape.cols, shape.rows)],
-               "faults": str(spec), "clock_ns": 10, "stall_cycles": stall_cycles,
-               "cases": [{"name": cases[i].name,
-                          "faults": str(case_specs[i]),
-                          "luts": [int(v) for v in cases[i].config.luts.reshape(-1)],
-                          "inputs": [list(e) for e in cases[i].inputs],
-                          "expected": None if cases[i].expected is None
-                          else [list(e) for e in cases[i].expected]} for i in indices]}
+        job = _mesh_job(design, spec, stall_cycles,
+                        [dict(job_case(cases[i]), faults=str(case_specs[i])) for i in indices])
         out, seconds = _runner.run_bench(build, job, waves_path=waves, keep=keep, quiet=quiet,
                                          test_module=TEST_MODULE)
         for i, raw in zip(indices, out["cases"]):
-            results[i] = MeshResult(
-                name=raw["name"], simulator=simulator, design=design, faults=case_specs[i],
-                steps=raw["steps"], outputs=[Edges(*o) for o in raw["outputs"]],
-                mismatches=[Mismatch(*m) for m in raw["mismatches"]],
-                emulator_mismatches=[Mismatch(*m) for m in raw["emulator_mismatches"]],
-                state_mismatches=[tuple(m) for m in raw["state_mismatches"]],
-                state_mismatch_count=raw["state_mismatch_count"],
-                readback_errors=[tuple(r) for r in raw["readback_errors"]],
-                config_ok=all(raw["config_valid"]) and not any(raw["config_error"]),
-                subcycles=raw["subcycles"], stalled=raw["stalled"], links=raw["links"],
-                stalls=raw["stalls"], step_cycles=raw["step_cycles"], run_ns=raw["run_ns"],
-                build_seconds=build.seconds, build_cached=build.cached,
-                run_seconds=raw["wall_seconds"], process_seconds=seconds)
+            results[i] = _mesh_result(raw, simulator, design, case_specs[i], build, seconds)
     return results
+
+
+def _mesh_job(design, spec, stall_cycles, cases):
+    """The job of the mesh test bench (:mod:`bitgrid.sim.testbench.mesh`) for ``design``."""
+    from bitgrid.hdl.mesh import mesh_links
+    shape = design.shape
+    return {"format": MESH_JOB_FORMAT, "cols": shape.cols, "rows": shape.rows,
+            "tile_width": design.tile_width, "tile_height": design.tile_height,
+            "lanes": design.lanes, "ddr": design.ddr,
+            "links": [list(link) for link in mesh_links(shape.cols, shape.rows)],
+            "faults": str(spec), "clock_ns": 10, "stall_cycles": stall_cycles, "cases": cases}
+
+
+def _mesh_result(raw, simulator, design, faults, build, seconds):
+    """A :class:`MeshResult` from a case of the test bench's result."""
+    return MeshResult(
+        name=raw["name"], simulator=simulator, design=design, faults=faults,
+        steps=raw["steps"], outputs=[Edges(*o) for o in raw["outputs"]],
+        mismatches=[Mismatch(*m) for m in raw["mismatches"]],
+        emulator_mismatches=[Mismatch(*m) for m in raw["emulator_mismatches"]],
+        state_mismatches=[tuple(m) for m in raw["state_mismatches"]],
+        state_mismatch_count=raw["state_mismatch_count"],
+        readback_errors=[tuple(r) for r in raw["readback_errors"]],
+        config_ok=all(raw["config_valid"]) and not any(raw["config_error"]),
+        subcycles=raw["subcycles"], stalled=raw["stalled"], links=raw["links"],
+        stalls=raw["stalls"], step_cycles=raw["step_cycles"], run_ns=raw["run_ns"],
+        build_seconds=build.seconds, build_cached=build.cached,
+        run_seconds=raw["wall_seconds"], process_seconds=seconds)
 
 
 def run_mesh_case(config, steps, shape, *, expected=None, name="case", **options):

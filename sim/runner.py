@@ -44,6 +44,25 @@ _check_storage = check_storage
 _build_design = build_design
 
 
+def _wave_arguments(backend, build_, waves_path):
+    """``(test_args, plusargs, suffix)`` of a run that dumps waveforms to ``waves_path`` (none
+    if it is None); the file's folder is made and an old file removed.
+
+    :raises ValueError: if ``build_`` is not a waveform build of the file's format."""
+    if waves_path is None:
+        return [], [], []
+    fmt = wave_format(waves_path)
+    if build_.waves != fmt:
+        raise ValueError(f"Dumping {fmt.upper()} needs a build made with waves={fmt!r}")
+    path = str(Path(waves_path).resolve())
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    return ([a.format(path=path) for a in backend.wave_test_args.get(fmt, ())],
+            [a.format(path=path) for a in backend.wave_plusargs],
+            list(backend.wave_suffix.get(fmt, ())))
+
+
 def run_bench(build_, job, *, waves_path=None, keep=False, quiet=False,
               test_module=TESTBENCH_MODULE):
     """Run a cocotb test bench on ``build_`` with ``job``.
@@ -60,23 +79,11 @@ def run_bench(build_, job, *, waves_path=None, keep=False, quiet=False,
     """
     backend = _backend(build_.simulator)
     backend.require()
-    if waves_path is not None:
-        fmt = wave_format(waves_path)
-        if build_.waves != fmt:
-            raise ValueError(f"Dumping {fmt.upper()} needs a build made with waves={fmt!r}")
+    test_args, plusargs, suffix = _wave_arguments(backend, build_, waves_path)
     run_dir = Path(tempfile.mkdtemp(prefix="bitgrid-sim-"))
     job_path, result_path = jobs.write_job(run_dir, job)
     log = run_dir / "sim.log"
     results_xml = run_dir / "results.xml"
-    test_args, plusargs, suffix = [], [], []
-    if waves_path is not None:
-        path = str(Path(waves_path).resolve())
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        test_args = [a.format(path=path) for a in backend.wave_test_args.get(fmt, ())]
-        plusargs = [a.format(path=path) for a in backend.wave_plusargs]
-        suffix = list(backend.wave_suffix.get(fmt, ()))
     runner = runner_for(backend, suffix=suffix)
     count = len(job.get("cases", ()))
     label = (f"{build_.simulator} {'host ' if build_.toplevel == HOST_TOP else ''}"
