@@ -30,6 +30,7 @@ from amaranth.hdl import (Cat, ClockDomain, ClockSignal, DomainRenamer, Module, 
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from bitgrid._overrides import silence_unused
 from bitgrid.checks import check_bool, check_int
 from bitgrid.config import check_grid_size
 from bitgrid.terms import (DIRECTIONS, E, N, S, W, check_storage, lane_parity_offset, parse_side,
@@ -271,16 +272,17 @@ class MeshTile(wiring.Component):
         if unknown:
             raise ValueError(f"link_ports names sides without a link: "
                              f"{', '.join(sorted(unknown))}")
-        # The link parts of each side, built here so that they check their own parameters.
+        # The link parts of each side, built here so that they check their own parameters (the
+        # tile answers for them: an unused tile warns, its parts do not).
         self._phys, self._layers = {}, {}
         for side in map(parse_side, self._links):
-            self._phys[side] = LinkPhy(self._lanes, ddr=self._ddr, faults=self._faults,
-                                       fault_seed=4 * self._fault_seed + side,
-                                       line_delay=line_delay,
-                                       ports=link_ports.get(side.letter))
-            self._layers[side] = LinkLayer(self.payload_bits(side), replay_depth=replay_depth,
-                                           timeout=timeout + 4 * line_delay,
-                                           ack_delay=ACK_DELAY)
+            self._phys[side] = silence_unused(LinkPhy(
+                self._lanes, ddr=self._ddr, faults=self._faults,
+                fault_seed=4 * self._fault_seed + side, line_delay=line_delay,
+                ports=link_ports.get(side.letter)))
+            self._layers[side] = silence_unused(LinkLayer(
+                self.payload_bits(side), replay_depth=replay_depth,
+                timeout=timeout + 4 * line_delay, ack_delay=ACK_DELAY))
         members = {
             "cfg": In(ConfigSignature(width, height)),
             "i": In(EdgeSignature(width, height)),
@@ -467,10 +469,10 @@ class Mesh(wiring.Component):
         self._options = dict(lanes=lanes, ddr=ddr, storage=storage, faults=faults,
                              replay_depth=replay_depth, timeout=timeout,
                              counter_width=counter_width, line_delay=line_delay)
-        # The tiles, built here so that they check the options.
-        self._tiles = {(c, r): MeshTile(*self._tile, links=tile_links(cols, rows, c, r),
-                                        fault_seed=1 + r * cols + c, expose_state=True,
-                                        **self._options)
+        # The tiles, built here so that they check the options (the mesh answers for them).
+        self._tiles = {(c, r): silence_unused(MeshTile(
+                           *self._tile, links=tile_links(cols, rows, c, r),
+                           fault_seed=1 + r * cols + c, expose_state=True, **self._options))
                        for r in range(rows) for c in range(cols)}
         n = cols * rows
         width, height = cols * tile_width, rows * tile_height
