@@ -107,12 +107,7 @@ class Emulator:
                             for blocks in self._blocks]
 
     def _check_edges(self, edges):
-        for side, count in (("n", self.width), ("s", self.width),
-                            ("e", self.height), ("w", self.height)):
-            word = getattr(edges, side)
-            if word < 0 or word >> count:
-                raise ValueError(f"Edge input {side.upper()}=0x{word:x} has bits beyond its "
-                                 f"{count} lanes")
+        edges.check_lanes(self.width, self.height)
 
     def inputs(self, edges):
         """The four input planes, shape ``(4, height, width)``, that the cells see now with

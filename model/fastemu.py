@@ -339,13 +339,8 @@ class FastEmulator:
         return views
 
     def _check_edges(self, edges, stream=None):
-        for side, count in (("n", self.width), ("s", self.width),
-                            ("e", self.height), ("w", self.height)):
-            word = getattr(edges, side)
-            if word < 0 or word >> count:
-                where = "" if stream is None else f"Stream {stream}: "
-                raise ValueError(f"{where}Edge input {side.upper()}=0x{word:x} has bits beyond "
-                                 f"its {count} lanes")
+        where = "" if stream is None else f"Stream {stream}: "
+        edges.check_lanes(self.width, self.height, what=f"{where}Edge input")
 
     def _coerce_inputs(self, edge_inputs):
         if self.streams is None:

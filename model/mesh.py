@@ -348,12 +348,7 @@ def split_edges(edges, shape, tile_w, tile_h):
     """
     shape = _shape(shape)
     edges = Edges.coerce(edges)
-    width, height = shape.cols * tile_w, shape.rows * tile_h
-    for side, count in (("n", width), ("s", width), ("e", height), ("w", height)):
-        word = getattr(edges, side)
-        if word < 0 or word >> count:
-            raise ValueError(f"Mesh edge input {side.upper()}=0x{word:x} has bits beyond its "
-                             f"{count} lanes")
+    edges.check_lanes(shape.cols * tile_w, shape.rows * tile_h)
     out = {}
     for col, row in shape.chips():
         n = (edges.n >> (col * tile_w)) & _mask(tile_w) if row == 0 else 0

@@ -139,6 +139,20 @@ class Edges(typing.NamedTuple):
         """The word of bus ``side`` (a letter, a :class:`Direction` or an index)."""
         return self[parse_side(side)]
 
+    def check_lanes(self, width, height, *, what="Edge input"):
+        """``self``, if every word fits the lanes of its side of a ``width`` x ``height`` grid
+        (:func:`side_lanes`; no negative words).
+
+        :raises ValueError: for the first side (N, E, S, W order) that does not fit:
+            ``Edge input N=0x10 has bits beyond its 4 lanes`` (``what`` names the buses).
+        """
+        for side in DIRECTIONS:
+            word, count = self[side], side_lanes(side, width, height)
+            if word < 0 or word >> count:
+                raise ValueError(f"{what} {side.letter}=0x{word:x} has bits beyond its {count} "
+                                 "lanes")
+        return self
+
     def lanes(self, side, count):
         """The bits of bus ``side`` (``"N"``, ...) as a list of ``count`` ints."""
         word = self.side(side)

@@ -76,3 +76,17 @@ def test_storage_and_simulator_checks():
 def test_side_lanes():
     assert [terms.side_lanes(side, 4, 6) for side in terms.SIDES] == [4, 6, 4, 6]
     assert terms.side_lanes(terms.W, 2, 8) == 8 and terms.side_lanes("south", 2, 8) == 2
+
+
+def test_edges_check_lanes():
+    edges = terms.Edges(0xF, 0x3, 0xF, 0x3)
+    assert edges.check_lanes(4, 2) is edges
+    for bad, message in [(terms.Edges(n=0x10), "Edge input N=0x10 has bits beyond its 4 lanes"),
+                         (terms.Edges(e=0x4), "Edge input E=0x4 has bits beyond its 2 lanes"),
+                         (terms.Edges(w=-1), "Edge input W=0x-1 has bits beyond its 2 lanes")]:
+        with pytest.raises(ValueError) as info:
+            bad.check_lanes(4, 2)
+        assert str(info.value) == message
+    with pytest.raises(ValueError) as info:
+        terms.Edges(s=0x1F).check_lanes(4, 2, what="Stream 3: Edge input")
+    assert str(info.value) == "Stream 3: Edge input S=0x1f has bits beyond its 4 lanes"
