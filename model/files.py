@@ -1,0 +1,85 @@
+"""Writing files whole or not at all.
+
+:func:`atomic_write` is how the project writes every output file (Verilog, BitGrid programs,
+vector files, chip files, benchmark documents and plots): a full disk or an error half way
+leaves the target as it was (its old content, or no file), never a truncated file, and leaves
+no temporary file behind.
+"""
+
+import contextlib
+import os
+import tempfile
+
+__all__ = ["atomic_write", "TEMPORARY_SUFFIX"]
+
+#: The suffix of the temporary file written beside the target (``.<name>.<random>.part``).
+TEMPORARY_SUFFIX = ".part"
+
+
+def _umask():
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)      # no /proc: read it by setting it (and put it back)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path, content, *, encoding="utf-8"):
+    """Write ``content`` to the file ``path`` so that it appears whole or not at all.
+
+    The content goes to a temporary file beside ``path`` (same folder, so on the same file
+    system), which is flushed to the disk (``fsync``) and renamed over ``path``
+    (:func:`os.replace`, atomic on POSIX). On any error, including one raised by ``content``,
+    the temporary file is removed and ``path`` keeps its old content (or still does not exist).
+    A new file gets the permissions of :func:`open` (``0o666`` less the umask); a replaced one
+    keeps its own.
+
+    :param path: the target file (str or path-like).
+    :param content: ``bytes``; ``str`` (written in ``encoding``); or a callable ``writer(file)``
+        that writes into the binary file object it is given.
+    :returns: ``path``.
+    :raises OSError: if the file cannot be written (a missing or read-only folder, a full disk),
+        with ``filename`` the target's path; or whatever ``content`` raises.
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        mode = 0o666 & ~_umask()
+    temporary, writing = None, False
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.",
+                                                 suffix=TEMPORARY_SUFFIX, dir=folder)
+        with os.fdopen(descriptor, "wb") as file:
+            if callable(content):
+                writing = True          # its own errors pass through as they are
+                content(file)
+                writing = False
+            else:
+                file.write(content.encode(encoding) if isinstance(content, str) else content)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+        temporary = None
+    except OSError as error:
+        if not writing or error.filename is None:     # the disk's: name the target
+            raise OSError(error.errno, error.strerror or str(error), path) from error
+        raise
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+    with contextlib.suppress(OSError):          # the rename itself survives a power cut
+        directory = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+    return path

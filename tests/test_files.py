@@ -1,0 +1,92 @@
+"""bitgrid.files.atomic_write: a file appears whole or not at all; an error half way (a full
+disk, a failing writer) leaves the target as it was and no temporary file behind."""
+
+import errno
+import os
+import stat
+
+import pytest
+
+from bitgrid import files
+from bitgrid.files import atomic_write
+
+
+def _full_disk_writer(file):
+    file.write(b"half of the ")
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_writes_bytes_text_and_writer(tmp_path):
+    path = tmp_path / "out.bin"
+    assert atomic_write(path, b"\x00\x01") == os.fspath(path)
+    assert path.read_bytes() == b"\x00\x01"
+    atomic_write(path, "grün\n")
+    assert path.read_bytes() == "grün\n".encode("utf-8")
+    atomic_write(path, lambda file: file.write(b"from a writer"))
+    assert path.read_bytes() == b"from a writer"
+    assert os.listdir(tmp_path) == ["out.bin"]
+
+
+@pytest.mark.parametrize("old", [None, b"the old content"])
+def test_a_writer_failing_half_way_leaves_the_target_as_it_was(tmp_path, old):
+    path = tmp_path / "design.v"
+    if old is not None:
+        path.write_bytes(old)
+    with pytest.raises(OSError) as info:
+        atomic_write(path, _full_disk_writer)
+    assert info.value.errno == errno.ENOSPC
+    assert info.value.filename == os.fspath(path)       # named for the target, not the temp
+    if old is None:
+        assert not path.exists()
+    else:
+        assert path.read_bytes() == old
+    assert sorted(os.listdir(tmp_path)) == ([] if old is None else ["design.v"])
+
+
+def test_a_full_disk_at_the_flush_leaves_no_file(tmp_path, monkeypatch):
+    def fsync(descriptor):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", fsync)
+    path = tmp_path / "program.bgbs"
+    with pytest.raises(OSError) as info:
+        atomic_write(path, b"BGBS" + bytes(100))
+    assert (info.value.errno, info.value.filename) == (errno.ENOSPC, os.fspath(path))
+    assert os.listdir(tmp_path) == []
+
+
+def test_other_writer_errors_pass_through_unchanged(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text("{}")
+
+    def broken(file):
+        file.write(b"[")
+        raise ValueError("not serialisable")
+
+    with pytest.raises(ValueError, match="^not serialisable$"):
+        atomic_write(path, broken)
+    assert path.read_text() == "{}"
+    assert os.listdir(tmp_path) == ["x.json"]
+
+
+def test_missing_folder_names_the_target(tmp_path):
+    path = tmp_path / "nowhere" / "out.v"
+    with pytest.raises(FileNotFoundError) as info:
+        atomic_write(path, "x")
+    assert info.value.filename == os.fspath(path)
+
+
+def test_permissions_new_file_from_umask_replaced_file_keeps_its_own(tmp_path):
+    old = os.umask(0o027)
+    try:
+        path = tmp_path / "new.txt"
+        atomic_write(path, "x")
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+    finally:
+        os.umask(old)
+    kept = tmp_path / "kept.sh"
+    kept.write_text("old")
+    os.chmod(kept, 0o751)
+    atomic_write(kept, "new")
+    assert stat.S_IMODE(os.stat(kept).st_mode) == 0o751
+    assert kept.read_text() == "new"
