@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+from bitgrid.files import atomic_write
+
 __all__ = ["FORMAT", "UNITS", "figure", "value", "fit_exponent", "exponents", "machine_info",
            "load_average", "Progress", "document", "write_json", "check_sizes", "timer"]
 
@@ -246,10 +248,7 @@ def write_json(doc, path):
     folder = os.path.dirname(os.fspath(path))
     if folder:
         os.makedirs(folder, exist_ok=True)
-    temporary = f"{path}.tmp"
-    with open(temporary, "w", encoding="utf-8") as file:
-        file.write(text)
-    os.replace(temporary, path)
+    atomic_write(path, text)
 
 
 def check_sizes(sizes):

@@ -3,6 +3,8 @@ machine summary and the PNG of the scaling curves (matplotlib, the optional ``be
 
 import sys
 
+from bitgrid.files import atomic_write
+
 from .common import value
 from .sim import SIMULATORS
 
@@ -215,6 +217,8 @@ def plot(doc, path):
     folder = os.path.dirname(os.fspath(path))
     if folder:
         os.makedirs(folder, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    try:
+        atomic_write(path, lambda file: fig.savefig(file, format="png", dpi=100))
+    finally:
+        plt.close(fig)
     return path

@@ -11,6 +11,7 @@ from bitgrid.bench.mesh import quick_options as mesh_quick_options
 from bitgrid.bench.sim import SIMULATORS as BENCH_SIMULATORS
 from bitgrid.terms import STORAGES
 
+from .common import check_writable
 from .errors import EXIT_MISMATCH, EXIT_OK, Group
 from .params import SideType
 
@@ -62,6 +63,9 @@ def bench(ctx, quick, parts, json_path, plot_path, no_progress, build_missing):
     if ctx.invoked_subcommand is not None:
         return
     from bitgrid.bench.report import plot
+    for path in (json_path, plot_path):
+        if path and path != "-":
+            check_writable(path, make_folder=True)     # before minutes of measuring
     options = quick_options() if quick else suite_options()
     if build_missing:
         options["boards"] = {"build_missing": True}
@@ -99,6 +103,8 @@ def _part_options(*, sizes=True):
 
 def _run(name, sizes, json_path, quiet, **options):
     """Run one part and print its table (and/or write its JSON)."""
+    if json_path and json_path != "-":
+        check_writable(json_path, make_folder=True)    # before the measuring
     part = run_part(name, sizes or None, progress=not quiet, **options)
     if json_path != "-":
         click.echo(format_part(part))

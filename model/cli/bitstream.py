@@ -5,6 +5,7 @@ import click
 
 from bitgrid.bitstream import Bitstream, ScanOrder
 from bitgrid.chipfiles import bitstream_stem, place_join, slice_folder, stem_chip_files
+from bitgrid.files import atomic_write
 from bitgrid.mesh import MeshError
 
 from .common import check_writable, load_bitstream
@@ -69,9 +70,7 @@ def convert(source, destination, order):
     bs = load_bitstream(source)
     check_writable(destination)
     out = Bitstream(bs.config, ScanOrder.parse(order))
-    data = out.to_bytes()
-    with open(destination, "wb") as file:
-        file.write(data)
+    atomic_write(destination, out.to_bytes())
     click.echo(f"wrote {destination}: {bs.width} x {bs.height}, {out.order.label} "
                f"(was {bs.order.label}), payload CRC32 0x{out.crc32:08x}")
 
@@ -143,8 +142,7 @@ def join_command(files, mesh, stem, output, order):
         if "choose the order" not in str(error):
             raise
         raise BadInput(f"{error} with --order") from None
-    with open(output, "wb") as file:
-        file.write(joined.to_bytes())
+    atomic_write(output, joined.to_bytes())
     tile_w, tile_h = tiles[(0, 0)].width, tiles[(0, 0)].height
     click.echo(f"joined {len(tiles)} chip file{'s' if len(tiles) != 1 else ''} ({mesh} mesh of "
                f"{tile_w} x {tile_h} tiles) into {output}: {joined.width} x {joined.height}, "

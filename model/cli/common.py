@@ -32,11 +32,19 @@ def load_bitstream(path, width=None, height=None):
         raise BadInput(f"{path}: bad bitstream: {error}") from None
 
 
-def check_writable(path):
-    """Fail early (exit 2) if ``path`` cannot be written, before a long build or run."""
+def check_writable(path, *, make_folder=False):
+    """Fail early (exit 2) if ``path`` cannot be written, before a long build or run: it is a
+    folder, or its folder does not exist (with ``make_folder``: cannot be made) or is not
+    writable."""
     folder = os.path.dirname(os.path.abspath(path)) or "."
     if os.path.isdir(path):
         raise BadInput(f"{path}: is a folder, not a file")
+    if make_folder and not os.path.isdir(folder):
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as error:
+            raise BadInput(f"{path}: cannot make its folder {folder}: "
+                           f"{error.strerror or error}") from None
     if not os.path.isdir(folder):
         raise BadInput(f"{path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK):

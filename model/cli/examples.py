@@ -8,6 +8,7 @@ import time
 import click
 
 from bitgrid.emulator import Emulator
+from bitgrid.files import atomic_write
 from bitgrid.stimulus import load_vectors
 from bitgrid.terms import SIMULATORS, STORAGES
 from bitgrid.vectors import compare_step, load_case
@@ -59,8 +60,7 @@ def _demo_rows(output, simulators, storage):
     click.echo("[1/4] writing the Verilog of an 8 x 8 grid ...", err=True)
     text = grid_verilog(8, 8, storage=storage)
     verilog_path = os.path.join(output, "bitgrid_8x8.v")
-    with open(verilog_path, "w") as file:
-        file.write(text)
+    atomic_write(verilog_path, text)
     verilog_seconds = time.monotonic() - started
 
     adder = examples.adder(8)

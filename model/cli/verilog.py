@@ -4,6 +4,7 @@ import time
 
 import click
 
+from bitgrid.files import atomic_write
 from bitgrid.terms import STORAGES
 
 from .common import check_writable, load_bitstream
@@ -33,8 +34,10 @@ def verilog(size, storage, init_path, output):
         check_writable(output)
     started = time.monotonic()
     text = grid_verilog(width, height, storage=storage, init=init)
-    with click.open_file(output, "w") as file:
-        file.write(text)
+    if output == "-":
+        click.echo(text, nl=False)
+    else:
+        atomic_write(output, text)      # whole or not at all (a full disk leaves no half file)
     if output != "-":
         click.echo(f"wrote {output}: {width} x {height} grid, {storage} storage, "
                    f"{len(text)} bytes in {time.monotonic() - started:.1f} s", err=True)
