@@ -257,7 +257,8 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
         job = {"format": JOB_FORMATS["grid"], "width": width, "height": height,
                "clock_ns": 10,
                "idle_cycles": idle_cycles, "cases": [job_case(cases[i]) for i in indices]}
-        out, seconds = _runner.run_bench(build, job, waves_path=waves, keep=keep, quiet=quiet)
+        out, seconds = _runner.run_testbench(build, job, waves_path=waves, keep=keep,
+                                             quiet=quiet)
         for i, raw in zip(indices, out["cases"]):
             results[i] = _result(raw, cases[i], build, seconds, waves, out.get("run_dir"))
     return results

@@ -160,8 +160,8 @@ BACKENDS = {
         runtime_objects=("verilated*.o",),
         # Verilator 5.048's FST writer includes lz4.h and links -llz4.
         wave_headers={"fst": (("lz4.h", "liblz4-dev"),)},
-        # cocotb makes every signal of every cell public (VPI-visible); the bench only uses the
-        # top's ports, and keeping the rest private halves the C++ to compile.
+        # cocotb makes every signal of every cell public (VPI-visible); the test bench only uses
+        # the top's ports, and keeping the rest private halves the C++ to compile.
         replace_build_args=(("--public-flat-rw", ("--public-depth", "1")),),
         # The test runs are short and the generated C++ is large: compiling it without
         # optimisation is several times faster than with the default -Os, and the runs still

@@ -118,9 +118,11 @@ def _find_spec(name):
 
 @functools.lru_cache(maxsize=None)
 def _parse(path, mtime_ns, size):
-    """``(digest, imported names)`` of the source file ``path`` (cached by its stat)."""
-    data = Path(path).read_bytes()
-    return hashlib.sha256(data).hexdigest(), _imported_names(ast.parse(data, path))
+    """``(digest, imported names)`` of the source file ``path`` (cached by its stat). The digest
+    is of the syntax tree, so that comments and layout do not count (the Verilog is written
+    without source locations)."""
+    tree = ast.parse(Path(path).read_bytes(), path)
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest(), _imported_names(tree)
 
 
 def _imported_names(tree):
@@ -136,7 +138,8 @@ def _imported_names(tree):
 
 
 def _file_digest(path):
-    """SHA-256 of the file ``path`` (hex)."""
+    """SHA-256 (hex) of the Python source file ``path``: of its syntax tree, so that a change of
+    a comment or of the layout alone does not count."""
     stat = os.stat(path)
     return _parse(os.fspath(path), stat.st_mtime_ns, stat.st_size)[0]
 

@@ -23,7 +23,8 @@ from .api import make_case
 __all__ = ["HostCase", "HostResult", "run_host_cases", "run_host_case", "HOST_JOB_FORMAT",
            "HOST_RESULT_FORMAT", "TEST_MODULE"]
 
-#: Formats of the job file (runner to bench) and of the result file (bench to runner).
+#: Formats of the job file (runner to test bench) and of the result file (test bench to
+#: runner).
 HOST_JOB_FORMAT, HOST_RESULT_FORMAT = JOB_FORMATS["host"], RESULT_FORMATS["host"]
 #: The cocotb test module run on a host-controller build.
 TEST_MODULE = "bitgrid.sim.testbench.host"
@@ -133,8 +134,8 @@ def run_host_cases(cases, *, simulator="icarus", storage="ff", divisor=_runner.H
                    "expected": None if c.expected is None else _words(c.expected),
                    "readback": bool(c.readback)} for c in cases],
     }
-    result, seconds = _runner.run_bench(build, job, keep=keep, quiet=quiet,
-                                        test_module=TEST_MODULE)
+    result, seconds = _runner.run_testbench(build, job, keep=keep, quiet=quiet,
+                                            test_module=TEST_MODULE)
     error = result.get("error")
     if error:
         if error["kind"] == "TargetError":

@@ -9,7 +9,7 @@ in the job's ``result`` entry; the runner reads it back when the simulator exits
 Every job is a JSON object with ``format`` (one of :data:`JOB_FORMATS`: the test bench's kind
 and the schema version), ``result``, ``clock_ns`` and ``cases`` (a list of objects with at
 least ``name``); every result has ``format`` (the matching entry of :data:`RESULT_FORMATS`),
-``complete`` (the bench finished), ``failed`` (some case differed) and ``cases`` (one object
+``complete`` (the test bench finished), ``failed`` (some case differed) and ``cases`` (one object
 per case, in job order, with at least ``name``). The other entries are the kind's own (see the
 test bench modules).
 """

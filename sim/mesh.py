@@ -294,8 +294,8 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
                            quiet=quiet)
         job = _mesh_job(design, spec, stall_cycles,
                         [dict(job_case(cases[i]), faults=str(case_specs[i])) for i in indices])
-        out, seconds = _runner.run_bench(build, job, waves_path=waves, keep=keep, quiet=quiet,
-                                         test_module=TEST_MODULE)
+        out, seconds = _runner.run_testbench(build, job, waves_path=waves, keep=keep,
+                                             quiet=quiet, test_module=TEST_MODULE)
         for i, raw in zip(indices, out["cases"]):
             results[i] = _mesh_result(raw, simulator, design, case_specs[i], build, seconds)
     return results

@@ -1,4 +1,4 @@
-"""Runs of a cocotb test bench on a simulator build (:func:`run_bench`).
+"""Runs of a cocotb test bench on a simulator build (:func:`run_testbench`).
 
 The simulation layer is split along its seams; this module runs, the others hold:
 
@@ -32,7 +32,8 @@ from .jobs import JOB_ENV, JOB_FORMAT, RESULT_FORMAT, read_job, write_result
 
 __all__ = ["SIMULATORS", "STORAGES", "TOP", "TESTBENCH_MODULE", "WAVE_FORMATS", "Backend",
            "BACKENDS", "Build", "SimulationError", "cache_dir", "grid_verilog_file", "build",
-           "run_bench", "simulator_version", "wave_format", "available", "LibraryMissingError",
+           "run_testbench", "run_bench", "simulator_version", "wave_format", "available",
+           "LibraryMissingError",
            "HOST_TOP", "HOST_DIVISOR", "host_verilog_file", "cached_verilog", "JOB_ENV",
            "JOB_FORMAT", "RESULT_FORMAT", "read_job", "write_result"]
 
@@ -63,7 +64,7 @@ def _wave_arguments(backend, build_, waves_path):
             list(backend.wave_suffix.get(fmt, ())))
 
 
-def run_bench(build_, job, *, waves_path=None, keep=False, quiet=False,
+def run_testbench(build_, job, *, waves_path=None, keep=False, quiet=False,
               test_module=TESTBENCH_MODULE):
     """Run a cocotb test bench on ``build_`` with ``job``.
 
@@ -74,8 +75,8 @@ def run_bench(build_, job, *, waves_path=None, keep=False, quiet=False,
     :param keep: keep the run folder (job, result, log) even when the run succeeds.
     :param test_module: the cocotb test module (:mod:`bitgrid.sim.testbench.host` for a host
         build).
-    :returns: ``(result, seconds)``: the bench's result object and the wall time of the run.
-    :raises SimulationError: if the simulator or the bench failed without producing a result.
+    :returns: ``(result, seconds)``: the test bench's result object and the wall time of the run.
+    :raises SimulationError: if the simulator or the test bench failed without producing a result.
     """
     backend = _backend(build_.simulator)
     backend.require()
@@ -118,9 +119,13 @@ def run_bench(build_, job, *, waves_path=None, keep=False, quiet=False,
                               f"run folder {run_dir}", log)
     if failed and not result.get("failed"):
         raise SimulationError(f"{label}: cocotb reports {failed} failing test(s) but the "
-                              f"bench found no mismatch; run folder {run_dir}", log)
+                              f"test bench found no mismatch; run folder {run_dir}", log)
     if keep:
         result["run_dir"] = str(run_dir)        # job, result and log, for a closer look
     else:
         shutil.rmtree(run_dir, ignore_errors=True)
     return result, seconds
+
+
+#: Old name of :func:`run_testbench` (a run of a test bench, not a benchmark).
+run_bench = run_testbench

@@ -252,6 +252,7 @@ def no_build(monkeypatch, tmp_path):
         raise AssertionError("a build or simulation started")
     monkeypatch.setattr(runner, "build", forbidden)
     monkeypatch.setattr(runner, "run_bench", forbidden)
+    monkeypatch.setattr(runner, "run_testbench", forbidden)
     monkeypatch.setattr(runner, "grid_verilog_file", forbidden)
     yield cache
     assert not cache.exists()
@@ -489,7 +490,10 @@ def test_file_digest_follows_the_file(tmp_path):
     first = cache._file_digest(path)
     path.write_text("VERSION = 2\n")
     os.utime(path, ns=(1, 1))            # the same size; another modification time
-    assert cache._file_digest(path) != first
+    second = cache._file_digest(path)
+    assert second != first
+    path.write_text("VERSION = (2)  # a comment and other spacing\n")
+    assert cache._file_digest(path) == second
 
 
 def test_source_closure_covers_what_the_generators_import():
@@ -515,3 +519,25 @@ def test_source_closure_covers_what_the_generators_import():
     closure = set(cache.source_closure("bitgrid.hdl.verilog"))
     assert {"bitgrid.hdl.host", "bitgrid.hdl.link.layer", "bitgrid.hdl.mesh"} <= imported
     assert imported - closure == set()
+
+
+# --- Job files -----------------------------------------------------------------------------
+
+def test_job_files_round_trip(tmp_path, monkeypatch):
+    from bitgrid.sim import jobs
+    job = {"format": jobs.JOB_FORMATS["mesh"], "clock_ns": 10, "cases": [{"name": "a"}]}
+    job_path, result_path = jobs.write_job(tmp_path, job)
+    monkeypatch.setenv(jobs.JOB_ENV, job_path)
+    assert jobs.read_job("mesh") == dict(job, result=result_path)
+    assert jobs.read_job(jobs.JOB_FORMATS["mesh"])["result"] == result_path
+    with pytest.raises(AssertionError, match="expected 'bitgrid-sim-job-v1'"):
+        jobs.read_job("grid")
+    assert jobs.read_result(result_path) is None
+    result = jobs.new_result("mesh", error=None)
+    assert result == {"format": "bitgrid-mesh-result-v1", "complete": False, "failed": False,
+                      "cases": [], "error": None}
+    jobs.write_result(result_path, result)
+    assert jobs.read_result(result_path) == result
+    assert sorted(os.listdir(tmp_path)) == ["job.json", "result.json"]    # no temporaries
+    with pytest.raises(ValueError, match="job format must be one of"):
+        jobs.write_job(tmp_path, {"format": "bitgrid-sim-job-v0"})

@@ -111,22 +111,22 @@ class GridTestbench(Testbench):
         return int(self.dut.subcycle.value), int(self.dut.phase.value)
 
 
-async def run_case(bench, case):
-    """Run one case of a job on ``bench``; returns the case's result object."""
-    width, height = bench.width, bench.height
+async def run_case(testbench, case):
+    """Run one case of a job on ``testbench``; returns the case's result object."""
+    width, height = testbench.width, testbench.height
     start_wall, start_sim = time.monotonic(), get_sim_time("ns")
     config = case_config(case, width, height)
     inputs, expected = case_edges(case)
-    bench.idle_cycles = case.get("idle_cycles", bench.default_idle_cycles)
-    await bench.reset()
-    valid, error = await bench.load(config, case.get("crc"))
+    testbench.idle_cycles = case.get("idle_cycles", testbench.default_idle_cycles)
+    await testbench.reset()
+    valid, error = await testbench.load(config, case.get("crc"))
     load_wall = time.monotonic()
-    readback = await bench.readback(config)
+    readback = await testbench.readback(config)
     readback_wall = time.monotonic()
     checker = StepChecker(config, expected, width, height)
     for t, edges in enumerate(inputs):
-        checker.check(t, edges, *await bench.step(edges))
-    subcycle, phase = await bench.finish_steps()
+        checker.check(t, edges, *await testbench.step(edges))
+    subcycle, phase = await testbench.finish_steps()
     return {
         "name": case.get("name", "case"),
         "steps": len(inputs),
@@ -160,11 +160,11 @@ def case_failed(result):
 async def run_job(dut):
     """Run every case of the job named by ``$BITGRID_SIM_JOB``."""
     job = jobs.read_job("grid")
-    bench = GridTestbench(dut, job["width"], job["height"], period_ns=job.get("clock_ns", 10),
+    testbench = GridTestbench(dut, job["width"], job["height"], period_ns=job.get("clock_ns", 10),
                           idle_cycles=job.get("idle_cycles", 1))
     results = Results(job, "grid")
     for case in job["cases"]:
-        result = await run_case(bench, case)
+        result = await run_case(testbench, case)
         if case.get("crc") is not None:
             result["expect_rejected"] = True
         results.add(result, case_failed(result))

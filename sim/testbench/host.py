@@ -217,13 +217,13 @@ def _status_dict(status):
             for name, value in status._asdict().items()}
 
 
-def _session(job, transport, bench_result, write):
+def _session(job, transport, result, write):
     """The host side (runs in a bridge thread): one ProtocolTarget, every case of the job."""
     width, height = job["width"], job["height"]
     target = ProtocolTarget(transport, timeout=job["timeout_s"], retries=job.get("retries", 4),
                             clock=transport.clock)
     identity = target.identify()
-    bench_result["identity"] = {"width": identity.width, "height": identity.height,
+    result["identity"] = {"width": identity.width, "height": identity.height,
                                 "storage": identity.storage, "protocol": identity.protocol,
                                 "max_payload": identity.max_payload}
     if (identity.width, identity.height) != (width, height):
@@ -249,7 +249,7 @@ def _session(job, transport, bench_result, write):
             if expected is not None:
                 mismatches += compare_step(t, Edges(*expected[t]), actual, width, height)
         status = target.status()
-        bench_result["cases"].append({
+        result["cases"].append({
             "name": case.get("name", "case"),
             "steps": len(case["inputs"]),
             "outputs": outputs,
@@ -269,9 +269,9 @@ def _session(job, transport, bench_result, write):
 async def run_host_job(dut):
     """Run the host session of the job named by ``$BITGRID_SIM_JOB`` against ``bitgrid_host``."""
     job = jobs.read_job("host")
-    bench = HostTestbench(dut, job["divisor"], period_ns=job.get("clock_ns", 10))
-    await bench.start_uart()
-    uart = bench.uart
+    testbench = HostTestbench(dut, job["divisor"], period_ns=job.get("clock_ns", 10))
+    await testbench.start_uart()
+    uart = testbench.uart
     inject = corrupter(job.get("corrupt_writes", ()))
     transport = SimUartTransport(uart, to_device=inject)
     results = Results(job, "host", error=None)

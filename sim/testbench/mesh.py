@@ -249,7 +249,7 @@ class MeshTestbench(Testbench):
                 handle = getattr(self.dut, f"status__{k}__{name}", None)
                 if handle is not None:
                     value, unknown = read_word(handle)
-                    entry[name] = -1 if unknown else value       # -1: X (a bench error)
+                    entry[name] = -1 if unknown else value       # -1: X (a test bench error)
             status.append(entry)
         return status
 
@@ -304,38 +304,39 @@ class MeshTestbench(Testbench):
         self._busy = {}
 
 
-async def run_case(bench, case):
+async def run_case(testbench, case):
     """Run one case of a job; returns its result object."""
     start_wall, start_sim = time.monotonic(), get_sim_time("ns")
-    width, height = bench.width, bench.height
+    width, height = testbench.width, testbench.height
     config = case_config(case, width, height)
     inputs, expected = case_edges(case)
     faults = case.get("faults")
-    bench.use_faults(bench.job_spec if faults is None else FaultSpec.parse(faults))
-    await bench.reset()
-    valid, error, readback = await bench.load(config)
-    bench.arm_faults()
-    schedule = bench.schedule(len(inputs))
+    testbench.use_faults(testbench.job_spec if faults is None else FaultSpec.parse(faults))
+    await testbench.reset()
+    valid, error, readback = await testbench.load(config)
+    testbench.arm_faults()
+    schedule = testbench.schedule(len(inputs))
     checker = StepChecker(config, expected, width, height)
     step_cycles, state_mismatches = [], []
     stalled = None
     run_start = get_sim_time("ns")
     for t, edges in enumerate(inputs):
         try:
-            actual, unknown, cycles = await bench.run_step(t, edges, schedule.get(t, ()))
+            actual, unknown, cycles = await testbench.run_step(t, edges, schedule.get(t, ()))
         except TestbenchError as exc:
             stalled = str(exc)
             break
         step_cycles.append(cycles)
         checker.check(t, edges, actual, unknown)
-        state_mismatches += bench.state_mismatches(t, checker.emulator)
+        state_mismatches += testbench.state_mismatches(t, checker.emulator)
     run_ns = get_sim_time("ns") - run_start
     # Let the scheduled faults finish (so that every one is counted), then read the counters.
-    await bench.finish_faults()
-    await Timer(2 * max(bench.period_ps(i) for i in range(len(bench.tiles))), unit="ps")
-    status = bench.link_status()
-    stalls = [int(getattr(bench.dut, f"stalls__{i}").value) for i in range(len(bench.tiles))]
-    bench.clear_faults()
+    await testbench.finish_faults()
+    tiles = range(len(testbench.tiles))
+    await Timer(2 * max(testbench.period_ps(i) for i in tiles), unit="ps")
+    status = testbench.link_status()
+    stalls = [int(getattr(testbench.dut, f"stalls__{i}").value) for i in tiles]
+    testbench.clear_faults()
     return {
         "name": case.get("name", "case"),
         "steps": len(inputs),
@@ -345,9 +346,9 @@ async def run_case(bench, case):
         "config_valid": valid,
         "config_error": error,
         "readback_errors": readback,
-        "subcycles": bench.subcycles(),
+        "subcycles": testbench.subcycles(),
         "stalled": stalled,
-        "faults": str(bench.spec),
+        "faults": str(testbench.spec),
         "links": status,
         "stalls": stalls,
         "step_cycles": step_cycles,
@@ -370,9 +371,9 @@ def case_failed(result):
 async def run_mesh_job(dut):
     """Run every case of the job named by ``$BITGRID_SIM_JOB``."""
     job = jobs.read_job("mesh")
-    bench = MeshTestbench(dut, job)
+    testbench = MeshTestbench(dut, job)
     results = Results(job, "mesh")
     for case in job["cases"]:
-        result = await run_case(bench, case)
+        result = await run_case(testbench, case)
         results.add(result, case_failed(result))
     results.finish()
