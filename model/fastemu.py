@@ -66,8 +66,9 @@ import threading
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .checks import check_int
 from .config import Configuration
-from .emulator import Edges
+from .terms import Edges
 
 __all__ = ["FastEmulator", "anf_tables"]
 
@@ -150,13 +151,15 @@ class FastEmulator:
     def __init__(self, config, *, streams=None, threads=None, chunk_words=None):
         if not isinstance(config, Configuration):
             raise TypeError(f"FastEmulator needs a Configuration, not {config!r}")
-        if streams is not None and (isinstance(streams, bool)
-                                    or not isinstance(streams, (int, np.integer))
-                                    or streams < 1):
-            raise ValueError(f"streams must be a positive integer or None, not {streams!r}")
+        if streams is not None:
+            streams = check_int(streams, "streams", minimum=1)
+        if threads is not None:
+            threads = check_int(threads, "threads", minimum=1)
+        if chunk_words is not None:
+            chunk_words = check_int(chunk_words, "chunk_words", minimum=1)
         self.width, self.height = config.width, config.height
-        self.streams = None if streams is None else int(streams)
-        self._k = 1 if streams is None else int(streams)
+        self.streams = streams
+        self._k = 1 if streams is None else streams
         self._n = self.width // 2                   # cells of one parity in a row
         self._nw = (self._n + 63) // 64             # words per row
         self._hg = self.height // 2                 # rows per row group
@@ -169,12 +172,9 @@ class FastEmulator:
         words = self._k * 2 * self._hg * self._nw
         if threads is None:
             threads = min(os.cpu_count() or 1, 2) if words >= _THREAD_MIN_WORDS else 1
-        elif isinstance(threads, (int, np.integer)) and threads > 1:
-            threads = min(int(threads), words)
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
-                or threads < 1:
-            raise ValueError(f"threads must be a positive integer or None, not {threads!r}")
-        self._plan_chunks(int(chunk_words or DEFAULT_CHUNK_WORDS), int(threads))
+        else:
+            threads = min(threads, words)
+        self._plan_chunks(chunk_words or DEFAULT_CHUNK_WORDS, threads)
         self._plan_edges()
         self.load(config)
         self.reset()

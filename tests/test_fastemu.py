@@ -1,6 +1,8 @@
-"""The bit-parallel emulator (bitgrid.fastemu): every shared conformance case, differential runs
-against the reference emulator on many grid sizes (around the 64-cell word boundaries too), the
-API it shares with the reference, and the lane-parallel (multi-stream) mode.
+"""The bit-parallel emulator (bitgrid.fastemu): differential runs against the reference
+emulator on many grid sizes (around the 64-cell word boundaries too) and block plans, what its
+API adds or does differently (options, state as a property), and the lane-parallel
+(multi-stream) mode. The cases every emulator shares (conformance, random programs against an
+independent model, the SPEC timing properties, the API) are in ``test_emulator_contract.py``.
 """
 
 import os
@@ -12,12 +14,7 @@ import pytest
 from bitgrid import Configuration, Edges, Emulator
 from bitgrid.cell import PASS_THROUGH, REFLECTOR
 from bitgrid.fastemu import FastEmulator, anf_tables
-from bitgrid.vectors import compare_step, format_mismatches
 from conftest import conformance_cases, load_conformance
-
-#: Layout variants: the default plan, and tiny row blocks split over two threads (many block
-#: boundaries, the shift carries and edge cells inside every block).
-VARIANTS = {"default": {}, "blocks": {"chunk_words": 2, "threads": 2}}
 
 
 def random_edges(rng, width, height):
@@ -36,23 +33,7 @@ def mixed_config(width, height, rng):
     return Configuration(width, height, luts)
 
 
-# Conformance: every shared case, step by step.
-
-@pytest.mark.parametrize("variant", sorted(VARIANTS))
-@pytest.mark.parametrize("name", conformance_cases())
-def test_conformance_case(name, variant):
-    case = load_conformance(name)
-    assert hasattr(case, "steps"), f"{name} is not a bitgrid-vectors-v1 case"
-    assert len(case.steps) > 0
-    emulator = FastEmulator(case.load_bitstream().config, **VARIANTS[variant])
-    for t, (inputs, expected) in enumerate(case.steps):
-        assert (emulator.subcycle, emulator.phase) == (t, t % 2)
-        actual = emulator.step(inputs)
-        if actual != expected:
-            mismatches = compare_step(t, expected, actual, case.width, case.height)
-            pytest.fail(f"{name}: step {t} differs:\n{format_mismatches(mismatches)}")
-        assert emulator.edge_outputs() == expected
-    assert emulator.subcycle == len(case.steps)
+# Conformance cases in the lane-parallel mode.
 
 
 @pytest.mark.parametrize("name", conformance_cases())
@@ -146,23 +127,6 @@ def test_signal_crosses_word_boundaries():
 
 # The API shared with the reference emulator.
 
-def test_reset_state():
-    emulator = FastEmulator(Configuration.random(6, 4, seed=1))
-    assert emulator.outputs.shape == (4, 4, 6)
-    assert emulator.outputs.dtype == np.uint8
-    assert not emulator.outputs.any()
-    assert (emulator.subcycle, emulator.phase) == (0, 0)
-    assert emulator.edge_outputs() == Edges(0, 0, 0, 0)
-    rng = random.Random(1)
-    for _ in range(7):
-        emulator.step(random_edges(rng, 6, 4))
-    assert emulator.outputs.any()
-    assert (emulator.subcycle, emulator.phase) == (7, 1)
-    emulator.reset()
-    assert not emulator.outputs.any()
-    assert (emulator.subcycle, emulator.phase) == (0, 0)
-    assert emulator.edge_outputs() == Edges(0, 0, 0, 0)
-
 
 def test_reset_and_load_like_reference():
     rng = random.Random(5)
@@ -182,48 +146,16 @@ def test_reset_and_load_like_reference():
     assert np.array_equal(fast.outputs, reference.outputs)
 
 
-def test_config_is_copied_and_load_checks():
+def test_options_and_load_checked():
     config = Configuration(4, 2, np.full((2, 4, 4), 0xFFFF))
     emulator = FastEmulator(config)
-    config[0, 0] = (0, 0, 0, 0)                 # does not reach the emulator
-    emulator.step()
-    assert emulator.outputs[:, 0, 0].all()
-    assert emulator.config[0, 0] == (0xFFFF,) * 4
-    with pytest.raises(ValueError, match="Configuration is 2 x 2, the emulator is 4 x 2"):
-        emulator.load(Configuration(2, 2))
-    with pytest.raises(TypeError, match="FastEmulator needs a Configuration"):
-        FastEmulator(np.zeros((2, 2, 4)))
     with pytest.raises(TypeError, match="FastEmulator needs a Configuration"):
         emulator.load(np.zeros((2, 4, 4)))
     for bad in (0, -1, 1.5, True):
-        with pytest.raises(ValueError, match="streams"):
-            FastEmulator(config, streams=bad)
-        with pytest.raises(ValueError, match="threads"):
-            FastEmulator(config, threads=bad)
-
-
-def test_edge_words_beyond_lane_count_rejected():
-    """The same errors as the reference emulator; a failed step changes nothing."""
-    fast, reference = (E(Configuration.random(4, 2, seed=3)) for E in (FastEmulator, Emulator))
-    assert fast.step(Edges(0xF, 0x3, 0xF, 0x3)) == reference.step(Edges(0xF, 0x3, 0xF, 0x3))
-    state = fast.outputs
-    for edges in [Edges(n=0x10), Edges(s=0x1F), Edges(e=0x4), Edges(w=0x7), Edges(n=-1)]:
-        with pytest.raises(ValueError) as expected:
-            reference.step(edges)
-        with pytest.raises(ValueError) as actual:
-            fast.step(edges)
-        assert str(actual.value) == str(expected.value)
-    assert str(actual.value).endswith("has bits beyond its 4 lanes")
-    assert fast.subcycle == 1
-    assert np.array_equal(fast.outputs, state)
-    assert fast.edge_outputs() == reference.edge_outputs()
-
-
-def test_edge_input_forms():
-    a, b = (FastEmulator(Configuration.random(4, 4, seed=8)) for _ in range(2))
-    assert a.step({"n": "0x5", "e": "0x3"}) == b.step(Edges(n=5, e=3, s=0, w=0))
-    assert a.step(None) == b.step((0, 0, 0, 0))
-    assert a.step([[1, 0, 1, 1], 0, "0xf", 2]) == b.step(Edges(13, 0, 15, 2))
+        for option in ("streams", "threads", "chunk_words"):
+            with pytest.raises(ValueError) as info:
+                FastEmulator(config, **{option: bad})
+            assert str(info.value) == f"{option} must be an integer of at least 1, not {bad!r}"
 
 
 def test_outputs_can_be_set():

@@ -1,5 +1,6 @@
 """bitgrid.terms: the one vocabulary (SPEC sections 1, 2, 4 and 7)."""
 
+import numpy as np
 import pytest
 
 from bitgrid import terms
@@ -45,6 +46,9 @@ def test_edges_coerce_and_lanes():
     assert Edges.coerce(None) == Edges(0, 0, 0, 0)
     assert Edges.coerce({"N": 5, "w": "ff"}) == Edges(n=5, w=255)
     assert Edges.coerce([1, 2, 3, [1, 0, 1]]) == Edges(1, 2, 3, 5)
+    assert Edges.coerce((1, "0xa", [1, 0, 1], np.int64(2))) == Edges(1, 10, 5, 2)
+    edges = Edges(1, 2, 3, 4)
+    assert Edges.coerce(edges) is edges
     assert Edges(n=0b1011).lanes("N", 5) == [1, 1, 0, 1, 0]
     assert Edges(1, 2, 3, 4).side(S) == 3 and Edges(1, 2, 3, 4).side("w") == 4
     with pytest.raises(ValueError, match="unknown"):

@@ -7,12 +7,12 @@ from amaranth.hdl import Cat, DomainRenamer, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.fifo import AsyncFIFO, SyncFIFO
-from amaranth.lib.wiring import In, Out, flipped
+from amaranth.lib.wiring import In, Out
 
 from bitgrid.checks import check_bool, check_int
 from . import Symbol, SymbolStream
 from .linecode import (ALIGN, BAD, DESKEW_DEPTH, IDLE, LINE_BITS, LOSS_THRESHOLD, LOSS_WINDOW,
-                       MAX_DESKEW_SYMBOLS, check_align_interval, check_lock_count)
+                       check_align_interval, check_lock_count)
 
 __all__ = ["LaneAligner", "PhyRx"]
 
