@@ -21,7 +21,9 @@ Edge words are integers with bit ``i`` = lane ``i`` (SPEC section 1): lane ``i``
 
 import random
 
-from .emulator import Edges, Emulator
+from .checks import check_int
+from .emulator import Emulator
+from .terms import Edges
 from .program import Program
 from .vectors import save_case as _save_case
 
@@ -101,8 +103,7 @@ class Adder:
     """
 
     def __init__(self, bits, width=None, height=None, column=None):
-        if not isinstance(bits, int) or isinstance(bits, bool) or bits < 1:
-            raise ValueError(f"An adder has at least 1 bit, not {bits!r}")
+        bits = check_int(bits, "Adder bits", minimum=1)
         if height is None:
             height = _even_at_least(bits)
         if width is None:
@@ -113,9 +114,7 @@ class Adder:
                              f"not {height}")
         if column is None:
             column = width - 1
-        if not isinstance(column, int) or isinstance(column, bool) \
-                or not 0 <= column < width:
-            raise ValueError(f"Adder column must be between 0 and {width - 1}, not {column!r}")
+        column = check_int(column, "Adder column", minimum=0, maximum=width - 1)
         self.bits, self.width, self.height, self.column = bits, width, height, column
         c = column
         for i in range(bits):
@@ -159,11 +158,9 @@ class Adder:
 
         :raises ValueError: for an operand out of range.
         """
-        for name, value in (("a", a), ("b", b)):
-            if not isinstance(value, int) or not 0 <= value <= self.mask:
-                raise ValueError(f"Operand {name}={value!r} does not fit in {self.bits} bits")
-        if carry not in (0, 1):
-            raise ValueError(f"Carry in must be 0 or 1, not {carry!r}")
+        a = check_int(a, "Operand a", minimum=0, maximum=self.mask)
+        b = check_int(b, "Operand b", minimum=0, maximum=self.mask)
+        carry = check_int(carry, "Carry in", minimum=0, maximum=1)
         return Edges(n=carry << self.column, e=b, s=0, w=a)
 
     def result(self, outputs):
@@ -266,10 +263,8 @@ class TextLanes:
     period = 2
 
     def __init__(self, lanes=8, width=8, height=None, first_row=0):
-        if not isinstance(lanes, int) or isinstance(lanes, bool) or lanes < 1:
-            raise ValueError(f"Text lanes need at least 1 lane, not {lanes!r}")
-        if not isinstance(first_row, int) or first_row < 0:
-            raise ValueError(f"first_row must be a row number >= 0, not {first_row!r}")
+        lanes = check_int(lanes, "Text lanes", minimum=1)
+        first_row = check_int(first_row, "first_row", minimum=0)
         if height is None:
             height = _even_at_least(first_row + lanes)
         program = Program(width, height)

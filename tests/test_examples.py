@@ -100,22 +100,25 @@ def test_adder_io_words():
 def test_adder_errors():
     with pytest.raises(ValueError) as info:
         adder(0)
-    assert str(info.value) == "An adder has at least 1 bit, not 0"
+    assert str(info.value) == "Adder bits must be an integer of at least 1, not 0"
     with pytest.raises(ValueError) as info:
         adder(8, height=6)
     assert str(info.value) == "A 8-bit adder needs a grid at least 8 cells high, not 6"
     with pytest.raises(ValueError) as info:
         adder(4, width=4, column=4)
-    assert str(info.value) == "Adder column must be between 0 and 3, not 4"
+    assert str(info.value) == "Adder column must be an integer from 0 to 3, not 4"
     with pytest.raises(ValueError):
         adder(4, width=3)
     example = adder(4)
     with pytest.raises(ValueError) as info:
         example.inputs(16, 0)
-    assert str(info.value) == "Operand a=16 does not fit in 4 bits"
+    assert str(info.value) == "Operand a must be an integer from 0 to 15, not 16"
     with pytest.raises(ValueError) as info:
         example.inputs(0, -1)
-    assert str(info.value) == "Operand b=-1 does not fit in 4 bits"
+    assert str(info.value) == "Operand b must be an integer from 0 to 15, not -1"
+    with pytest.raises(ValueError) as info:
+        example.inputs(0, 0, carry=2)
+    assert str(info.value) == "Carry in must be an integer from 0 to 1, not 2"
 
 
 # Exhaustive small adders -------------------------------------------------------------------------
@@ -289,7 +292,10 @@ def test_text_lanes_other_shapes(lanes, width, height, first_row):
 def test_text_lanes_errors():
     with pytest.raises(ValueError) as info:
         text_lanes(0)
-    assert str(info.value) == "Text lanes need at least 1 lane, not 0"
+    assert str(info.value) == "Text lanes must be an integer of at least 1, not 0"
+    with pytest.raises(ValueError) as info:
+        text_lanes(2, first_row=-1)
+    assert str(info.value) == "first_row must be an integer of at least 0, not -1"
     with pytest.raises(ValueError) as info:
         text_lanes(8, height=6)
     assert str(info.value) == "8 lanes from row 0 do not fit in a grid 6 cells high"
