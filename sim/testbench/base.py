@@ -240,6 +240,8 @@ class Testbench:
     their ports to :meth:`idle`. Timing: see the module docstring.
     """
 
+    __test__ = False                 # not a pytest test class
+
     def __init__(self, dut, *, period_ns=10, edges=True, clock=None):
         self.dut = dut
         self.period_ns = period_ns
