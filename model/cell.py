@@ -91,12 +91,13 @@ def lut_from_function(function):
     params = inspect.signature(function).parameters
     names = [p for p in params if params[p].kind not in (inspect.Parameter.VAR_KEYWORD,
                                                           inspect.Parameter.VAR_POSITIONAL)]
-    unknown = [p for p in names if p not in ("n", "e", "s", "w")]
+    inputs = [d.input_name for d in DIRECTIONS]
+    unknown = [p for p in names if p not in inputs]
     if unknown:
         raise TypeError(f"LUT functions take arguments among n, e, s, w; got {', '.join(unknown)}")
     lut = 0
     for a in range(16):
-        bits = {"n": a & 1, "e": (a >> 1) & 1, "s": (a >> 2) & 1, "w": (a >> 3) & 1}
+        bits = {name: (a >> d) & 1 for d, name in enumerate(inputs)}
         if function(**{p: bits[p] for p in names}):
             lut |= 1 << a
     return lut

@@ -23,7 +23,7 @@ import random
 
 from .checks import check_int
 from .emulator import Emulator
-from .terms import Edges
+from .terms import DIRECTIONS, Edges, side_lanes
 from .program import Program
 from .vectors import save_case as _save_case
 
@@ -41,16 +41,15 @@ def _even_at_least(value, minimum=2):
 def _noise(inputs, used, width, height, seed):
     """``inputs`` with random bits on every lane that ``used`` does not mark."""
     rng = random.Random(seed)
-    lanes = {"n": width, "e": height, "s": width, "w": height}
     result = []
     for edges in inputs:
         edges = Edges.coerce(edges)
-        words = {}
-        for side, count in lanes.items():
-            mask = getattr(used, side)
-            noise = rng.getrandbits(count) & ~mask
-            words[side] = (getattr(edges, side) & mask) | noise
-        result.append(Edges(**words))
+        words = []
+        for side in DIRECTIONS:
+            mask = used[side]
+            noise = rng.getrandbits(side_lanes(side, width, height)) & ~mask
+            words.append((edges[side] & mask) | noise)
+        result.append(Edges(*words))
     return result
 
 
