@@ -11,12 +11,24 @@ the file and what is wrong, and lets :class:`OSError` of an unreadable file thro
 """
 
 import json
+import re
 
 from .terms import SIDES, Edges
 from .vectors import BadStreamCase, VectorFormatError, load_case
 
-__all__ = ["StimulusError", "parse_inputs", "load_inputs", "load_vectors", "stimulus",
-           "lane_counts"]
+__all__ = ["StimulusError", "MAX_STEPS", "MAX_INPUT_BYTES", "parse_inputs", "load_inputs",
+           "load_vectors", "stimulus", "lane_counts"]
+
+#: The most subcycles a run takes (``--steps``, or the steps of an edge-input stream): a
+#: million, minutes on the reference emulator and hours in an RTL simulator.
+MAX_STEPS = 1_000_000
+
+#: The largest edge-input stream file read, in bytes (256 MiB: far more than
+#: :data:`MAX_STEPS` steps take in either form).
+MAX_INPUT_BYTES = 256 << 20
+
+_HEX_WORD = re.compile(r"(0[xX])?[0-9a-fA-F]+")
+_SIDE_WORDS = {s.lower() for s in SIDES} | {f"{s.lower()}_in" for s in SIDES}
 
 
 class StimulusError(ValueError):
@@ -30,54 +42,156 @@ def lane_counts(width, height):
     return dict(zip(SIDES, (width, height) * 2))
 
 
+def _hex_word(text):
+    """The value of a hex word: hex digits, optionally after ``0x``; nothing else (no ``_``,
+    sign or space). ``0b...`` and ``0o...`` are refused, not read as hex."""
+    if isinstance(text, str) and text[:2].lower() in ("0b", "0o") and len(text) > 2:
+        kind = "a binary" if text[1] in "bB" else "an octal"
+        raise ValueError(f"{text!r} looks like {kind} number; the words are hex: write "
+                         f"the value in hex (0x...)")
+    if not isinstance(text, str) or not _HEX_WORD.fullmatch(text):
+        raise ValueError(f"{text!r} is not a hex word (hex digits, optionally after 0x, e.g. "
+                         "0x1f)")
+    return int(text, 16)
+
+
+def _word(value, count):
+    """The value of one bus word of a JSON stream: a hex string, a non-negative integer or a
+    list of lane bits (0 or 1, lane 0 first), checked to fit ``count`` lanes."""
+    if isinstance(value, str):
+        word = _hex_word(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"{value} is negative; a word is a lane bit pattern >= 0")
+        word = value
+    elif isinstance(value, list):
+        if len(value) > count:
+            raise ValueError(f"{len(value)} lane bits for its {count} lanes")
+        for lane, bit in enumerate(value):
+            if isinstance(bit, bool) or bit not in (0, 1):
+                raise ValueError(f"lane {lane} is {json.dumps(bit)}; lane bits are 0 or 1")
+        word = sum(bit << lane for lane, bit in enumerate(value))
+    else:
+        raise ValueError(f"{json.dumps(value)} is not a word: give a hex string like \"0x1f\", "
+                         "an integer or a list of lane bits (0 or 1, lane 0 first)")
+    if word >> count:
+        raise ValueError(f"has bits beyond its {count} lanes")
+    return word
+
+
+def _json_steps(text, lanes, where):
+    try:
+        items = json.loads(text)
+    except RecursionError:
+        raise StimulusError(f"{where}: malformed edge-input stream: JSON nested too deeply "
+                            "(a stream is a list of {\"N\": \"0x..\", ...} objects)") from None
+    except ValueError as error:
+        raise StimulusError(f"{where}: malformed edge-input stream: not valid JSON "
+                            f"({error})") from None
+    if not isinstance(items, list):
+        hint = (" (for a vector file use --vectors)"
+                if isinstance(items, dict) and "format" in items else "")
+        raise StimulusError(f"{where}: malformed edge-input stream: a JSON edge-input stream is "
+                            "a list of {\"N\": \"0x..\", ...} objects, one per subcycle" + hint)
+    steps = []
+    for t, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise StimulusError(f"{where}: step {t}: expected an object with keys among N, E, "
+                                f"S, W, got {json.dumps(item)[:60]}")
+        words = {}
+        for key, value in item.items():
+            side = key.upper()
+            if side not in SIDES or side in words:
+                raise StimulusError(f"{where}: step {t}: unknown or repeated side {key!r} (the "
+                                    f"sides are {', '.join(SIDES)})")
+            try:
+                words[side] = _word(value, lanes[side])
+            except ValueError as error:
+                raise StimulusError(f"{where}: step {t}: {side}: {error}") from None
+        steps.append(Edges(*(words.get(s, 0) for s in SIDES)))
+    return steps
+
+
+def _text_steps(text, lanes, where):
+    steps = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        at = f"{where}: step {len(steps)} (line {number})"
+        words = line.replace(",", " ").split()
+        if {w.lower() for w in words} <= _SIDE_WORDS:
+            raise StimulusError(f"{at}: {line!r} looks like a header line; start it with '#' "
+                                "to make it a comment")
+        if len(words) != 4:
+            raise StimulusError(f"{at}: expected 4 hex words N E S W, got {len(words)}")
+        values = []
+        for side, word in zip(SIDES, words):
+            try:
+                value = _hex_word(word)
+                if value >> lanes[side]:
+                    raise ValueError(f"has bits beyond its {lanes[side]} lanes")
+            except ValueError as error:
+                raise StimulusError(f"{at}: {side}: {error}") from None
+            values.append(value)
+        steps.append(Edges(*values))
+        if len(steps) > MAX_STEPS:
+            break
+    return steps
+
+
 def parse_inputs(text, width, height, *, where="<inputs>"):
     """The edge inputs of an edge-input stream (see the module docstring) for a ``width`` x
     ``height`` grid.
 
+    A word is exactly hex digits, optionally after ``0x`` (no ``_``, sign or ``0b``/``0o``
+    prefix); in the JSON form also a non-negative integer or a list of lane bits, each 0 or 1,
+    lane 0 first (no floats, no ``true``/``false``). A word must fit its bus's lanes.
+
     :param text: the file's text.
     :param where: the file's name, for messages.
     :returns: a list of :class:`~bitgrid.terms.Edges`, one per subcycle (may be empty).
-    :raises StimulusError: ``<where>: malformed edge-input stream: ...`` or
-        ``<where>: step <t>: <side> has bits beyond its <n> lanes``.
+    :raises StimulusError: one line naming ``where``, the step (and, in the text form, the
+        line) and the side, e.g. ``in.txt: step 3 (line 5): N: has bits beyond its 8 lanes``;
+        also for more than :data:`MAX_STEPS` steps.
     """
-    try:
-        if text.lstrip().startswith(("[", "{")):
-            items = json.loads(text)
-            if not isinstance(items, list):
-                raise ValueError("a JSON edge-input stream is a list of {\"N\": \"0x..\", ...} "
-                                 "objects, one per subcycle (for a vector file use --vectors)")
-            items = [Edges.coerce(item) for item in items]
-        else:
-            items = []
-            for number, line in enumerate(text.splitlines(), 1):
-                line = line.split("#")[0].strip()
-                if not line:
-                    continue
-                words = line.replace(",", " ").split()
-                if len(words) != 4:
-                    raise ValueError(f"line {number}: expected 4 hex words N E S W, got "
-                                     f"{len(words)}")
-                items.append(Edges(*(int(word, 16) for word in words)))
-    except (ValueError, TypeError, AttributeError) as error:
-        raise StimulusError(f"{where}: malformed edge-input stream: {error}") from None
     lanes = lane_counts(width, height)
-    for t, edges in enumerate(items):
-        for side, count in lanes.items():
-            word = edges.side(side)
-            if word >> count or word < 0:
-                raise StimulusError(f"{where}: step {t}: {side} has bits beyond its {count} "
-                                    "lanes")
-    return items
+    if text.lstrip().startswith(("[", "{")):
+        steps = _json_steps(text, lanes, where)
+    else:
+        steps = _text_steps(text, lanes, where)
+    if len(steps) > MAX_STEPS:
+        raise StimulusError(f"{where}: more than {MAX_STEPS} steps, the most a run takes")
+    return steps
+
+
+def _bgbs_hint(data, path, what):
+    """Bad input if ``data`` (a file's first bytes) is a BGBS BitGrid program."""
+    from .bitstream import MAGIC
+    if data[:len(MAGIC)] == MAGIC:
+        raise StimulusError(f"{path} is not {what} (it looks like a BGBS BitGrid program: give "
+                            "it as the PROGRAM argument)")
 
 
 def load_inputs(path, width, height):
-    """:func:`parse_inputs` of the file ``path`` (UTF-8).
+    """:func:`parse_inputs` of the file ``path`` (UTF-8 text, at most
+    :data:`MAX_INPUT_BYTES`; a pipe or FIFO is read as it comes).
 
     :raises OSError: if the file cannot be read.
-    :raises StimulusError: as :func:`parse_inputs`.
+    :raises StimulusError: as :func:`parse_inputs`; a BGBS file, a file that is not UTF-8
+        text, or a larger one.
     """
-    with open(path, encoding="utf-8") as file:
-        text = file.read()
+    with open(path, "rb") as file:
+        data = file.read(MAX_INPUT_BYTES + 1)
+    _bgbs_hint(data, path, "an edge-input stream")
+    if len(data) > MAX_INPUT_BYTES:
+        raise StimulusError(f"{path}: larger than {MAX_INPUT_BYTES >> 20} MiB; an edge-input "
+                            f"stream of {MAX_STEPS} steps is far smaller")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise StimulusError(f"{path}: not an edge-input stream: byte {error.start} is not "
+                            "UTF-8 text") from None
     return parse_inputs(text, width, height, where=path)
 
 
@@ -113,12 +227,14 @@ def stimulus(width, height, *, vectors=None, inputs=None, steps=None):
     :returns: ``(case, stream)``: the :class:`~bitgrid.vectors.VectorCase` (``None`` without
         ``vectors``) and the list of input :class:`~bitgrid.terms.Edges`, one per subcycle (at
         least one).
-    :raises StimulusError: both or neither of ``vectors``/``inputs`` (and no ``steps``), an
-        empty file, more ``steps`` than the vector file has, or a bad file.
+    :raises StimulusError: both or neither of ``vectors``/``inputs`` (and no ``steps``),
+        ``steps`` beyond 0 to :data:`MAX_STEPS`, an empty file, more ``steps`` than the vector file has, or a bad file.
     :raises OSError: if a file cannot be read.
     """
     if vectors and inputs:
         raise StimulusError("give either --vectors or --inputs, not both")
+    if steps is not None and not 0 <= steps <= MAX_STEPS:
+        raise StimulusError(f"--steps {steps}: give 0 to {MAX_STEPS} subcycles")
     if vectors:
         case = load_vectors(vectors, width, height)
         if not case.steps:

@@ -78,7 +78,7 @@ def test_explain_takes_known_kinds_only():
 
     result = CliRunner().invoke(command, [])
     assert isinstance(result.exception, ValueError)
-    assert "kind must be one of tool, simulation, link, target, build, flash, file, value" \
+    assert "kind must be one of tool, simulation, link, target, build, flash, file, value, memory" \
         in str(result.exception)
 
 

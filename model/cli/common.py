@@ -8,7 +8,7 @@ import click
 
 from bitgrid.bitstream import BitstreamError
 from bitgrid.bitstream import load as _load
-from bitgrid.stimulus import lane_counts, stimulus
+from bitgrid.stimulus import MAX_STEPS, lane_counts, stimulus
 from bitgrid.terms import SIDES
 from bitgrid.vectors import format_mismatches
 
@@ -58,11 +58,12 @@ def run_options(function):
                             help="bitgrid-vectors-v1 file: apply its inputs, check its outputs.")(
         function)
     function = click.option("--inputs", type=click.Path(dir_okay=False),
-                            help="Edge-input stream (JSON list of {N,E,S,W} hex words, or one "
-                                 "line 'N E S W' per subcycle); prints the outputs.")(function)
-    function = click.option("--steps", type=click.IntRange(min=0),
-                            help="Subcycles to run (with --inputs: repeat the last input; "
-                                 "alone: zero inputs).")(function)
+                            help="Edge-input stream: a JSON list of {\"N\": \"0x..\", ...} hex "
+                                 "words, or one line of 4 hex words N E S W per subcycle ('#' "
+                                 "starts a comment); prints the outputs.")(function)
+    function = click.option("--steps", type=click.IntRange(0, MAX_STEPS),
+                            help=f"Subcycles to run, at most {MAX_STEPS} (with --inputs: repeat "
+                                 "the last input; alone: zero inputs).")(function)
     function = click.option("--json", "as_json", is_flag=True,
                             help="Print the steps as JSON (the vectors 'steps' form).")(function)
     return function

@@ -5,7 +5,7 @@
 * ``1``: a run completed and some step did not match (a mismatch report is printed);
 * ``2``: bad input or environment: a bad bitstream, a size mismatch, a malformed vector file, a
   bad option, a file that cannot be read or written, a missing tool (the message says how to
-  install it), a failed simulation, build or link; also an unexpected error (a bug), reported
+  install it), a failed simulation, build or link, a job too large for the memory; also an unexpected error (a bug), reported
   as ``error: internal error: ...`` with where to report it;
 * ``130``: interrupted (Ctrl-C).
 
@@ -48,6 +48,8 @@ _KINDS = (
     ("flash", "bitgrid.boards", "FlashError", "{error}"),
     ("file", "builtins", "OSError", "{where}{error}"),
     ("value", "builtins", "ValueError", "{error}"),  # BitstreamError, StimulusError, MeshError...
+    ("memory", "builtins", "MemoryError",
+     "out of memory ({error}); try a smaller grid or fewer steps, or free some memory"),
 )
 
 
@@ -62,7 +64,7 @@ def _kind(error):
 #: The kinds of error that :func:`explain` words: ``tool`` (ToolMissingError), ``simulation``
 #: (SimulationError), ``link`` (LinkError), ``target`` (TargetError), ``build``
 #: (BuildError), ``flash`` (FlashError), ``file`` (OSError), ``value`` (ValueError: bad
-#: input found by the library).
+#: input found by the library), ``memory`` (MemoryError: a job too large for this machine).
 KINDS = tuple(kind for kind, *_ in _KINDS)
 
 _META = "bitgrid.cli.explain"
@@ -87,6 +89,8 @@ def message(error, templates=None):
         if kind == "file":
             text = error.strerror or text
             where = f"{error.filename}: " if error.filename else ""
+        elif kind == "memory":
+            text = " ".join(text.split()) or "the system refused more memory"
         template = (templates or {}).get(kind, default)
         return template.replace("{where}", where).replace("{error}", text)
     text = " ".join(str(error).split()) or "no message"

@@ -8,6 +8,7 @@ from bitgrid.files import atomic_write
 from bitgrid.terms import STORAGES
 
 from .common import check_writable, load_bitstream
+from .errors import explain
 from .params import SizeType
 
 __all__ = ["verilog"]
@@ -32,6 +33,8 @@ def verilog(size, storage, init_path, output):
         width, height = (init.width, init.height) if init else (8, 8)
     if output != "-":
         check_writable(output)
+    explain("memory", f"not enough memory to generate the Verilog of a {width} x {height} "
+                      "grid ({error}); try a smaller --size, or free some memory")
     started = time.monotonic()
     text = grid_verilog(width, height, storage=storage, init=init)
     if output == "-":
