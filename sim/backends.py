@@ -1,6 +1,6 @@
 """The simulators this layer drives (Icarus Verilog and Verilator), as data.
 
-Both simulators go through the same code (:mod:`bitgrid.sim.build`, :mod:`bitgrid.sim.runner`);
+Both simulators go through the same code (:mod:`bitgrid.sim.builds`, :mod:`bitgrid.sim.runner`);
 what differs between them is a :class:`Backend` in :data:`BACKENDS`: the tools, the build
 arguments, how waveforms are switched on. This module also checks that the tools are installed
 and names their versions (which go into the build cache key).

@@ -12,7 +12,7 @@ Everything lives under :func:`cache_dir` (``$BITGRID_CACHE/sim``, or
   stale Verilog is never found; a change to a module the generator cannot import (the CLI, the
   benchmarks) does not. Next to each ``.v`` file a ``.json`` file lists the modules and their
   digests.
-* ``build/``: simulator builds (:mod:`bitgrid.sim.build`), keyed by a SHA-256 of the Verilog
+* ``build/``: simulator builds (:mod:`bitgrid.sim.builds`), keyed by a SHA-256 of the Verilog
   *text* (so regenerating identical Verilog reuses the build), the simulator and its version,
   the build arguments and the source of the build recipe (:func:`module_digest`).
 * ``runtime/``: Verilator's runtime objects, which do not depend on the design.

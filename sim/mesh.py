@@ -19,7 +19,7 @@ from bitgrid.vectors import Mismatch, load_case
 
 from . import backends
 from . import runner as _runner
-from .build import build_design
+from .builds import build_design
 from .cache import cached_verilog
 from .api import (SimCase, _check_options, _vector_sim_case, job_case, make_case,
                   mismatch_lines)
@@ -111,7 +111,7 @@ def mesh_verilog_file(design, *, quiet=False):
 
 def build_mesh(design, *, simulator="icarus", waves=None, quiet=False):
     """Build (or find in the cache) the simulation model of ``design``; a
-    :class:`~bitgrid.sim.build.Build`. Errors as :func:`bitgrid.sim.build.build`."""
+    :class:`~bitgrid.sim.builds.Build`. Errors as :func:`bitgrid.sim.builds.build`."""
     backend = backends.backend(simulator)
     setup_environment()
     backend.require(waves)

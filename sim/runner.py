@@ -4,7 +4,7 @@ The simulation layer is split along its seams; this module runs, the others hold
 
 * :mod:`bitgrid.sim.backends`: the simulators as data (tools, versions, build arguments);
 * :mod:`bitgrid.sim.cache`: the cache folder, its keys and the Verilog stage;
-* :mod:`bitgrid.sim.build`: simulator builds (:func:`build`, :class:`Build`);
+* :mod:`bitgrid.sim.builds`: simulator builds (:func:`build`, :class:`Build`);
 * :mod:`bitgrid.sim.jobs`: the job and result files between the runner and a test bench;
 * :mod:`bitgrid._overrides`: the cocotb runner with edited commands.
 
@@ -25,7 +25,7 @@ from bitgrid.toolchain import find_tool, setup_environment  # noqa: F401 (patche
 from . import jobs
 from .backends import (BACKENDS, SIMULATORS, WAVE_FORMATS, Backend, LibraryMissingError,
                        available, backend as _backend, simulator_version, wave_format)
-from .build import (HOST_DIVISOR, HOST_TOP, TOP, Build, SimulationError, build, build_design,
+from .builds import (HOST_DIVISOR, HOST_TOP, TOP, Build, SimulationError, build, build_design,
                     grid_verilog_file, host_verilog_file, runner_for)
 from .cache import cache_dir, cached_verilog, progress
 from .jobs import JOB_ENV, JOB_FORMAT, RESULT_FORMAT, read_job, write_result
@@ -68,7 +68,7 @@ def run_testbench(build_, job, *, waves_path=None, keep=False, quiet=False,
               test_module=TESTBENCH_MODULE):
     """Run a cocotb test bench on ``build_`` with ``job``.
 
-    :param build_: a :class:`~bitgrid.sim.build.Build`.
+    :param build_: a :class:`~bitgrid.sim.builds.Build`.
     :param job: the job object (see :mod:`bitgrid.sim.jobs`); its ``result`` entry is set here.
     :param waves_path: dump waveforms to this file (``build_`` must be a waveform build of the
         matching format).
