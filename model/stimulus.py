@@ -17,7 +17,7 @@ from .terms import SIDES, Edges
 from .vectors import BadStreamCase, VectorFormatError, load_case
 
 __all__ = ["StimulusError", "MAX_STEPS", "MAX_INPUT_BYTES", "parse_inputs", "load_inputs",
-           "load_vectors", "stimulus", "lane_counts"]
+           "load_vectors", "stimulus", "record_vectors", "lane_counts"]
 
 #: The most subcycles a run takes (``--steps``, or the steps of an edge-input stream): a
 #: million, minutes on the reference emulator and hours in an RTL simulator.
@@ -254,3 +254,34 @@ def stimulus(width, height, *, vectors=None, inputs=None, steps=None):
     if not stream:
         raise StimulusError("nothing to run: give --vectors FILE, --inputs FILE or --steps N")
     return None, stream
+
+
+def record_vectors(path, program, config, inputs, *, name=None, description=""):
+    """Record a run as a ``bitgrid-vectors-v1`` file: the edge ``inputs`` and the outputs of the
+    reference emulator after each (:func:`bitgrid.vectors.make_case`), naming the BitGrid
+    program file ``program`` relative to the vector file's folder (absolute if it has none, as
+    on another Windows drive). The file is written whole or not at all
+    (:func:`bitgrid.files.atomic_write`); it is what ``--vectors`` of ``bitgrid emulate``,
+    ``sim`` and ``run`` reads.
+
+    :param config: the program's :class:`~bitgrid.config.Configuration`.
+    :param inputs: list of :class:`~bitgrid.terms.Edges`, one per subcycle.
+    :param name: the case's name (default: the vector file's name without ``.json``).
+    :returns: the JSON object written.
+    :raises OSError: if the file cannot be written.
+    """
+    import os
+
+    from .files import atomic_write
+    from .vectors import make_case
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        reference = os.path.relpath(os.path.abspath(program), folder)
+    except ValueError:
+        reference = os.path.abspath(program)
+    if name is None:
+        name = os.path.basename(os.fspath(path))
+        name = name[:-5] if name.lower().endswith(".json") else name
+    case = make_case(name, config, inputs, description=description, bitstream=reference)
+    atomic_write(path, json.dumps(case, indent=1) + "\n")
+    return case

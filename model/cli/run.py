@@ -1,12 +1,14 @@
 """``bitgrid emulate``, ``sim`` and ``run``: a program on the reference emulator, on the RTL grid
 in cocotb (alone or as a mesh of chips) and on a target of the host runtime."""
 
+import os
 import sys
 import time
 
 import click
 
 from bitgrid.emulator import Emulator
+from bitgrid.stimulus import record_vectors
 from bitgrid.terms import SIMULATORS, STORAGES
 from bitgrid.vectors import compare_step
 
@@ -21,13 +23,26 @@ __all__ = ["emulate", "sim", "run"]
 @click.command()
 @click.argument("bitstream", type=click.Path(dir_okay=False))
 @run_options
-def emulate(bitstream, vectors, inputs, steps, as_json):
+@click.option("--save-vectors", "save_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also record the run (the inputs of --inputs/--steps and the outputs) as a "
+                   "bitgrid-vectors-v1 file, for --vectors of emulate, sim and run.")
+def emulate(bitstream, vectors, inputs, steps, as_json, save_path):
     """Run BITSTREAM on the reference emulator.
 
     With --vectors, check every step against the file (exit 0 all match, 1 mismatch);
-    otherwise print the edge outputs of each subcycle.
+    otherwise print the edge outputs of each subcycle. --save-vectors turns such a run into a
+    vector file to check other targets against:
+
+    \b
+      bitgrid emulate adder8.bgbs --inputs in.txt --save-vectors adder8_run.json
+      bitgrid sim adder8.bgbs --vectors adder8_run.json
     """
     bs = load_bitstream(bitstream)
+    if save_path is not None:
+        if vectors:
+            raise BadInput("--save-vectors records a run of --inputs or --steps; --vectors "
+                           "already is a vector file")
+        check_writable(save_path)
     case, stream = run_stimulus(bs, vectors, inputs, steps, as_json)
     emulator = Emulator(bs.config)
     started = time.monotonic()
@@ -35,6 +50,13 @@ def emulate(bitstream, vectors, inputs, steps, as_json):
     elapsed = time.monotonic() - started
     if case is None:
         print_steps(stream, outputs, bs.width, bs.height, as_json)
+        if save_path is not None:
+            source = f"--inputs {inputs}" if inputs else "all-zero inputs"
+            record_vectors(save_path, bitstream, bs.config, stream,
+                           description=f"recorded by bitgrid emulate: {len(stream)} subcycles "
+                                       f"of {os.path.basename(bitstream)} from {source}")
+            click.echo(f"wrote {save_path}: {len(stream)} steps of a {bs.width} x {bs.height} "
+                       f"grid (check a target with --vectors {save_path})", err=True)
         return
     mismatches = [m for t, o in enumerate(outputs)
                   for m in compare_step(t, case.steps[t][1], o, bs.width, bs.height)]
