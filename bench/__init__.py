@@ -16,7 +16,8 @@ Five parts, each a function that returns its figures (``{"value", "unit"}``, see
   against lanes, SDR/DDR and line delay, next to the bound set by serialisation and latency,
   and the payload share of the line bits.
 
-:func:`run_suite` runs them all and :mod:`.report` adds the targets, the tables and the plot.
+:func:`run_suite` runs them all and :mod:`.report` adds the performance goals, the tables and
+the plot.
 The command line (``bitgrid bench``, ``python -m bitgrid.bench``) is :mod:`bitgrid.cli.bench`.
 Not tests: nothing here asserts a timing (``tests/test_bench.py`` checks that it works).
 """
@@ -61,7 +62,7 @@ def run_part(name, sizes=None, *, progress=True, **options):
 def format_part(part):
     """A part's dict as a text table."""
     if "error" in part:
-        return f"{part['part']}: FAILED: {part['error']}"
+        return f"{part['part']}: not measured: {part['error']}"
     return _module(part["part"]).format_part(part)
 
 
@@ -111,7 +112,7 @@ def run_suite(parts=PARTS, *, quick=False, options=None, progress=True, machine=
 
 
 def format_suite(doc):
-    """The whole document as text: machine, each part's table, exponents, targets."""
+    """The whole document as text: machine, each part's table, exponents, goals."""
     from .report import format_exponents, format_machine, format_targets
     blocks = [format_machine(doc["machine"])]
     blocks += [format_part(part) for part in doc["parts"].values()]

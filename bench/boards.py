@@ -103,7 +103,7 @@ def report_date(path):
     return datetime.datetime.fromtimestamp(os.path.getmtime(path)).strftime("%Y-%m-%d %H:%M")
 
 
-#: The targets of the boards issue: (board, minimum cells, minimum Fmax in MHz or None, words).
+#: The board goals: (board, minimum cells, minimum Fmax in MHz or None, words).
 TARGETS = (("ulx3s-85f", 64 * 64, 100.0, "ULX3S-85F: at least 64 x 64 cells at 100 MHz or more"),
            ("tangnano9k", 16 * 16, None, "Tang Nano 9K: at least 16 x 16 cells"))
 
@@ -184,8 +184,10 @@ def format_part(part):
     if sources:
         lines.append("figures from:")
         lines += sources
+    if part.get("targets"):
+        lines.append("goals:")
     for t in part.get("targets", ()):
-        verdict = {None: "not measured", True: "met", False: "NOT MET"}[t["met"]]
+        verdict = {None: "not built", True: "reached", False: "not reached"}[t["met"]]
         got = f" ({t['grid']} at {t['fmax_mhz']:.1f} MHz)" if t["grid"] else ""
         lines.append(f"  {verdict:>12}  {t['target']}{got}")
     return "\n".join(lines)

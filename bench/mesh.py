@@ -1,5 +1,5 @@
 """Mesh rate against the bound set by serialisation and latency, and the payload share of the
-line bits (issue 4, "Benchmarks"; docs/mesh.md, "Measured link figures").
+line bits (docs/mesh.md, "Measured link figures").
 
 What is measured
 ----------------

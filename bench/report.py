@@ -1,5 +1,5 @@
-"""The suite's report: the targets of the performance issue, the growth-exponent table, the
-machine summary and the PNG of the scaling curves (matplotlib, the optional ``bench`` extra)."""
+"""The suite's report: the design's performance goals against the measured figures, the
+growth-exponent table, the machine summary and the PNG of the scaling curves (matplotlib, the optional ``bench`` extra)."""
 
 import sys
 
@@ -10,7 +10,8 @@ from .sim import SIMULATORS
 
 __all__ = ["TARGETS", "targets", "format_targets", "format_exponents", "format_machine", "plot"]
 
-#: The targets of the performance issue, in words.
+#: The design's performance goals, in words (for a machine like the one of docs/performance.md,
+#: "The machine"; a loaded or smaller one reaches less).
 TARGETS = {
     "fast_1024": "fast emulator at 1024 x 1024: >= 1e9 cell-updates/s",
     "streams": "lane-parallel mode: >= 1e10 stream-cell-updates/s",
@@ -60,12 +61,15 @@ def targets(parts):
 
 
 def format_targets(items):
-    lines = ["Targets"]
+    """The goals against this run's figures, one line each: ``reached``, ``not reached``
+    (figures depend on the machine and its load) or ``not measured``."""
+    lines = ["Performance goals (for a machine like the one in docs/performance.md; a loaded or "
+             "smaller machine reaches less)"]
     for item in items:
         if item["value"] is None:
             verdict, shown = "not measured", ""
         else:
-            verdict = "met" if item["met"] else "MISSED"
+            verdict = "reached" if item["met"] else "not reached"
             v = value(item["value"])
             unit = item["value"]["unit"]
             shown = f"{v:.3g} {unit}" if unit != "1" else f"{v:.3f}"
@@ -173,7 +177,7 @@ def plot(doc, path):
             ax.plot(cells, [value(r["rate"]) for r in rows], "o-", color=colors[i],
                     label=label + _fit_label(emulator, kind, "seconds_per_subcycle",
                                              "time/subcycle b"))
-        ax.axhline(1e9, linestyle=":", color="gray", linewidth=0.8, label="targets 1e9, 1e10")
+        ax.axhline(1e9, linestyle=":", color="gray", linewidth=0.8, label="goals 1e9, 1e10")
         ax.axhline(1e10, linestyle=":", color="gray", linewidth=0.8)
         ax.legend(fontsize=8)
     _axes(ax, "Emulators: cell updates per second", "updates per second")
@@ -189,7 +193,7 @@ def plot(doc, path):
         ax.plot(cells, [value(r["bytes"]) / 1e6 for r in rows], "s-", color=colors[1],
                 label="size (MB)" + _fit_label(verilog, "all", "bytes"))
         _fit_line(ax, verilog, "all", "bytes", cells, "--", colors[1], scale=1e-6)
-        ax.axhline(30, linestyle=":", color="gray", linewidth=0.8, label="target 30 s (128 x 128)")
+        ax.axhline(30, linestyle=":", color="gray", linewidth=0.8, label="goal 30 s (128 x 128)")
         ax.legend(fontsize=8)
     _axes(ax, "Verilog generation (grid_verilog)", "seconds / megabytes")
 
@@ -209,7 +213,7 @@ def plot(doc, path):
                         color=colors[i], label=simulator + _fit_label(sim, simulator, cost, what))
             if key == "build_seconds":
                 ax.axhline(60, linestyle=":", color="gray", linewidth=0.8,
-                           label="target 60 s (Verilator 32 x 32)")
+                           label="goal 60 s (Verilator 32 x 32)")
             ax.legend(fontsize=8)
         _axes(ax, title, ylabel)
 

@@ -34,8 +34,9 @@ class _BenchGroup(Group):
 
 @click.group(cls=_BenchGroup, invoke_without_command=True,
              context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--quick", is_flag=True, help="A smaller set of sizes (about one minute instead "
-                                            "of four to five on 2 cores).")
+@click.option("--quick", is_flag=True, help="A smaller set of sizes and shorter runs (measured "
+                                            "1 to 9 minutes on 2 cores, idle to loaded; the "
+                                            "full suite takes several times longer).")
 @click.option("--parts", multiple=True, type=click.Choice(PARTS),
               help="Parts to run (repeatable, or several after one --parts; default: all).")
 @click.option("--json", "json_path", metavar="FILE", default="out/bench/bench.json",
@@ -162,7 +163,8 @@ def bench_sim(sizes, json_path, quiet, simulators, steps, storage, warm):
 
 @bench.command("mesh")
 @_part_options()
-@click.option("--quick", is_flag=True, help="Two points, fewer steps (about 30 s).")
+@click.option("--quick", is_flag=True, help="Two points, fewer steps (a fraction of the "
+                                            "full part's time).")
 @click.option("--steps", type=click.IntRange(min=STEADY_SKIP + 1),
               help="Steps per run (default: 64, or 32 with --quick).")
 def bench_mesh(sizes, json_path, quiet, quick, steps):
