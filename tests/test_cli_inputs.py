@@ -96,3 +96,11 @@ def test_memory_error_elsewhere_is_not_an_internal_error(monkeypatch):
     _bad_input(invoke("emulate", _program(), "--steps", "1"),
                "out of memory (cannot allocate 8 GB); try a smaller grid or fewer steps, or "
                "free some memory")
+
+
+@pytest.mark.parametrize("part, bound", [("emulator", "1<=x<=1073741824"),
+                                         ("sim", "1<=x<=1000000"), ("mesh", "5<=x<=1000000")])
+def test_bench_steps_are_bounded(part, bound):
+    result = invoke("bench", part, "--steps", str(10 ** 30))
+    assert result.exit_code == 2
+    assert f"Invalid value for '--steps': {10 ** 30} is not in the range {bound}" in result.output

@@ -9,6 +9,7 @@ from bitgrid.bench import (PARTS, document, format_part, format_suite, quick_opt
 from bitgrid.bench.mesh import STEADY_SKIP
 from bitgrid.bench.mesh import quick_options as mesh_quick_options
 from bitgrid.bench.sim import SIMULATORS as BENCH_SIMULATORS
+from bitgrid.stimulus import MAX_STEPS
 from bitgrid.terms import STORAGES
 
 from .common import check_writable
@@ -121,8 +122,9 @@ def _run(name, sizes, json_path, quiet, **options):
               help="Streams of the lane-parallel figures (stream-cell-updates/s; 0: skip).")
 @click.option("--threads", type=click.IntRange(min=1),
               help="Threads of the fast emulator (default: its own choice).")
-@click.option("--steps", type=click.IntRange(min=1),
-              help="Subcycles per timed round (default: about 16M cell updates per size).")
+@click.option("--steps", type=click.IntRange(1, 1 << 30),
+              help="Subcycles per timed round, at most 2**30 (default: about 16M cell updates "
+                   "per size).")
 def bench_emulator(sizes, json_path, quiet, streams, threads, steps):
     """Emulator throughput in cell-updates/s: the reference emulator and the bit-parallel one
     side by side on random configurations, plus the bit-parallel one's lane-parallel mode in
@@ -146,8 +148,9 @@ def bench_verilog(sizes, json_path, quiet, storage):
               type=click.Choice(BENCH_SIMULATORS),
               help="Simulators to measure (repeatable; default all three; a missing one is an "
                    "error when named, skipped otherwise).")
-@click.option("--steps", type=click.IntRange(min=1), default=256, show_default=True,
-              help="Random steps per run, back to back (one subcycle per clock cycle).")
+@click.option("--steps", type=click.IntRange(1, MAX_STEPS), default=256, show_default=True,
+              help=f"Random steps per run, back to back (one subcycle per clock cycle; at most "
+                   f"{MAX_STEPS}).")
 @click.option("--storage", type=click.Choice(STORAGES), default="ff", show_default=True,
               help="Configuration storage of the grid.")
 @click.option("--warm", is_flag=True,
@@ -165,8 +168,8 @@ def bench_sim(sizes, json_path, quiet, simulators, steps, storage, warm):
 @_part_options()
 @click.option("--quick", is_flag=True, help="Two points, fewer steps (a fraction of the "
                                             "full part's time).")
-@click.option("--steps", type=click.IntRange(min=STEADY_SKIP + 1),
-              help="Steps per run (default: 64, or 32 with --quick).")
+@click.option("--steps", type=click.IntRange(STEADY_SKIP + 1, MAX_STEPS),
+              help=f"Steps per run, at most {MAX_STEPS} (default: 64, or 32 with --quick).")
 def bench_mesh(sizes, json_path, quiet, quick, steps):
     """Link mesh: cycles per subcycle of a simulated 2 x 1 mesh (Icarus) against lanes, SDR/DDR
     and line delay, next to the bound of serialisation and latency, and the payload share of
