@@ -101,3 +101,20 @@ def test_appender_into_verifier_16bit_words():
     verdict = exchange(CRCVerifier(algorithm, data_width=16), check, rng=rng,
                        until=lambda out: any(t["end"] for t in out))
     assert verdict[-1]["ok"] == 1
+
+
+def test_verifier_first_end_token_restarts():
+    """A token with ``first`` and ``end`` abandons a packet: the CRC register restarts, so an
+    end token right after it reports the empty packet's verdict (the residue of no words: the
+    initial value, which for CRC-16/XMODEM is the residue 0), whatever was taken before; and
+    the words of an abandoned packet never count towards the next one."""
+    algorithm = catalog.CRC16_XMODEM
+    rng = random.Random(7)
+    packet = [0x12, 0x34, 0x56]
+    coded = packet + crc_words(algorithm, algorithm(8).compute(packet))
+    words = ([{"data": 0xA5, "first": 1}, {"data": 0x5A}]         # a packet cut short
+             + [{"first": 1, "end": 1}] + [{"end": 1}]           # abandoned, then an empty end
+             + [{"data": b, "first": k == 0} for k, b in enumerate(coded)] + [{"end": 1}])
+    out = exchange(CRCVerifier(algorithm), words, rng=rng,
+                   until=lambda out: sum(t["end"] for t in out) == 3)
+    assert [t["ok"] for t in out if t["end"]] == [0, 1, 1]

@@ -228,7 +228,10 @@ class LinkLayer(wiring.Component):
                 m.d.comb += truncated.eq(in_frame)
                 m.d.sync += [in_frame.eq(is_kind), rcount.eq(0),
                              s.rx_is_data.eq(symbol.data == FrameKind.DATA)]
-                m.d.comb += [rx_crc.i.valid.eq(is_kind), rx_crc.i.payload.first.eq(1)]
+                # Every control symbol restarts the CRC: a kind byte as the first word of a frame,
+                # any other (IDLE, an invalid symbol) as a token that abandons the frame.
+                m.d.comb += [rx_crc.i.valid.eq(1), rx_crc.i.payload.first.eq(1),
+                             rx_crc.i.payload.end.eq(~is_kind)]
             with m.Elif(in_frame):
                 m.d.comb += rx_crc.i.valid.eq(1)
                 m.d.sync += [rbuf.eq(Cat(rbuf[8:], symbol.data)), rcount.eq(rcount + 1)]

@@ -133,7 +133,8 @@ class CRCVerifier(_Stage):
 
     Tokens pass from :attr:`i` to :attr:`o` unchanged, checksum words included, in the same
     cycle (latency 0, ``ready`` passed back). The CRC restarts with each ``first`` word and
-    takes every data word (``end`` low) after it; on an end token, ``ok`` is set if the words
+    takes every data word (``end`` low) after it (a token with both ``first`` and ``end`` only
+    restarts it, for a user that abandons a packet); on an end token, ``ok`` is set if the words
     since the ``first`` one end with their checksum (:func:`crc_words` order), that is, the CRC
     register holds the algorithm's residue. :attr:`match` says the same at any time, for the
     words taken up to the cycle before (a user that counts words instead of sending end tokens
@@ -173,7 +174,7 @@ class CRCVerifier(_Stage):
         m.d.comb += [
             processor.data.eq(self.i.payload.data),
             processor.valid.eq(taken),
-            processor.start.eq(taken & self.i.payload.first),
+            processor.start.eq(self.i.valid & self.i.ready & self.i.payload.first),
             self.match.eq(processor.match_detected),
             self.o.valid.eq(self.i.valid),
             self.o.payload.data.eq(self.i.payload.data),
