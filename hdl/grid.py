@@ -10,11 +10,12 @@ from bitgrid.checks import check_bool, check_int
 from bitgrid.config import FRAME_CRC, Configuration, check_grid_size
 from bitgrid.terms import DIRECTIONS, check_storage, side_lanes
 from .cell import Cell, cell_instance
+from .signature import ParametricSignature
 
 __all__ = ["EdgeSignature", "ConfigSignature", "Grid"]
 
 
-class EdgeSignature(wiring.Signature):
+class EdgeSignature(ParametricSignature):
     """The four edge buses of a ``width`` x ``height`` grid in one direction, seen from the side
     that drives them (SPEC section 2): a grid takes its edge inputs as ``In(EdgeSignature(...))``
     and drives its edge outputs as ``Out(EdgeSignature(...))``. Bit ``i`` of a bus is lane ``i``
@@ -34,6 +35,8 @@ class EdgeSignature(wiring.Signature):
         For a ``width`` or ``height`` that is not a positive integer.
     """
 
+    parameters = ("width", "height")
+
     def __init__(self, width, height):
         self.width = check_int(width, "Edge width", minimum=1)
         self.height = check_int(height, "Edge height", minimum=1)
@@ -44,15 +47,8 @@ class EdgeSignature(wiring.Signature):
         index): ``width`` for N and S, ``height`` for E and W."""
         return side_lanes(side, self.width, self.height)
 
-    def __eq__(self, other):
-        return (isinstance(other, EdgeSignature) and
-                (self.width, self.height) == (other.width, other.height))
 
-    def __repr__(self):
-        return f"EdgeSignature({self.width}, {self.height})"
-
-
-class ConfigSignature(wiring.Signature):
+class ConfigSignature(ParametricSignature):
     """The configuration port of a ``width`` x ``height`` grid, seen from the host that drives it
     (the grid takes ``In(ConfigSignature(...))``). SPEC section 7.
 
@@ -95,6 +91,8 @@ class ConfigSignature(wiring.Signature):
         The last commit failed its CRC check.
     """
 
+    parameters = ("width", "height")
+
     def __init__(self, width, height):
         self.width, self.height = check_grid_size(width, height)
         super().__init__({
@@ -110,13 +108,6 @@ class ConfigSignature(wiring.Signature):
             "valid": In(1),
             "error": In(1),
         })
-
-    def __eq__(self, other):
-        return (isinstance(other, ConfigSignature) and
-                (self.width, self.height) == (other.width, other.height))
-
-    def __repr__(self):
-        return f"ConfigSignature({self.width}, {self.height})"
 
 
 class Grid(wiring.Component):

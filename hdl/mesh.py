@@ -39,6 +39,7 @@ from .grid import ConfigSignature, EdgeSignature, Grid
 from .link import FaultControlSignature, LanePinsSignature
 from .link.layer import LinkLayer
 from .link.phy import LinkPhy, check_line_delay
+from .signature import ParametricSignature
 
 __all__ = ["LinkStatusSignature", "TileLinkSignature", "LinkSetSignature", "MeshTile", "Mesh",
            "fresh_lanes", "tile_links", "mesh_links"]
@@ -81,7 +82,7 @@ def mesh_links(cols, rows):
             for side in tile_links(cols, rows, c, r)]
 
 
-class LinkStatusSignature(wiring.Signature):
+class LinkStatusSignature(ParametricSignature):
     """Status of one link side of a :class:`MeshTile`, seen from the tile
     (``Out(LinkStatusSignature(faults))``). Counters are saturating, in the tile's clock domain.
 
@@ -98,6 +99,7 @@ class LinkStatusSignature(wiring.Signature):
     flips, slips, drops, duplicates, disconnects : Out(16)
         Only with ``faults=True``: what the fault models of this side's *transmitter* injected.
     """
+    keywords = ("faults",)
 
     def __init__(self, faults=False):
         self.faults = check_bool(faults, "faults")
@@ -107,14 +109,8 @@ class LinkStatusSignature(wiring.Signature):
             members.update({name: Out(16) for name in _FAULT_COUNTERS})
         super().__init__(members)
 
-    def __eq__(self, other):
-        return isinstance(other, LinkStatusSignature) and other.faults == self.faults
 
-    def __repr__(self):
-        return f"LinkStatusSignature(faults={self.faults})"
-
-
-class TileLinkSignature(wiring.Signature):
+class TileLinkSignature(ParametricSignature):
     """One link side of a :class:`MeshTile`, seen from the tile
     (``Out(TileLinkSignature(lanes, faults=...))``).
 
@@ -128,6 +124,9 @@ class TileLinkSignature(wiring.Signature):
         Only with ``faults=True``: fault commands for this side's transmitter.
     """
 
+    parameters = ("lanes",)
+    keywords = ("faults",)
+
     def __init__(self, lanes, *, faults=False):
         self.lanes = check_int(lanes, "lanes", minimum=1)
         self.faults = check_bool(faults, "faults")
@@ -137,15 +136,8 @@ class TileLinkSignature(wiring.Signature):
             members["faults"] = In(FaultControlSignature(lanes))
         super().__init__(members)
 
-    def __eq__(self, other):
-        return (isinstance(other, TileLinkSignature) and
-                (self.lanes, self.faults) == (other.lanes, other.faults))
 
-    def __repr__(self):
-        return f"TileLinkSignature({self.lanes}, faults={self.faults})"
-
-
-class LinkSetSignature(wiring.Signature):
+class LinkSetSignature(ParametricSignature):
     """The links of a :class:`MeshTile`, one :class:`TileLinkSignature` member per linked side,
     named by its lower-case letter (``n``, ``e``, ``s``, ``w``; Verilog ``link__e__pins__tx_clk``).
     The interface it creates is also indexed by side: ``tile.link["E"].pins``.
@@ -158,6 +150,9 @@ class LinkSetSignature(wiring.Signature):
         As :class:`TileLinkSignature`.
     """
 
+    parameters = ("links", "lanes")
+    keywords = ("faults",)
+
     def __init__(self, links, lanes, *, faults=False):
         self.links = parse_sides(links, what="links")
         self.lanes = check_int(lanes, "lanes", minimum=1)
@@ -167,13 +162,6 @@ class LinkSetSignature(wiring.Signature):
 
     def create(self, *, path=None, src_loc_at=0):
         return _LinkSet(self, path=path, src_loc_at=1 + src_loc_at)
-
-    def __eq__(self, other):
-        return (isinstance(other, LinkSetSignature) and
-                (self.links, self.lanes, self.faults) == (other.links, other.lanes, other.faults))
-
-    def __repr__(self):
-        return f"LinkSetSignature({self.links!r}, {self.lanes}, faults={self.faults})"
 
 
 class _LinkSet(wiring.PureInterface):

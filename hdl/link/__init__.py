@@ -23,6 +23,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from bitgrid.checks import check_int
+from bitgrid.hdl.signature import ParametricSignature
 
 __all__ = ["Symbol", "SymbolStream", "LanePinsSignature", "FaultControlSignature",
            "FaultCountersSignature", "PHY_CONTROL_BASE"]
@@ -43,7 +44,7 @@ def SymbolStream(*, always_ready=False):
     return stream.Signature(Symbol, always_ready=always_ready)
 
 
-class LanePinsSignature(wiring.Signature):
+class LanePinsSignature(ParametricSignature):
     """The pins of one link side, seen from the chip (``Out(LanePinsSignature(n))``).
 
     Members
@@ -63,6 +64,8 @@ class LanePinsSignature(wiring.Signature):
         If ``lanes`` is not a positive integer.
     """
 
+    parameters = ("lanes",)
+
     def __init__(self, lanes):
         self.lanes = check_int(lanes, "lanes", minimum=1)
         super().__init__({
@@ -70,14 +73,8 @@ class LanePinsSignature(wiring.Signature):
             "rx_clk": In(1), "rx_data": In(lanes),
         })
 
-    def __eq__(self, other):
-        return isinstance(other, LanePinsSignature) and other.lanes == self.lanes
 
-    def __repr__(self):
-        return f"LanePinsSignature({self.lanes})"
-
-
-class FaultControlSignature(wiring.Signature):
+class FaultControlSignature(ParametricSignature):
     """Commands to the fault models of one transmit direction, seen from whoever drives them
     (a test bench): ``Out(FaultControlSignature(lanes))``. All zero means no faults.
 
@@ -106,6 +103,8 @@ class FaultControlSignature(wiring.Signature):
         without a new build (:attr:`bitgrid.faults.FaultSpec.seed`).
     """
 
+    parameters = ("lanes",)
+
     def __init__(self, lanes):
         self.lanes = check_int(lanes, "lanes", minimum=1)
         super().__init__({
@@ -114,14 +113,8 @@ class FaultControlSignature(wiring.Signature):
             "drop": Out(16), "duplicate": Out(16), "seed": Out(16),
         })
 
-    def __eq__(self, other):
-        return isinstance(other, FaultControlSignature) and other.lanes == self.lanes
 
-    def __repr__(self):
-        return f"FaultControlSignature({self.lanes})"
-
-
-class FaultCountersSignature(wiring.Signature):
+class FaultCountersSignature(ParametricSignature):
     """What the fault models did (16-bit counters that saturate), seen from the fault models:
     ``Out(FaultCountersSignature())``.
 
@@ -136,8 +129,4 @@ class FaultCountersSignature(wiring.Signature):
         super().__init__({name: Out(16) for name in
                           ("flips", "slips", "drops", "duplicates", "disconnects")})
 
-    def __eq__(self, other):
-        return isinstance(other, FaultCountersSignature)
 
-    def __repr__(self):
-        return "FaultCountersSignature()"
