@@ -200,8 +200,8 @@ def test_adder8_adds(impl, name):
 
 # --- Random programs against the independent model -------------------------------------------
 
-RANDOM_SIZES = [(2, 2), (4, 2), (2, 6), (6, 4), (8, 8), (10, 4), (12, 12), (16, 8), (4, 16), (24, 12),
-                (24, 16)]
+RANDOM_SIZES = [(2, 2), (4, 2), (2, 6), (6, 4), (8, 8), (10, 4), (12, 12), (16, 8), (4, 16),
+                (24, 12), (24, 16)]
 
 
 def mixed_config(width, height, rng):
