@@ -1,4 +1,4 @@
-"""Cell conventions of the software model (SPEC sections 2 and 3): directions, LUT addressing,
+"""Cell conventions of the software model (SPEC section 3): LUT addressing,
 the table and word views of a cell's 64 configuration bits, and LUT construction from functions.
 
 Every expected value comes from the SPEC's reference table or is computed here bit by bit,
@@ -10,8 +10,8 @@ import random
 import pytest
 
 from bitgrid import cell
-from bitgrid.cell import (DIRECTIONS, PASS_THROUGH, REFLECTOR, Direction, E, N, S, W, address,
-                          lut_from_function, tables_to_word, word_to_tables)
+from bitgrid.cell import (PASS_THROUGH, REFLECTOR, address, lut_from_function, tables_to_word,
+                          word_to_tables)
 
 # SPEC section 3, "Reference values, both views".
 SPEC_PASS_WORD = 0xFB73EA62D951C840
@@ -38,15 +38,6 @@ def tables_from_word_by_hand(word):
 
 
 # Directions and addresses (SPEC section 2 and 3).
-
-def test_direction_indices_and_opposites():
-    assert [int(d) for d in DIRECTIONS] == [0, 1, 2, 3]
-    assert (N, E, S, W) == (Direction.N, Direction.E, Direction.S, Direction.W)
-    assert [d.name for d in DIRECTIONS] == ["N", "E", "S", "W"]
-    assert [d.opposite for d in DIRECTIONS] == [S, W, N, E]
-    for d in DIRECTIONS:
-        assert d.opposite.opposite is d
-
 
 def test_address_puts_input_n_in_bit_0():
     assert address(1, 0, 0, 0) == 1
