@@ -5,7 +5,8 @@ attribute or method it relies on still exists with the expected signature, so th
 of the library fails there, loudly, rather than somewhere downstream.
 
 * :func:`cocotb_runner`: cocotb's runner with edited build commands and simulator arguments
-  (``Runner._build_command``, ``Runner._get_sim_cmd_suffix``);
+  (``Runner._build_command``, ``Runner._get_sim_cmd_suffix``), whose commands run as children
+  that die with their parent (``Runner._execute_cmds``);
 * :func:`silence_unused`: Amaranth's "created but never used" warning of an elaboratable
   (``MustUse._MustUse__silence``);
 * :func:`tool_env_var`: the environment variable Amaranth reads a tool's path from
@@ -14,6 +15,8 @@ of the library fails there, loudly, rather than somewhere downstream.
   (``GowinPlatform._chipdb_device``).
 """
 
+import subprocess
+
 __all__ = ["cocotb_runner", "silence_unused", "tool_env_var", "gowin_chipdb_device",
            "PRIVATE_NAMES"]
 
@@ -21,6 +24,7 @@ __all__ = ["cocotb_runner", "silence_unused", "tool_env_var", "gowin_chipdb_devi
 PRIVATE_NAMES = (
     ("cocotb_tools.runner", "Runner", "_build_command"),
     ("cocotb_tools.runner", "Runner", "_get_sim_cmd_suffix"),
+    ("cocotb_tools.runner", "Runner", "_execute_cmds"),
     ("amaranth._unused", "MustUse", "_MustUse__silence"),
     ("amaranth._toolchain", None, "tool_env_var"),
     ("amaranth.vendor", "GowinPlatform", "_chipdb_device"),
@@ -36,7 +40,10 @@ def cocotb_runner(simulator, *, replacements=None, make_args=(), before_make=(),
     * ``make_args``: appended to the ``make`` command of the build, if there is one;
     * ``before_make``: files copied into the build folder after the simulator's code generation
       and before ``make`` (``make`` rebuilds objects older than the generated makefile);
-    * ``suffix``: arguments placed last on the simulator command line.
+    * ``suffix``: arguments placed last on the simulator command line;
+    * every command runs through :func:`bitgrid.sim.processes.run` (reason: cocotb starts its
+      commands with ``subprocess.run`` and no hook, and a simulator must not outlive a killed
+      or terminated parent).
     """
     from cocotb_tools.runner import get_runner
     base = type(get_runner(simulator))
@@ -59,6 +66,15 @@ def cocotb_runner(simulator, *, replacements=None, make_args=(), before_make=(),
 
         def _get_sim_cmd_suffix(self):
             return super()._get_sim_cmd_suffix() + suffix
+
+        def _execute_cmds(self, cmds, cwd, stdout=None):
+            from bitgrid.sim import processes
+            for cmd in cmds:
+                self.log.info("Running command %s in directory %s", " ".join(map(str, cmd)), cwd)
+                status = processes.run(cmd, cwd=cwd, env=self.env, stdout=stdout,
+                                       stderr=None if stdout is None else subprocess.STDOUT)
+                if status != 0:       # what cocotb raises (its callers catch it)
+                    raise RuntimeError(f"Command failed with return code: {status}")
 
     Runner.__name__ = Runner.__qualname__ = base.__name__
     return Runner()

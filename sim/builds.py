@@ -36,7 +36,7 @@ from bitgrid.config import check_grid_size
 from bitgrid.terms import check_storage
 from bitgrid.toolchain import setup_environment
 
-from . import backends
+from . import backends, processes
 from .cache import cache_dir, cached_verilog, dist_version, locked, module_digest, progress, sha256
 
 __all__ = ["TOP", "HOST_TOP", "HOST_DIVISOR", "TOPS", "Build", "SimulationError",
@@ -258,6 +258,8 @@ def _build_into(directory, backend, verilog, build_args, waves, extra_source, op
         runner.build(sources=sources, hdl_toplevel=toplevel, build_dir=directory,
                      build_args=build_args, waves=backend.wave_runner_flag and bool(waves),
                      always=True, log_file=directory / "build.log", **options)
+    except processes.Terminated:          # SIGTERM: the build's tools have been ended
+        raise
     except (RuntimeError, SystemExit, subprocess.CalledProcessError) as error:
         shutil.rmtree(failed, ignore_errors=True)
         os.replace(directory, failed)

@@ -22,7 +22,7 @@ from pathlib import Path
 from bitgrid.terms import STORAGES, check_storage
 from bitgrid.toolchain import find_tool, setup_environment  # noqa: F401 (patched by tests)
 
-from . import jobs
+from . import jobs, processes
 from .backends import (BACKENDS, SIMULATORS, WAVE_FORMATS, Backend, LibraryMissingError,
                        available, backend as _backend, simulator_version, wave_format)
 from .builds import (HOST_DIVISOR, HOST_TOP, TOP, Build, SimulationError, build, build_design,
@@ -101,6 +101,8 @@ def run_testbench(build_, job, *, waves_path=None, keep=False, quiet=False,
                     test_dir=run_dir, results_xml=str(results_xml), extra_env=extra_env,
                     waves=backend.wave_runner_flag and waves_path is not None,
                     test_args=test_args, plusargs=plusargs, log_file=log)
+    except processes.Terminated:         # SIGTERM: the simulator has been ended
+        raise
     except SystemExit as error:          # cocotb exits under pytest when a test failed
         failure = f"exit status {error.code}"
     except (RuntimeError, subprocess.CalledProcessError) as error:

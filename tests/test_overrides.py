@@ -23,6 +23,8 @@ def test_cocotb_runner_hooks_have_the_expected_signatures():
     from cocotb_tools.runner import Runner, get_runner
     assert list(inspect.signature(Runner._build_command).parameters) == ["self"]
     assert list(inspect.signature(Runner._get_sim_cmd_suffix).parameters) == ["self"]
+    assert list(inspect.signature(Runner._execute_cmds).parameters) == [
+        "self", "cmds", "cwd", "stdout"]
     for simulator in ("icarus", "verilator"):
         runner = _overrides.cocotb_runner(simulator, replacements={"-g2012": ("-g2005",)},
                                           make_args=("OPT_FAST=-O0",), suffix=("-vcd",))
@@ -45,6 +47,28 @@ def test_build_commands_are_edited(monkeypatch, tmp_path):
         ["verilator", "--public-depth", "1", "top.v"],
         ["cp", str(tmp_path / "verilated.o"), str(tmp_path)],
         ["make", "-C", "build", "OPT_FAST=-O0"]]
+
+
+def test_commands_run_through_processes(monkeypatch, tmp_path):
+    """The runner's commands go through :func:`bitgrid.sim.processes.run` (the parent-death
+    signal), with cocotb's environment and log file, and a failing one raises what cocotb's
+    own ``_execute_cmds`` raises."""
+    from bitgrid.sim import processes
+    calls = []
+
+    def fake_run(command, **options):
+        calls.append((command, options))
+        return 0 if command[0] == "true" else 5
+    monkeypatch.setattr(processes, "run", fake_run)
+    runner = _overrides.cocotb_runner("icarus")
+    runner.env = {"A": "1"}
+    with open(tmp_path / "log", "w") as log:
+        runner._execute_cmds([["true", "x"]], tmp_path, log)
+        with pytest.raises(RuntimeError, match="return code: 5"):
+            runner._execute_cmds([["false"]], tmp_path, log)
+    assert calls[0][0] == ["true", "x"]
+    assert calls[0][1]["cwd"] == tmp_path and calls[0][1]["env"] == {"A": "1"}
+    assert calls[0][1]["stdout"] is not None
 
 
 def test_silence_unused_sets_the_flag_amaranth_reads():
