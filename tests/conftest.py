@@ -1,13 +1,9 @@
-"""Fixtures of the whole suite. Helpers live in the ``support`` package (``tests/support``)."""
+"""Suite-wide pytest hooks. Helpers live in the ``support`` package (``tests/support``)."""
 
-import pytest
-
-from support.conformance import conformance_dir, load_conformance
+from support.conformance import conformance_dir
 
 
-@pytest.fixture
-def conformance():
-    """The folder of the shared conformance cases (fails the test if it is missing)."""
-    path = conformance_dir()
-    load_conformance("random_2x2")      # fails with the set-up hint when the folder is missing
-    return path
+def pytest_report_header(config):
+    """Say where the shared conformance cases are read from (``../shared/conformance`` or
+    ``$BITGRID_CONFORMANCE``)."""
+    return f"bitgrid conformance cases: {conformance_dir()}"
