@@ -48,7 +48,8 @@ class ProtocolEngine(wiring.Component):
     and out; the grid is outside, on :attr:`cfg` and the step and edge members.
 
     It handles one request at a time: bytes that arrive while it executes or answers a request
-    are dropped up to the next delimiter. Inside: a :class:`~.framing.FrameReceiver` (COBS
+    are dropped up to the next delimiter, and each frame dropped so counts in the STATUS counter
+    ``frames_dropped``. Inside: a :class:`~.framing.FrameReceiver` (COBS
     decoding into a frame buffer, the CRC checked on the fly), the dispatcher generated from
     :data:`~bitgrid.protocol.host.COMMANDS`, a staging memory for configuration frames (a load
     replaces the running configuration only after the whole staged set has passed its CRC), the
@@ -229,6 +230,16 @@ class ProtocolEngine(wiring.Component):
         m.d.comb += bumped.eq(selected + (selected != 0xFFFF))
         with m.If(s.reject_pending):
             m.d.comb += s.bumps["load_rejects"].eq(1)
+        # A dropped frame (the receiver's `dropped`, while the engine is busy, so never in the
+        # cycle of a frame's verdict) waits for a cycle no other counter counts in: the others
+        # count in at most 2 cycles in a row and dropped frames come at least 2 cycles apart,
+        # so at most 2 wait.
+        others = [s.bumps[name] for name in STATUS_COUNTERS if name != "frames_dropped"]
+        drops = Signal(2)
+        free = ~functools.reduce(operator.or_, others)
+        bump = s.bumps["frames_dropped"]
+        m.d.comb += bump.eq((drops != 0) & free)
+        m.d.sync += drops.eq(drops + s.receiver.dropped - bump)
 
     def _staging(self, m, s):
         # The staging memory: one word per configuration frame, written a byte lane at a time

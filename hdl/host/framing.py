@@ -46,7 +46,9 @@ class FrameReceiver(wiring.Component):
     buffer from address 0 (read on :attr:`read_addr`, the byte is on :attr:`read_data` the next
     cycle) and the first ``head`` bytes also on :attr:`head`; both hold still until the next
     frame starts. While :attr:`busy` is high, received bytes are dropped, and so is the rest of
-    any frame that one of them began, up to its delimiter (a UART has no flow control).
+    any frame that one of them began, up to its delimiter (a UART has no flow control);
+    :attr:`dropped` is high for one cycle for each frame dropped so (in the cycle its first byte
+    is on :attr:`rx`; a bare delimiter is no frame).
 
     Parameters
     ----------
@@ -59,6 +61,7 @@ class FrameReceiver(wiring.Component):
     -------
     rx : In(stream.Signature(8, always_ready=True))
     busy : In(1)
+    dropped : Out(1)
     frame : Out(stream.Signature(verdict_layout(max_body), always_ready=True))
     head : Out(8 * head)
     read_addr : In(range(max_body))
@@ -71,6 +74,7 @@ class FrameReceiver(wiring.Component):
         super().__init__({
             "rx": In(stream.Signature(8, always_ready=True)),
             "busy": In(1),
+            "dropped": Out(1),
             "frame": Out(stream.Signature(verdict_layout(max_body), always_ready=True)),
             "head": Out(8 * head),
             "read_addr": In(range(max_body)),
@@ -97,6 +101,7 @@ class FrameReceiver(wiring.Component):
                 m.d.comb += decoder.i.valid.eq(~discard & ~self.busy)
             with m.Elif(self.busy | discard):
                 m.d.sync += discard.eq(1)
+                m.d.comb += self.dropped.eq(~discard)
             with m.Else():
                 m.d.comb += decoder.i.valid.eq(1)
 

@@ -5,7 +5,8 @@
 * :mod:`bitgrid.host.device`: :class:`DeviceModel`, the Python model of the gateware's
   protocol engine, driven by the command table.
 * :mod:`bitgrid.host.transports`: :class:`Transport`, :class:`LoopbackTransport` (to a
-  :class:`DeviceModel`, with optional fault injection), :class:`SerialTransport` (pyserial).
+  :class:`DeviceModel`, with optional fault injection such as :class:`LineNoise`),
+  :class:`SerialTransport` (pyserial).
 * :mod:`bitgrid.host.targets`: :class:`Target` (identify, load, step, set_edges, get_edges,
   readback, status, reset), :class:`EmulatorTarget`, :class:`ProtocolTarget`,
   :func:`open_target` (``emu``, ``loopback``, ``sim``, ``serial:PORT``) and
@@ -18,22 +19,26 @@
 from bitgrid.protocol.host import (  # noqa: F401
     FEATURES, FRAMING_ERRORS, FRAMING_RESPONSE, GATEWARE_VERSION, HOST_CRC, LOAD_REJECTS,
     MAX_BODY_LIMIT, PROTOCOL_VERSION, STORAGE_CODES, Command, DeviceStatus, Feature, Identity,
-    LinkError, Status, TargetError, decode_frame, edge_block_size, encode_frame, host_crc,
-    max_body, max_payload, pack_edges, unpack_edges)
+    LinkError, NoAnswerError, Status, TargetError, answer_length, decode_frame,
+    edge_block_size, encode_frame, host_crc, max_body, max_payload, pack_edges, unpack_edges)
+from bitgrid.protocol.link import LINK_FRAME_CRC
 
 from .device import DeviceModel
-from .targets import (DEFAULT_TIMEOUT, TARGETS, EmulatorTarget, ProtocolTarget, Target,
-                      open_target, run_vectors)
-from .transports import LoopbackTransport, SerialTransport, Transport
+from .targets import (DEFAULT_RETRIES, DEFAULT_TIMEOUT, TARGETS, EmulatorTarget, ProtocolTarget,
+                      Target, open_target, run_vectors)
+from .transports import LineNoise, LoopbackTransport, SerialTransport, Transport
 
-#: Old names of :data:`bitgrid.protocol.host.HOST_CRC` and :func:`~bitgrid.protocol.host.host_crc`
-#: (kept until every user imports the new ones).
-LINK_CRC = HOST_CRC
-link_crc = host_crc
+#: Old name of the CRC-16/XMODEM object, from when the host protocol and the inter-chip link
+#: layer shared it: now the link layer's :data:`bitgrid.protocol.link.LINK_FRAME_CRC` (the host
+#: protocol's is :data:`HOST_CRC`, CRC-16/IBM-3740 since protocol version 2). Kept until every
+#: user imports the new names.
+LINK_CRC = LINK_FRAME_CRC
+link_crc = LINK_FRAME_CRC.compute
 
 __all__ = ["LINK_CRC", "HOST_CRC", "PROTOCOL_VERSION", "GATEWARE_VERSION", "Command", "Status",
            "Feature", "FRAMING_ERRORS", "link_crc", "host_crc", "encode_frame", "decode_frame",
            "edge_block_size", "pack_edges", "unpack_edges", "max_payload", "max_body",
-           "Identity", "DeviceStatus", "LinkError", "TargetError", "DeviceModel", "Transport",
-           "LoopbackTransport", "SerialTransport", "Target", "EmulatorTarget", "ProtocolTarget",
-           "TARGETS", "DEFAULT_TIMEOUT", "open_target", "run_vectors"]
+           "answer_length", "Identity", "DeviceStatus", "LinkError", "NoAnswerError",
+           "TargetError", "DeviceModel", "Transport", "LoopbackTransport", "LineNoise",
+           "SerialTransport", "Target", "EmulatorTarget", "ProtocolTarget", "TARGETS",
+           "DEFAULT_TIMEOUT", "DEFAULT_RETRIES", "open_target", "run_vectors"]

@@ -19,16 +19,24 @@ from bitgrid.config import Configuration, frame_record
 from bitgrid.emulator import Emulator
 from bitgrid.protocol.host import (
     FRAMING_RESPONSE, GATEWARE_VERSION, PROTOCOL_VERSION, Command, DeviceStatus, Feature,
-    Identity, LinkError, Status, TargetError, answer_code, check_steps, decode_frame,
-    encode_frame, max_body, pack_edges, unpack_outputs)
+    Identity, LinkError, NoAnswerError, Status, TargetError, answer_code, check_protocol_size,
+    check_steps, command_spec, decode_frame, encode_frame, pack_edges, unpack_outputs)
 from bitgrid.terms import Edges, check_simulator
 from bitgrid.vectors import compare_step
 
 from .device import DeviceModel
 from .transports import LoopbackTransport, SerialTransport
 
-__all__ = ["Target", "EmulatorTarget", "ProtocolTarget", "TARGETS", "open_target",
-           "run_vectors"]
+__all__ = ["Target", "EmulatorTarget", "ProtocolTarget", "TARGETS", "DEFAULT_TIMEOUT",
+           "DEFAULT_RETRIES", "open_target", "run_vectors"]
+
+#: How many times :class:`ProtocolTarget` sends a request again by default. On a line where one
+#: byte in 100 is flipped, lost or added (both ways), a request and its answer are damaged about
+#: one time in five; 8 retries make giving up on a request rarer than one in a million.
+DEFAULT_RETRIES = 8
+
+#: What :meth:`ProtocolTarget._next_frame` returns for a frame it cannot read.
+_DAMAGED = object()
 
 
 class Target(abc.ABC):
@@ -155,21 +163,26 @@ class EmulatorTarget(Target):
 class ProtocolTarget(Target):
     """A device that speaks the host protocol over ``transport``.
 
-    Requests are sent one at a time (stop and wait). A request is sent again, with the same
-    sequence number, when no answer comes within ``timeout`` seconds or when the device answers
-    that it could not read a frame; the device answers a repeated request again without
-    executing it twice. Answers that fail their CRC or belong to an earlier request are dropped.
+    Requests are sent one at a time (stop and wait), each after a delimiter (an empty frame,
+    ignored by the device) that ends any partial frame left on the line. A request is sent again, with the same
+    sequence number, when no answer comes within ``timeout`` seconds, when the device answers
+    that it could not read a frame, or when a frame arrives that cannot be read (bad COBS or
+    CRC) or is an answer to this request of the wrong length for its command and status
+    (:func:`~bitgrid.protocol.host.answer_length`: two answers merged by a lost delimiter);
+    the device answers a repeated request again without executing it twice. Answers to
+    earlier requests are dropped.
 
     :param timeout: seconds to wait for each answer (in the transport's clock).
-    :param retries: how many times a request is sent again.
+    :param retries: how many times a request is sent again (default :data:`DEFAULT_RETRIES`).
     :param clock: the clock of the timeouts, a function returning seconds (default the
         transport's :meth:`~bitgrid.host.Transport.clock`: wall-clock time, or the simulation
         time of a simulated board, so that its timeouts do not depend on how fast the simulator
         runs).
-    :raises LinkError: if the device does not answer IDENTIFY.
+    :raises NoAnswerError: if the device does not answer IDENTIFY.
+    :raises LinkError: if it answers as no BitGrid of this protocol version would.
     """
 
-    def __init__(self, transport, *, timeout=1.0, retries=4, clock=None):
+    def __init__(self, transport, *, timeout=1.0, retries=DEFAULT_RETRIES, clock=None):
         self.transport = transport
         self.name = transport.name
         self.timeout = check_real(timeout, "timeout", minimum=0)
@@ -181,35 +194,48 @@ class ProtocolTarget(Target):
         self.transport.write(b"\x00")    # end any partial frame left on the line
         self.identity = self.identify()
         self.width, self.height = self.identity.width, self.identity.height
-        self._max_body = max_body(self.width, self.height)
 
     def close(self):
         self.transport.close()
 
     def _next_frame(self, deadline):
-        """The next good frame body from the device, or None at the deadline."""
+        """The next frame body from the device (CRC checked and removed), :data:`_DAMAGED` for
+        a frame that cannot be read, or None at the ``deadline`` (None: when no whole frame
+        has been received yet)."""
         while True:
             while b"\x00" in self._received:
                 end = self._received.index(0)
                 encoded, self._received = bytes(self._received[:end]), self._received[end + 1:]
                 if not encoded:
                     continue
-                status, body = decode_frame(encoded)
-                if status == Status.OK and len(body) >= 3:
-                    return body
+                body = _readable(encoded)
+                return _DAMAGED if body is None else body
+            if deadline is None:
+                return None
             remaining = deadline - self._clock()
             if remaining <= 0:
                 return None
             self._received += self.transport.read(min(remaining, 0.05))
 
+    def _answer_length(self, command, status):
+        """Bytes of the answer body to ``command`` with ``status`` (an unknown command has
+        no data)."""
+        spec = command_spec(command)
+        if spec is None or status != Status.OK:
+            return 3
+        return 3 + spec.answer_length(self.width, self.height)
+
     def request(self, command, payload=b""):
-        """Send one request and return the answer's data.
+        """Send one request and return the answer's data (of the command's answer length).
 
         :raises TargetError: if the device answers with an error status.
-        :raises LinkError: if no valid answer comes after the retries.
+        :raises NoAnswerError: if no valid answer comes after the retries.
         """
         self._sequence = (self._sequence + 1) & 0xFF
-        frame = encode_frame(bytes([command, self._sequence]) + bytes(payload))
+        # A delimiter first ends whatever partial frame noise left on the line (a lost
+        # delimiter, bytes added after one), so that it does not swallow this request.
+        frame = b"\x00" + encode_frame(bytes([command, self._sequence]) + bytes(payload))
+        timeouts = damaged = 0
         for attempt in range(self.retries + 1):
             if attempt:
                 self.retransmissions += 1
@@ -218,23 +244,56 @@ class ProtocolTarget(Target):
             while True:
                 body = self._next_frame(deadline)
                 if body is None:
-                    break                      # timeout: send again
-                if body[0] == FRAMING_RESPONSE:
-                    break                      # the device could not read a frame: send again
-                if body[0] == answer_code(command) and body[1] == self._sequence:
+                    if deadline is not None:
+                        timeouts += 1
+                    break                      # timeout, or nothing good came: send again
+                ours = body is not _DAMAGED and body[0] == answer_code(command) \
+                    and body[1] == self._sequence
+                if body is _DAMAGED or body[0] == FRAMING_RESPONSE or \
+                        ours and len(body) != self._answer_length(command, status=body[2]):
+                    # A frame damaged on the way, the device's word that it could not read
+                    # one, or an answer merged with another: look through the frames received
+                    # already (stale ones, or the answer itself), then send again.
+                    damaged += 1
+                    deadline = None
+                    continue
+                if ours:
                     status = body[2]
                     if status != Status.OK:
                         known = status in Status._value2member_map_
                         status = Status(status) if known else status
                         name = status.name if known else f"status 0x{status:02x}"
-                        raise TargetError(status, f"{Command(command).name} refused: {name}")
+                        raise TargetError(status, f"{_name(command)} refused: {name}")
                     return body[3:]
                 # an answer to an earlier request: drop it
-        raise LinkError(f"no valid answer to {Command(command).name} from "
-                        f"{self.transport.name} after {self.retries + 1} attempts")
+        attempts = self.retries + 1
+        if damaged:
+            hint = ("the answers could not be read: check the baud rate and the line, and that "
+                    f"the board runs an FPGA image of host protocol version {PROTOCOL_VERSION}")
+        else:
+            hint = "nothing answered: check the port, the board and its FPGA image"
+        raise NoAnswerError(f"no valid answer to {_name(command)} from {self.transport.name} "
+                            f"after {attempts} attempts ({timeouts} timed out, {damaged} "
+                            f"damaged): {hint}", command=command, attempts=attempts,
+                            timeouts=timeouts, damaged=damaged)
 
     def identify(self):
-        return Identity.from_bytes(self.request(Command.IDENTIFY))
+        """The device's :class:`Identity`.
+
+        :raises LinkError: if the device is not a BitGrid of this protocol version, or reports
+            a grid size the protocol cannot carry.
+        """
+        identity = Identity.from_bytes(self.request(Command.IDENTIFY))
+        if identity.protocol != PROTOCOL_VERSION:
+            raise LinkError(f"{self.transport.name} speaks host protocol version "
+                            f"{identity.protocol}, this host version {PROTOCOL_VERSION}: "
+                            f"program the board with this version's FPGA image")
+        try:
+            check_protocol_size(identity.width, identity.height)
+        except ValueError as error:
+            raise LinkError(f"{self.transport.name} reports a grid the protocol cannot carry: "
+                            f"{error}") from None
+        return identity
 
     def load(self, config):
         self._check_size(config)
@@ -265,7 +324,12 @@ class ProtocolTarget(Target):
         config = Configuration(self.width, self.height)
         for row in range(self.height):
             for address in range(16):
-                data = self.request(Command.READBACK, row.to_bytes(2, "little") + bytes([address]))
+                where = row.to_bytes(2, "little") + bytes([address])
+                data = self.request(Command.READBACK, where)
+                if data[:3] != where:
+                    raise LinkError(f"READBACK of row {row}, address {address} answered the "
+                                    f"record of row {int.from_bytes(data[:2], 'little')}, "
+                                    f"address {data[2]}")
                 config.set_frame(row, address, int.from_bytes(data[3:], "little"))
         return config
 
@@ -274,6 +338,29 @@ class ProtocolTarget(Target):
 
     def reset(self):
         self.request(Command.RESET)
+
+
+def _readable(encoded):
+    """The body of the frame ``encoded`` (delimiters excluded), or else of the frame it ends
+    with, or None. A device frame whose delimiter was lost or damaged runs into the next one;
+    the next one is still whole at the end, where it is found: the COBS code chain from its
+    first byte lands exactly on the end, and it passes the CRC."""
+    for start in range(len(encoded) - 3):
+        position = start
+        while position < len(encoded):
+            position += encoded[position]
+        if position != len(encoded):
+            continue
+        status, body = decode_frame(encoded[start:])
+        if status == Status.OK and len(body) >= 3:
+            return body
+    return None
+
+
+def _name(command):
+    """The name of a command byte for messages."""
+    return Command(command).name if command in Command._value2member_map_ else \
+        f"command 0x{command:02x}"
 
 
 #: The target specs :func:`open_target` takes (``serial:PORT`` names a port).
@@ -321,11 +408,15 @@ def open_target(spec, *, width=None, height=None, baudrate=115200, timeout=None,
     if isinstance(spec, str) and spec.startswith("serial:") and len(spec) > len("serial:"):
         transport = SerialTransport(spec[len("serial:"):], baudrate)
         try:
-            return ProtocolTarget(transport, retries=1,
-                                  timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
+            # Connect with one retry (a missing board is reported in 2 timeouts), then retry
+            # as often as on any other link.
+            target = ProtocolTarget(transport, retries=1,
+                                    timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
         except LinkError:
             transport.close()
             raise
+        target.retries = DEFAULT_RETRIES
+        return target
     raise ValueError(f"unknown target {spec!r}: use emu, loopback, sim or serial:PORT")
 
 

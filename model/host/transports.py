@@ -1,16 +1,17 @@
 """Byte pipes between the host runtime and a device: :class:`Transport` is the interface,
 :class:`LoopbackTransport` reaches a Python :class:`~bitgrid.host.DeviceModel` (with optional
-fault injection), :class:`SerialTransport` a real port through pyserial. The simulated board's
-transport is :class:`bitgrid.sim.host_link.SimLinkTransport`.
+fault injection, such as :class:`LineNoise`), :class:`SerialTransport` a real port through
+pyserial. The simulated board's transport is :class:`bitgrid.sim.host_link.SimLinkTransport`.
 """
 
 import abc
+import random
 import time
 
-from bitgrid.checks import check_int
+from bitgrid.checks import check_int, check_real
 from bitgrid.protocol.host import LinkError
 
-__all__ = ["Transport", "LoopbackTransport", "SerialTransport"]
+__all__ = ["Transport", "LoopbackTransport", "LineNoise", "SerialTransport"]
 
 
 class Transport(abc.ABC):
@@ -38,9 +39,14 @@ class Transport(abc.ABC):
 class LoopbackTransport(Transport):
     """A transport to a :class:`DeviceModel` (or anything with ``feed(bytes) -> bytes``).
 
+    The device answers within :meth:`write`, so nothing can arrive later: the transport's
+    :meth:`clock` is virtual (seconds from 0) and moves on only when :meth:`read` has nothing
+    to give, by the whole ``timeout``; a host's timeouts therefore cost no real time and a run
+    does not depend on the machine's speed.
+
     :param device: the device end.
     :param to_device, to_host: optional fault injectors, ``f(bytes) -> bytes``, applied to each
-        write and to each answer (flip bits, drop or add bytes).
+        write and to each answer (flip bits, drop or add bytes; :class:`LineNoise`).
     """
 
     name = "loopback"
@@ -50,13 +56,52 @@ class LoopbackTransport(Transport):
         self._to_device = to_device or (lambda data: data)
         self._to_host = to_host or (lambda data: data)
         self._pending = bytearray()
+        self._now = 0.0
+
+    def clock(self):
+        return self._now
 
     def write(self, data):
         self._pending += self._to_host(self.device.feed(self._to_device(bytes(data))))
 
     def read(self, timeout):
         data, self._pending = bytes(self._pending), bytearray()
+        if not data:
+            self._now += max(timeout, 0)
         return data
+
+
+class LineNoise:
+    """A fault injector for :class:`LoopbackTransport`: each byte that passes is, with
+    probability ``rate``, hit by one fault, chosen with equal odds: a bit flipped, the byte
+    lost (a frame delimiter too), or a random byte added after it.
+
+    :param rate: faults per byte, 0 to 1.
+    :param seed: seed of its :class:`random.Random` (the same seed, the same faults).
+    :attr faults: ``{"flip": n, "drop": n, "insert": n}``, the faults injected so far.
+    :raises ValueError: for a rate outside 0 to 1.
+    """
+
+    KINDS = ("flip", "drop", "insert")
+
+    def __init__(self, rate, *, seed=0):
+        self.rate = check_real(rate, "rate", minimum=0, maximum=1)
+        self._rng = random.Random(seed)
+        self.faults = dict.fromkeys(self.KINDS, 0)
+
+    def __call__(self, data):
+        rng, out = self._rng, bytearray()
+        for byte in bytes(data):
+            if rng.random() >= self.rate:
+                out.append(byte)
+                continue
+            kind = rng.choice(self.KINDS)
+            self.faults[kind] += 1
+            if kind == "flip":
+                out.append(byte ^ 1 << rng.randrange(8))
+            elif kind == "insert":
+                out += bytes([byte, rng.randrange(256)])
+        return bytes(out)
 
 
 class SerialTransport(Transport):

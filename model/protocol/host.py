@@ -4,7 +4,9 @@ the gateware protocol engine (:mod:`bitgrid.hdl.host`).
 
 * Framing: :func:`encode_frame`, :func:`decode_frame`: COBS (the ``cobs`` package) with 0x00 as
   delimiter, around a body ``command | sequence | payload | CRC`` where the CRC is
-  :data:`HOST_CRC` (CRC-16/XMODEM), most significant byte first.
+  :data:`HOST_CRC` (CRC-16/GENIBUS), most significant byte first.
+* Answer lengths: :func:`answer_length` says how long the answer to each command is, so a host
+  can refuse one of the wrong length (two answers merged by a lost delimiter).
 * Answers: ``0x80 | command`` (:func:`answer_code`), the sequence echoed, a :class:`Status`
   byte, and the command's answer data when the status is OK; a frame that cannot be read is
   answered with :data:`FRAMING_RESPONSE`, sequence 0 and one of :data:`FRAMING_ERRORS`.
@@ -26,7 +28,9 @@ Rules every implementation follows (the table's fields document the rest):
    :attr:`Check.ends_load`, ends the load and marks it failed); then the :attr:`CommandSpec.effect`
    runs and the answer is OK.
 3. Every good frame counts in ``frames_ok``; every executed request answered with an error in
-   ``command_errors``, and those in :data:`LOAD_REJECTS` also in ``load_rejects``.
+   ``command_errors``, and those in :data:`LOAD_REJECTS` also in ``load_rejects``. A device that
+   drops a frame unread (one that arrived while it was busy with a request: a UART has no flow
+   control) counts it in ``frames_dropped``.
 """
 
 import enum
@@ -44,23 +48,30 @@ __all__ = [
     "PROTOCOL_VERSION", "GATEWARE_VERSION", "HOST_CRC", "host_crc", "MAX_BODY_LIMIT",
     "MIN_BODY", "MAX_STEPS", "COUNTER_WIDTH", "COUNTER_MAX", "Command", "Status", "Feature",
     "FEATURES", "STORAGE_CODES", "FRAMING_RESPONSE", "FRAMING_ERRORS", "LOAD_REJECTS",
-    "answer_code", "encode_frame", "decode_frame",
+    "answer_code", "encode_frame", "decode_frame", "answer_length",
     "Size", "EDGE_BLOCK", "FRAME", "Field", "Check", "Effect", "Answer", "CommandSpec",
     "COMMANDS", "command_spec",
     "frame_bytes", "edge_block_size", "pack_edges", "unpack_edges", "pack_outputs",
     "unpack_outputs", "max_payload", "max_body", "check_protocol_size",
     "Identity", "device_identity", "DeviceStatus", "STATUS_COUNTERS",
-    "LinkError", "TargetError", "check_steps",
+    "LinkError", "NoAnswerError", "TargetError", "check_steps",
 ]
 
-PROTOCOL_VERSION = 1
+#: The protocol version IDENTIFY reports. 2: the frame CRC is CRC-16/GENIBUS (was
+#: CRC-16/XMODEM) and STATUS counts dropped frames (``frames_dropped``).
+PROTOCOL_VERSION = 2
 #: (major, minor) reported by IDENTIFY for this gateware and for the device model.
 GATEWARE_VERSION = (0, 1)
 
-#: The CRC of every host-protocol frame body: CRC-16/XMODEM (polynomial 0x1021, initial value 0,
-#: no reflection, check value 0x31C3), one byte at a time, appended most significant byte first
-#: (so the CRC of a whole good body, trailer included, is the residue 0).
-HOST_CRC = crc.catalog.CRC16_XMODEM(data_width=8)
+#: The CRC of every host-protocol frame body: CRC-16/GENIBUS (also CRC-16/EPC, /DARC, /I-CODE:
+#: polynomial 0x1021, initial value 0xFFFF, no reflection, final XOR 0xFFFF, check value
+#: 0xD64E), one byte at a time, appended most significant byte first, so the CRC register after
+#: a whole good body, trailer included, holds the residue 0x1D0F. Neither the initial value nor
+#: the residue is 0, and that is what makes the usual damage of a lost or flipped delimiter
+#: fail the check every time: two frames merged into one (``A 0x00 B``: B's check starts from
+#: what A left, not from 0xFFFF) and zeros added before or after a frame (a delimiter read as
+#: the COBS code 0x01). CRC-16/XMODEM (initial value and residue 0) passed all of them.
+HOST_CRC = crc.catalog.CRC16_GENIBUS(data_width=8)
 
 #: Largest frame body (command byte to CRC) any grid size may need: the COBS encoder of the
 #: gateware only emits codes below 0xFF, so bodies stay under 254 bytes.
@@ -152,7 +163,8 @@ def decode_frame(encoded, max_body=None):
 
     :param max_body: the device's frame buffer size in bytes (None: no limit).
     :returns: ``(status, body)``: :attr:`Status.OK` and the body without its CRC, or one of
-        :data:`FRAMING_ERRORS` (the first that applies, in their order) and ``None``.
+        :data:`FRAMING_ERRORS` (the first that applies, in their order) and ``None``. Bytes
+        with a 0x00 inside (two frames, not one) are BAD_FRAME.
     """
     try:
         decoded = cobs.decode(bytes(encoded))
@@ -162,7 +174,7 @@ def decode_frame(encoded, max_body=None):
         return Status.TOO_LONG, None
     if len(decoded) < MIN_BODY:
         return Status.TOO_SHORT, None
-    if host_crc(decoded) != 0:
+    if host_crc(decoded[:-2]) != int.from_bytes(decoded[-2:], "big"):
         return Status.BAD_CRC, None
     return Status.OK, decoded[:-2]
 
@@ -189,10 +201,10 @@ class Size(typing.NamedTuple):
     edge_block: int = 0
     frame: int = 0
 
-    def length(self, width, height):
-        """The byte count for a ``width`` x ``height`` grid."""
-        return (self.fixed + self.edge_block * edge_block_size(width, height)
-                + self.frame * frame_bytes(width))
+    def length(self, width=None, height=None):
+        """The byte count for a ``width`` x ``height`` grid (a fixed count needs no size)."""
+        return (self.fixed + (self.edge_block and self.edge_block * edge_block_size(width, height))
+                + (self.frame and self.frame * frame_bytes(width)))
 
     def __str__(self):
         parts = [str(self.fixed)] if self.fixed or not (self.edge_block or self.frame) else []
@@ -260,7 +272,7 @@ class Answer(enum.Enum):
     EMPTY = Size(0)                      #: no data
     IDENTITY = Size(15)                  #: :meth:`Identity.to_bytes`
     OUTPUTS = Size(4, edge_block=1)      #: :func:`pack_outputs`: subcycle and edge outputs
-    STATUS = Size(19)                    #: :meth:`DeviceStatus.to_bytes`
+    STATUS = Size(21)                    #: :meth:`DeviceStatus.to_bytes`
     #: the frame record at the request's ``row``, ``address`` of the running configuration
     #: (``bitgrid.config.frame_record``)
     RECORD = Size(3, frame=1)
@@ -351,6 +363,17 @@ def command_spec(code):
     return COMMANDS.get(code)
 
 
+def answer_length(command, status, width=None, height=None):
+    """Bytes of an answer body to ``command`` (a :class:`Command`) with ``status``, without the
+    CRC: command, sequence and status, and the command's data if ``status`` is OK. A grid size
+    is needed only for answers whose data depends on it (OUTPUTS, RECORD).
+
+    :raises KeyError: for a command not in :data:`COMMANDS`.
+    """
+    data = COMMANDS[command].answer.size.length(width, height) if status == Status.OK else 0
+    return 3 + data
+
+
 def max_payload(width, height):
     """Largest request or answer payload (between sequence byte and CRC; an answer's payload is
     its status byte and data) of any command, for a ``width`` x ``height`` grid."""
@@ -413,12 +436,29 @@ def unpack_outputs(data, width, height):
 
 
 _IDENTIFY = struct.Struct("<2sBBBHHBBHH")
-_STATUS = struct.Struct("<BIH6H")
+_STATUS = struct.Struct("<BIH7H")
 assert _IDENTIFY.size == Answer.IDENTITY.size.fixed and _STATUS.size == Answer.STATUS.size.fixed
 
 
 class LinkError(OSError):
     """The link to a device failed: no device, no answer, or answers that make no sense."""
+
+
+class NoAnswerError(LinkError):
+    """A request got no valid answer however often it was sent: no device on the line, a device
+    that does not speak this protocol version, or a line too noisy for the retries.
+
+    :attr command: the :class:`Command` (or command byte) sent.
+    :attr attempts: how many times it was sent.
+    :attr timeouts: attempts that saw no answer at all in time.
+    :attr damaged: frames received meanwhile that could not be read (bad COBS or CRC, a wrong
+        length) or that were the device's own framing answers.
+    """
+
+    def __init__(self, message, *, command=None, attempts=0, timeouts=0, damaged=0):
+        self.command, self.attempts = command, attempts
+        self.timeouts, self.damaged = timeouts, damaged
+        super().__init__(message)
 
 
 class TargetError(RuntimeError):
@@ -488,9 +528,11 @@ class DeviceStatus(typing.NamedTuple):
     command_errors: int     #: good frames answered with an error
     load_rejects: int       #: INCOMPLETE, CONFIG_CRC, APPLY_FAILED
     replays: int            #: repeated requests answered without executing them again
+    #: frames dropped unread because they arrived while the device was busy with a request
+    frames_dropped: int = 0
 
     def to_bytes(self):
-        """The :attr:`Answer.STATUS` data (19 bytes); the subcycle is taken modulo 2**32."""
+        """The :attr:`Answer.STATUS` data (21 bytes); the subcycle is taken modulo 2**32."""
         flags = int(self.valid) | int(self.loading) << 1 | int(self.load_failed) << 2
         return _STATUS.pack(flags, self.subcycle % (1 << COUNTER_WIDTH), self.staged,
                             *self[5:])
