@@ -67,6 +67,9 @@ class Backend:
     :attr replace_build_args: ``(argument, replacement tuple)`` pairs applied to the build
         commands that cocotb makes.
     :attr make_args: extra arguments of the ``make`` command of the build, if there is one.
+    :attr products: the files of a finished build that a run needs (``{toplevel}``: the top
+        module's name); their size and SHA-256 are recorded in the build's
+        ``bitgrid-build.json`` and checked before each use.
     """
     name: str
     tools: tuple
@@ -84,6 +87,7 @@ class Backend:
     wave_headers: dict = dataclasses.field(default_factory=dict)
     replace_build_args: tuple = ()
     make_args: tuple = ()
+    products: tuple = ()
 
     def require(self, waves=None):
         """Check that the tools (and, for a waveform build, the headers) are installed.
@@ -144,6 +148,7 @@ BACKENDS = {
         wave_plusargs=("+bitgrid_waves={path}",),
         # cocotb appends -none (no waves) to vvp's arguments; the last dumper switch wins.
         wave_suffix={"vcd": ("-vcd",), "fst": ("-fst",)},
+        products=("sim.vvp",),
     ),
     "verilator": Backend(
         name="verilator",
@@ -167,6 +172,7 @@ BACKENDS = {
         # optimisation is several times faster than with the default -Os, and the runs still
         # take less time than the compilation saved (see the measurements in tests/test_sim.py).
         make_args=("OPT_FAST=-O0", "OPT_SLOW=-O0"),
+        products=("{toplevel}",),          # the model's executable
     ),
 }
 

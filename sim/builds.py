@@ -37,7 +37,8 @@ from bitgrid.terms import check_storage
 from bitgrid.toolchain import setup_environment
 
 from . import backends, processes
-from .cache import cache_dir, cached_verilog, dist_version, locked, module_digest, progress, sha256
+from .cache import (cache_dir, cached_verilog, dist_version, file_record, locked, module_digest,
+                    progress, record_problem, sha256)
 
 __all__ = ["TOP", "HOST_TOP", "HOST_DIVISOR", "TOPS", "Build", "SimulationError",
            "grid_verilog_file", "host_verilog_file", "build", "build_design", "recipe_digest"]
@@ -197,14 +198,19 @@ def build_design(verilog, toplevel, stem, label, *, simulator, waves, quiet, wid
     label = f"{label}{' with ' + waves.upper() if waves else ''}"
     result = functools.partial(Build, simulator, width, height, storage, waves, final, verilog,
                                toplevel=toplevel, mesh=mesh)
-    if final.is_dir():
+    if final.is_dir() and _build_problem(final) is None:
         progress(f"cached {label} build ({final})", quiet)
         return result(0.0, True)
     with contextlib.ExitStack() as locks:
         locks.enter_context(locked(root / f".{name}.lock"))
         if final.is_dir():
-            progress(f"cached {label} build ({final})", quiet)
-            return result(0.0, True)
+            problem = _build_problem(final)
+            if problem is None:
+                progress(f"cached {label} build ({final})", quiet)
+                return result(0.0, True)
+            progress(f"cached {label} build {final} is damaged ({problem}): building it "
+                     "again", quiet)
+            _discard(final)
         runtime = _runtime_dir(backend, waves)
         if runtime is not None and not runtime.is_dir():
             # The first build compiles the runtime objects; others wait for them rather than
@@ -217,17 +223,52 @@ def build_design(verilog, toplevel, stem, label, *, simulator, waves, quiet, wid
             reused = _build_into(temporary, backend, verilog, build_args, waves, extra_source,
                                  options, runtime, label, root / f"failed-{name}", toplevel)
             seconds = time.monotonic() - start
-            (temporary / "bitgrid-build.json").write_text(json.dumps({
+            products = {}
+            for product in backend.products:
+                product = product.format(toplevel=toplevel)
+                if not (temporary / product).is_file():
+                    raise SimulationError(f"{label} build made no {product}",
+                                          temporary / "build.log")
+                products[product] = file_record(temporary / product)
+            (temporary / BUILD_RECORD).write_text(json.dumps({
                 "simulator": simulator, "version": version,
                 "width": width, "height": height, "storage": storage, "waves": waves,
                 "build_args": build_args, "verilog": str(verilog),
-                "seconds": round(seconds, 3)}, indent=1))
+                "seconds": round(seconds, 3), "products": products}, indent=1))
             os.rename(temporary, final)
         finally:
             shutil.rmtree(temporary, ignore_errors=True)     # only if something failed
         progress(f"built {label} in {seconds:.1f} s"
                  f"{' (runtime objects from the cache)' if reused else ''}", quiet)
     return result(seconds, False)
+
+
+#: The record of a finished build, in its folder: what it was made from, and the size and
+#: SHA-256 of each of :attr:`~bitgrid.sim.backends.Backend.products`.
+BUILD_RECORD = "bitgrid-build.json"
+
+
+def _build_problem(directory):
+    """What is wrong with the finished build ``directory`` (a product missing, truncated or
+    changed against :data:`BUILD_RECORD`), in a few words, or None."""
+    try:
+        products = json.loads((directory / BUILD_RECORD).read_text())["products"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"{BUILD_RECORD} is missing or unreadable"
+    for product, record in products.items():
+        problem = record_problem(directory / product, record)
+        if problem is not None:
+            return f"{product} {problem}"
+    return None
+
+
+def _discard(directory):
+    """Remove a damaged build folder (renamed aside first, so that no one finds it half
+    removed)."""
+    aside = directory.with_name(f".{directory.name}.damaged.{os.getpid()}")
+    with contextlib.suppress(OSError):
+        os.rename(directory, aside)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def runner_for(backend, *, before_make=(), suffix=()):

@@ -11,7 +11,7 @@ Everything lives under :func:`cache_dir` (``$BITGRID_CACHE/sim``, or
   version constant, the link frame definitions, a gateware component) gives a new key, so
   stale Verilog is never found; a change to a module the generator cannot import (the CLI, the
   benchmarks) does not. Next to each ``.v`` file a ``.json`` file lists the modules and their
-  digests.
+  digests, and the size and SHA-256 of the ``.v`` (:func:`file_record`).
 * ``build/``: simulator builds (:mod:`bitgrid.sim.builds`), keyed by a SHA-256 of the Verilog
   *text* (so regenerating identical Verilog reuses the build), the simulator and its version,
   the build arguments and the source of the build recipe (:func:`module_digest`).
@@ -19,7 +19,9 @@ Everything lives under :func:`cache_dir` (``$BITGRID_CACHE/sim``, or
 
 Writes are safe when several processes want the same entry: an entry is made in a private
 temporary file or folder under a file lock, then renamed into place, so a reader sees either
-nothing or a complete entry.
+nothing or a complete entry. Every entry is checked when it is used (the size and SHA-256
+recorded when it was written, :func:`record_problem`): a damaged one (a truncated file, a
+file missing from a build) is said so in one line and made again.
 """
 
 import ast
@@ -36,7 +38,8 @@ import time
 from pathlib import Path
 
 __all__ = ["cache_dir", "locked", "sha256", "dist_version", "source_closure",
-           "source_fingerprint", "module_digest", "verilog_key", "cached_verilog", "progress"]
+           "source_fingerprint", "module_digest", "verilog_key", "cached_verilog", "progress",
+           "file_record", "record_problem"]
 
 #: The package whose modules are followed by :func:`source_closure`.
 PACKAGE = "bitgrid"
@@ -87,6 +90,35 @@ def dist_version(name):
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
         return "none"
+
+
+def file_record(path):
+    """``{"size": bytes, "sha256": hex}`` of the file ``path`` (recorded beside a cache entry
+    when it is written, checked by :func:`record_problem` when it is used)."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+            size += len(block)
+    return {"size": size, "sha256": digest.hexdigest()}
+
+
+def record_problem(path, record):
+    """What is wrong with the file ``path`` against its :func:`file_record` ``record``, as a
+    few words ("missing", "truncated to 12 of 4096 bytes", ...), or None if it matches."""
+    if not isinstance(record, dict) or not {"size", "sha256"} <= record.keys():
+        return "has no recorded size and SHA-256"
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return "is missing"
+    if size != record["size"]:
+        return (f"is {size} bytes, {record['size']} were written"
+                + (" (truncated)" if size < record["size"] else ""))
+    if file_record(path)["sha256"] != record["sha256"]:
+        return "has changed since it was written (SHA-256 differs)"
+    return None
 
 
 # --- What a module can import ---------------------------------------------------------------
@@ -240,7 +272,9 @@ def cached_verilog(stem, generator, what, *, quiet=False, **arguments):
     """Path of the cached Verilog ``verilog/<stem>-<key>.v`` in :func:`cache_dir` of
     ``generator(**arguments)`` (a function returning Verilog text; its arguments must be JSON
     values), generated on first use; ``what`` names the design in the progress lines. The key
-    is :func:`verilog_key`; ``<stem>-<key>.json`` beside the file is its manifest.
+    is :func:`verilog_key`; ``<stem>-<key>.json`` beside the file is its manifest, with the
+    file's :func:`file_record` under ``"file"``. A cached file that does not match its record
+    (truncated, edited, its manifest lost) is reported in one line and generated again.
 
     :raises ToolMissingError: if Yosys is needed and missing (from ``generator``).
     """
@@ -249,18 +283,32 @@ def cached_verilog(stem, generator, what, *, quiet=False, **arguments):
     key, manifest = verilog_key(generator, arguments)
     directory = cache_dir() / "verilog"
     path = directory / f"{stem}-{key[:20]}.v"
-    if path.exists():
+    if path.exists() and _verilog_problem(path) is None:
         return path
     with locked(directory / f".{path.name}.lock"):
         if path.exists():
-            return path
+            problem = _verilog_problem(path)
+            if problem is None:
+                return path
+            progress(f"cached Verilog {path} {problem}: generating it again", quiet)
         progress(f"generating Verilog for {what} ...", quiet)
         start = time.monotonic()
-        text = generator(**arguments)
-        for target, data in ((path.with_suffix(".json"), json.dumps(manifest, indent=1)),
+        text = generator(**arguments).encode()
+        manifest["file"] = {"size": len(text), "sha256": hashlib.sha256(text).hexdigest()}
+        for target, data in ((path.with_suffix(".json"),
+                              json.dumps(manifest, indent=1).encode()),
                              (path, text)):         # the .v last: it marks the entry complete
             temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-            temporary.write_text(data)
+            temporary.write_bytes(data)
             os.replace(temporary, target)
         progress(f"generated {path.name} in {time.monotonic() - start:.1f} s", quiet)
     return path
+
+
+def _verilog_problem(path):
+    """:func:`record_problem` of a cached Verilog file against its manifest."""
+    try:
+        record = json.loads(path.with_suffix(".json").read_text()).get("file")
+    except (OSError, ValueError, AttributeError):
+        return "has no readable manifest"
+    return record_problem(path, record)
