@@ -200,6 +200,7 @@ def load(path, *, width=None, height=None):
 
 
 def save(path, config, order=ScanOrder.ROW_MAJOR):
-    """Write ``config`` to a BGBS file in ``order``."""
-    with open(path, "wb") as file:
-        file.write(write(config, order))
+    """Write ``config`` to a BGBS file in ``order``, whole or not at all
+    (:func:`bitgrid.files.atomic_write`)."""
+    from .files import atomic_write
+    atomic_write(path, write(config, order))

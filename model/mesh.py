@@ -34,6 +34,7 @@ from .bitstream import load as load_bitstream
 from .checks import check_int
 from .config import Configuration, check_grid_size
 from .emulator import Emulator
+from .files import atomic_write
 from .terms import DIRECTIONS, N, S, Edges, parse_side
 
 __all__ = ["MeshShape", "MeshError", "slice_configuration", "join_configurations",
@@ -291,8 +292,7 @@ def write_slices(source, shape, directory=".", stem=None):
     paths = {}
     for (col, row), bitstream in slices.items():
         path = os.path.join(directory, chip_filename(stem, col, row))
-        with open(path, "wb") as file:
-            file.write(bitstream.to_bytes())
+        atomic_write(path, bitstream.to_bytes())       # whole or not at all
         paths[(col, row)] = path
     return paths
 

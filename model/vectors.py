@@ -7,8 +7,10 @@ apply and the edge outputs expected after it, as lower-case hex words.
 
 import json
 import os
+import re
 import typing
 
+from .bitstream import MAGIC
 from .bitstream import load as load_bitstream
 from .checks import check_int
 from .terms import SIDES, Edges, side_lanes
@@ -74,13 +76,18 @@ class BadStreamCase(typing.NamedTuple):
         return load_bitstream(self.bitstream_path, width=self.width, height=self.height)
 
 
+#: The largest vector file read, in bytes (1 GiB: millions of steps of a large grid).
+MAX_FILE_BYTES = 1 << 30
+
+_HEX_WORD = re.compile(r"0[xX][0-9a-fA-F]+")
+
+
 def _word(text, lanes, where):
     if not isinstance(text, str) or not text.lower().startswith("0x"):
         raise VectorFormatError(f"{where}: expected a hex string like '0x1f', got {text!r}")
-    try:
-        value = int(text, 16)
-    except ValueError:
-        raise VectorFormatError(f"{where}: {text!r} is not a hex number") from None
+    if not _HEX_WORD.fullmatch(text):           # no "_", sign or space, as int() would take
+        raise VectorFormatError(f"{where}: {text!r} is not a hex number")
+    value = int(text, 16)
     if value >> lanes:
         raise VectorFormatError(f"{where}: {text} has bits beyond its {lanes} lanes")
     return value
@@ -97,13 +104,26 @@ def load_case(path):
 
     :returns: :class:`VectorCase` or :class:`BadStreamCase`.
     :raises OSError: if the file cannot be read.
-    :raises VectorFormatError: naming the first malformed field.
+    :raises VectorFormatError: naming the file and the first malformed field; also for a BGBS
+        program, a file that is not UTF-8 JSON, nested too deeply or larger than
+        :data:`MAX_FILE_BYTES`.
     """
-    with open(path, encoding="utf-8") as file:
-        try:
-            obj = json.load(file)
-        except json.JSONDecodeError as error:
-            raise VectorFormatError(f"{path}: not valid JSON ({error})") from None
+    with open(path, "rb") as file:
+        data = file.read(MAX_FILE_BYTES + 1)
+    if data.startswith(MAGIC):
+        raise VectorFormatError(f"{path} looks like a BGBS BitGrid program, not a vector file "
+                                "(give it as the PROGRAM argument)")
+    if len(data) > MAX_FILE_BYTES:
+        raise VectorFormatError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB")
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise VectorFormatError(f"{path}: not a vector file: byte {error.start} is not UTF-8 "
+                                "text") from None
+    except RecursionError:
+        raise VectorFormatError(f"{path}: JSON nested too deeply for a vector file") from None
+    except json.JSONDecodeError as error:
+        raise VectorFormatError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(obj, dict):
         raise VectorFormatError(f"{path}: top level must be a JSON object")
     if "format" not in obj:
@@ -134,8 +154,8 @@ def load_case(path):
     for t, step in enumerate(steps):
         if not isinstance(step, dict) or "in" not in step or "out" not in step:
             raise VectorFormatError(f"{path}: steps[{t}] must have 'in' and 'out'")
-        parsed.append((_edges(step["in"], width, height, f"steps[{t}].in"),
-                       _edges(step["out"], width, height, f"steps[{t}].out")))
+        parsed.append((_edges(step["in"], width, height, f"{path}: steps[{t}].in"),
+                       _edges(step["out"], width, height, f"{path}: steps[{t}].out")))
     return VectorCase(name, str(obj.get("description", "")), width, height, bitstream_path,
                       parsed)
 
@@ -196,13 +216,11 @@ def save_case(directory, name, config, inputs, *, description="", order=0):
 
     :returns: the path of the JSON file.
     """
-    import json
     from .bitstream import save as save_bitstream
+    from .files import atomic_write
     os.makedirs(directory, exist_ok=True)
     save_bitstream(os.path.join(directory, f"{name}.bgbs"), config, order)
     case = make_case(name, config, inputs, description=description)
     path = os.path.join(directory, f"{name}.json")
-    with open(path, "w", encoding="utf-8") as file:
-        json.dump(case, file, indent=1)
-        file.write("\n")
+    atomic_write(path, json.dumps(case, indent=1) + "\n")      # whole or not at all
     return path

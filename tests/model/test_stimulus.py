@@ -172,7 +172,7 @@ def test_load_vectors_refuses_bad_files(tmp_path):
     bad.write_text('{"format": "bitgrid-vectors-v1", "width": 2}')
     with pytest.raises(StimulusError, match="^malformed vector file: "):
         load_vectors(bad, 2, 2)
-    from conftest import bad_stream_cases
+    from support.conformance import bad_stream_cases
     name = bad_stream_cases()[0]
     with pytest.raises(StimulusError, match="is a bitgrid-badstream-v1 case, not a vector file"):
         load_vectors(_vectors(name), 2, 2)

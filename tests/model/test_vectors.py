@@ -125,6 +125,12 @@ MALFORMED = {
                    "steps[0].in.N: 0x10 has bits beyond its 4 lanes"),
     "too_wide_e": (_with(["steps", 0, "out", "E"], "0x4"),
                    "steps[0].out.E: 0x4 has bits beyond its 2 lanes"),
+    # what int(text, 16) takes but a hex word is not (issue 10, lenient parsing)
+    "underscore": (_with(["steps", 0, "in", "N"], "0x0_1"), "steps[0].in.N: '0x0_1' is not a hex"),
+    "trailing_space": (_with(["steps", 0, "in", "E"], "0x1 "),
+                       "steps[0].in.E: '0x1 ' is not a hex"),
+    "deep": ('{"steps": ' + "[" * 100000 + "]" * 100000 + "}",
+             "JSON nested too deeply for a vector file"),
 }
 
 
@@ -136,7 +142,29 @@ def test_malformed_files(name, tmp_path):
     with pytest.raises(VectorFormatError) as info:
         load_case(str(path))
     assert message in str(info.value)
+    assert str(info.value).startswith(f"{path}: ")          # every message names the file
     assert isinstance(info.value, ValueError)
+
+
+def test_a_program_binary_or_huge_file_is_not_a_vector_file(tmp_path, monkeypatch):
+    from bitgrid import vectors
+    from bitgrid.bitstream import save
+    program = tmp_path / "p.bgbs"
+    save(program, Configuration(2, 2))
+    with pytest.raises(VectorFormatError) as info:
+        load_case(program)
+    assert str(info.value) == (f"{program} looks like a BGBS BitGrid program, not a vector file "
+                               "(give it as the PROGRAM argument)")
+    binary = tmp_path / "b.json"
+    binary.write_bytes(b'{"name": "\xe3"}')
+    with pytest.raises(VectorFormatError) as info:
+        load_case(binary)
+    assert str(info.value) == f"{binary}: not a vector file: byte 10 is not UTF-8 text"
+    monkeypatch.setattr(vectors, "MAX_FILE_BYTES", 8)
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(_valid()))
+    with pytest.raises(VectorFormatError, match=f"^{big}: larger than 0 MiB$"):
+        load_case(big)
 
 
 def test_valid_template_loads(tmp_path):

@@ -126,3 +126,27 @@ def test_bench_json_folder_is_made_up_front_and_written_whole(tmp_path):
     import json
     assert json.loads(target.read_text())["parts"]["emulator"]["part"] == "emulator"
     assert os.listdir(target.parent) == ["emulator.json"]
+
+
+def test_example_on_a_full_disk_keeps_the_old_files(tmp_path, monkeypatch):
+    assert invoke("example", "adder", "-o", tmp_path).exit_code == 0
+    before = {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)}
+    assert sorted(before) == ["adder8.bgbs", "adder8.json"]
+
+    def fsync(descriptor):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", fsync)
+    result = invoke("example", "adder", "-o", tmp_path, "--seed", "2")
+    assert result.exit_code == 2
+    assert result.output == f"error: {tmp_path / 'adder8.bgbs'}: No space left on device\n"
+    assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before
+
+
+def test_slice_on_a_full_disk_leaves_no_chip_file(tmp_path, full_disk):
+    chips = tmp_path / "chips"
+    result = invoke("bitstream", "slice", _program(), "--mesh", "2x1", "-o", chips)
+    assert result.exit_code == 2
+    assert result.output == (f"error: {chips / 'random_8x8.c0r0.bgbs'}: No space left on "
+                             "device\n")
+    assert os.listdir(chips) == []
