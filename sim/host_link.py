@@ -31,7 +31,7 @@ import tempfile
 import threading
 
 from bitgrid.checks import check_int, check_real
-from bitgrid.host import ProtocolTarget, Transport
+from bitgrid.host import DEFAULT_RETRIES, ProtocolTarget, Transport
 from bitgrid.protocol.host import LinkError, check_protocol_size
 from bitgrid.terms import check_simulator, check_storage
 
@@ -200,7 +200,7 @@ def _connect(listener, simulation):
 
 def open_sim_target(width, height, *, simulator="icarus", storage="ff",
                     divisor=_runner.HOST_DIVISOR, clock_ns=10, timeout=DEFAULT_TIMEOUT_S,
-                    retries=4, to_device=None, quiet=False, keep=False):
+                    retries=DEFAULT_RETRIES, to_device=None, quiet=False, keep=False):
     """A :class:`~bitgrid.host.ProtocolTarget` on the simulated host controller of a ``width``
     x ``height`` grid of ``storage``, in ``simulator``.
 

@@ -130,7 +130,7 @@ def test_round_trip():
 def test_encoder_latency():
     """The first encoded byte is valid 3 cycles after the ``last`` byte was taken, the next
     ones every 2 cycles, the delimiter in the cycle after the last (the docstring's figures)."""
-    from gateware_util import simulate
+    from support.gateware import simulate
     encoder = COBSEncoder(max_packet=8)
     packet = b"\x11\x00\x22"
     seen = []

@@ -20,8 +20,8 @@ from bitgrid.config import frame_record
 from bitgrid.host import (Command, DeviceModel, LinkError, ProtocolTarget,
                           Status, decode_frame, encode_frame)
 from bitgrid.protocol.host import (COMMANDS, Answer, Check, DeviceStatus,
-                                   Effect, Identity, check_protocol_size, device_identity,
-                                   max_payload)
+                                   Effect, Identity, answer_length, check_protocol_size,
+                                   device_identity, max_payload)
 
 SIZES = [(2, 2), (4, 6), (10, 4), (16, 16), (64, 2)]
 
@@ -106,6 +106,8 @@ def test_declared_lengths_accepted_and_answered(command, width, height):
         status, data = send(device, command, good_payload(device, command, length))
         assert status == Status.OK
         assert len(data) == answer
+        assert answer_length(command, status, width, height) == 3 + answer     # what the host
+        assert answer_length(command, Status.BAD_LENGTH, width, height) == 3   # expects
 
 
 @pytest.mark.parametrize("width, height", SIZES)
