@@ -10,7 +10,10 @@ import subprocess
 import time
 
 from . import get_board
-from .platforms import PRODUCTS, tool_env, tool_versions
+from .platforms import PRODUCTS, TOOLS, tool_env, tool_versions
+from .progress import YOWASP_NOTICE, LogFollower, LogTail, yowasp_compiles
+from .links import _parse_sides
+from .resources import check_fits
 from .top import DEFAULT_BAUD, BoardTop
 
 __all__ = ["BuildError", "build", "build_overrides", "format_report", "SUMMARY"]
@@ -27,11 +30,15 @@ _STAGES = {"yosys": "synthesis (Yosys)", "nextpnr-ice40": "place and route (next
            "gowin_pack": "bitstream (gowin_pack)"}
 
 
-def _parse_report(board, build_dir, name, size, seconds, stage_seconds):
+def _parse_report(board, build_dir, name, size, seconds, stage_seconds, baud=DEFAULT_BAUD):
     """The build report: cells, resource use and Fmax from nextpnr's JSON report."""
+    from .image import file_sha256
     width, height = size
+    image = os.path.join(build_dir, f"{name}{board.bitstream_suffix}")
     report = {"board": board.name, "fpga": board.fpga, "family": board.family,
               "grid": f"{width}x{height}", "cells": width * height, "storage": board.storage,
+              "baud": baud,
+              "bitstream_sha256": file_sha256(image) if os.path.exists(image) else None,
               "date": datetime.datetime.now().isoformat(timespec="minutes"),
               "clock_mhz": round(board.platform().default_clk_frequency / 1e6, 3),
               "pnr_target_mhz": board.pnr_target_mhz,
@@ -132,19 +139,29 @@ def build_overrides(board, platform, name):
 
 
 def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid",
-          progress=print, link="", lanes=1):
+          progress=print, status=None, link="", lanes=1, force=False):
     """Synthesise, place and route and pack the :class:`BoardTop` of ``board`` with the
     YoWASP tools, in folder ``output``.
 
     Writes ``output/<name>.<bin|bit|fs>``, the tool logs (``<name>.rpt`` Yosys, ``<name>.tim``
     nextpnr), nextpnr's JSON report and ``output/report.json`` (returned as a dict).
 
-    :param progress: called with a line per stage.
+    :param progress: called with a line per stage, and once with
+        :data:`~bitgrid.boards.progress.YOWASP_NOTICE` before the first YoWASP tool runs if
+        one has no compiled copy cached yet.
+    :param status: called, while a stage runs, with a status line from its logs whenever it
+        changes (:class:`~bitgrid.boards.progress.LogFollower`), or None.
     :param link, lanes: see :class:`BoardTop` (a board of a mesh).
+    :param force: build a grid larger than :func:`~bitgrid.boards.max_grid` estimates fits.
+    :raises GridTooLargeError: the grid does not fit the board by the estimate (before any
+        tool runs; not with ``force``).
     :raises ToolMissingError: a YoWASP tool is not installed.
     :raises BuildError: a stage failed or wrote no output.
     """
     board = get_board(board)
+    if not force:                  # before the top is made (a large grid takes a while)
+        check_fits(board, tuple(size) if size else board.default_size,
+                   links=len(_parse_sides(link)) if link else 0)
     commands = tool_env(board)
     top = BoardTop(board, size=size, baud=baud, link=link, lanes=lanes)
     platform = board.platform()
@@ -162,6 +179,8 @@ def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid"
     expected = {"yosys": f"{name}{netlist_suffix}",
                 "icepack": f"{name}.bin", "ecppack": f"{name}.bit", "gowin_pack": f"{name}.fs"}
     stage_seconds = {}
+    if yowasp_compiles({package for _, package in TOOLS[board.family].values()}):
+        progress(YOWASP_NOTICE)
     for argv in steps:
         tool = argv[0]
         stage = _STAGES.get(tool, tool)
@@ -172,7 +191,8 @@ def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid"
         progress(f"{stage} ...")
         t0 = time.monotonic()
         log_path = os.path.join(build_dir, f"{name}.{tool}.log")
-        returncode = _run_stage([commands.get(tool, tool)] + argv[1:], build_dir, log_path)
+        returncode = _run_stage([commands.get(tool, tool)] + argv[1:], build_dir, log_path,
+                                status=status)
         stage_seconds[tool] = time.monotonic() - t0
         if returncode != 0:
             raise BuildError(f"{stage} failed with status {returncode}; see "
@@ -183,17 +203,39 @@ def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid"
             raise BuildError(f"{stage} ended without writing {out_file}{hint}; see {log_path}")
         progress(f"{stage}: done in {stage_seconds[tool]:.1f} s")
     report = _parse_report(board, build_dir, name, top.size, time.monotonic() - started,
-                           stage_seconds)
+                           stage_seconds, baud)
     with open(os.path.join(build_dir, "report.json"), "w") as f:
         json.dump(report, f, indent=2)
     report["output"] = build_dir
     return report
 
 
-def _run_stage(argv, cwd, log_path):
-    """Run one build command with its output in ``log_path``; its exit status."""
+def _tool_logs(argv, cwd):
+    """The log files a tool writes besides its output: Yosys ``-l FILE``, nextpnr ``--log``."""
+    return [os.path.join(cwd, argv[i + 1]) for i, arg in enumerate(argv[:-1])
+            if arg in ("-l", "--log")]
+
+
+def _run_stage(argv, cwd, log_path, *, status=None, poll=0.5):
+    """Run one build command with its output in ``log_path``; its exit status. With
+    ``status``, follow its output and its own log (:func:`_tool_logs`) while it runs and call
+    ``status`` with each new status line (:class:`LogFollower`)."""
     with open(log_path, "w") as log:
-        return subprocess.run(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT).returncode
+        process = subprocess.Popen(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+        if status is None:
+            return process.wait()
+        follower = LogFollower()
+        tails = [LogTail(log_path)] + [LogTail(path) for path in _tool_logs(argv, cwd)]
+        while True:
+            try:
+                returncode = process.wait(timeout=poll)
+            except subprocess.TimeoutExpired:
+                returncode = None
+            for tail in tails:
+                for line in follower.feed(tail.read()):
+                    status(line)
+            if returncode is not None:
+                return returncode
 
 
 def _tail(path, lines=15):
