@@ -18,9 +18,10 @@ from bitgrid.checks import check_int, check_real
 from bitgrid.config import Configuration, frame_record
 from bitgrid.emulator import Emulator
 from bitgrid.protocol.host import (
-    FRAMING_RESPONSE, GATEWARE_VERSION, PROTOCOL_VERSION, Command, DeviceStatus, Feature,
-    Identity, LinkError, NoAnswerError, Status, TargetError, answer_code, check_protocol_size,
-    check_steps, command_spec, decode_frame, encode_frame, pack_edges, unpack_outputs)
+    FRAMING_RESPONSE, GATEWARE_VERSION, MAX_BODY_LIMIT, PROTOCOL_VERSION, Command, DeviceStatus,
+    Feature, Identity, LinkError, NoAnswerError, Status, TargetError, answer_code,
+    check_protocol_size, check_steps, command_spec, decode_frame, encode_frame, pack_edges,
+    unpack_outputs)
 from bitgrid.terms import Edges, check_simulator
 from bitgrid.vectors import compare_step
 
@@ -164,13 +165,15 @@ class ProtocolTarget(Target):
     """A device that speaks the host protocol over ``transport``.
 
     Requests are sent one at a time (stop and wait), each after a delimiter (an empty frame,
-    ignored by the device) that ends any partial frame left on the line. A request is sent again, with the same
-    sequence number, when no answer comes within ``timeout`` seconds, when the device answers
-    that it could not read a frame, or when a frame arrives that cannot be read (bad COBS or
-    CRC) or is an answer to this request of the wrong length for its command and status
-    (:func:`~bitgrid.protocol.host.answer_length`: two answers merged by a lost delimiter);
-    the device answers a repeated request again without executing it twice. Answers to
-    earlier requests are dropped.
+    ignored by the device) that ends any partial frame left on the line. A request is sent
+    again, with the same sequence number, when no answer comes within ``timeout`` seconds, when
+    the device answers that it could not read a frame, or when a frame arrives that cannot be
+    read (bad COBS or CRC) or is an answer to this request of the wrong length for its command
+    and status (:func:`~bitgrid.protocol.host.answer_length`: two answers merged by a lost
+    delimiter), once the frames received already hold no good answer; the device answers a
+    repeated request again without executing it twice. Answers to earlier requests are
+    dropped. The loopback's virtual clock and the simulated board's time make timeouts cost no
+    real time there.
 
     :param timeout: seconds to wait for each answer (in the transport's clock).
     :param retries: how many times a request is sent again (default :data:`DEFAULT_RETRIES`).
@@ -344,8 +347,9 @@ def _readable(encoded):
     """The body of the frame ``encoded`` (delimiters excluded), or else of the frame it ends
     with, or None. A device frame whose delimiter was lost or damaged runs into the next one;
     the next one is still whole at the end, where it is found: the COBS code chain from its
-    first byte lands exactly on the end, and it passes the CRC."""
-    for start in range(len(encoded) - 3):
+    first byte lands exactly on the end, and it passes the CRC. Only the last
+    ``MAX_BODY_LIMIT + 1`` bytes can hold one (a COBS-encoded body is a byte longer)."""
+    for start in range(max(len(encoded) - MAX_BODY_LIMIT - 1, 0), len(encoded) - 3):
         position = start
         while position < len(encoded):
             position += encoded[position]
