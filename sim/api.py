@@ -20,6 +20,7 @@ from bitgrid.vectors import (BadStreamCase, Mismatch, VectorCase, VectorFormatEr
                              format_mismatches, load_case)
 
 from . import backends
+from . import builds as _builds
 from . import runner as _runner
 from .jobs import JOB_FORMATS
 
@@ -82,6 +83,9 @@ class SimResult:
     :attr sim_time_ns: simulated time of the case.
     :attr waves: the waveform file written, if any.
     :attr run_dir: the folder of the simulator run (job, result, ``sim.log``) when kept.
+    :attr fixed: the configuration was compiled into the gateware, not loaded.
+    :attr plusargs: the simulator's plusargs, as the test bench saw them.
+    :attr save_file: the GTKWave save file written beside :attr:`waves`, if any.
     """
     name: str
     simulator: str
@@ -105,6 +109,9 @@ class SimResult:
     sim_time_ns: float
     waves: str = None
     run_dir: str = None
+    fixed: bool = False
+    plusargs: list = dataclasses.field(default_factory=list)
+    save_file: str = None
 
     @property
     def ok(self):
@@ -117,8 +124,8 @@ class SimResult:
 
     def summary(self, limit=10):
         """A human-readable report (several lines if something differs)."""
-        head = (f"{self.name}: {self.simulator} {self.width}x{self.height} {self.storage}, "
-                f"{self.steps} steps: ")
+        head = (f"{self.name}: {self.simulator} {self.width}x{self.height} {self.storage}"
+                f"{' fixed' if self.fixed else ''}, {self.steps} steps: ")
         if self.ok:
             return head + "OK"
         lines = [head + "FAILED"]
@@ -223,17 +230,25 @@ def _check_options(simulator, storage, waves):
 
 
 def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
-              keep=False, quiet=False):
+              keep=False, quiet=False, fixed=False, build_args=(), plusargs=()):
     """Run :class:`SimCase` s (see :func:`make_case`); cases of one grid size share one build
     and one simulator process.
 
     :param waves: path of a ``.vcd`` or ``.fst`` file to dump (only with cases of one size).
+    :param fixed: compile each case's configuration into the gateware (the grid's ``init``:
+        present from power-up, never loaded, still read back) instead of loading it through
+        the configuration port; one build and one simulator process per configuration.
+    :param build_args: extra arguments of the simulator's compiler (e.g. ``("--x-assign",
+        "unique")`` for Verilator); a separate cached build.
+    :param plusargs: run-time arguments of the simulator (e.g. ``("+verilator+rand+reset+2",)``).
     :param idle_cycles: clock cycles with ``step`` low after each step (0: back to back).
     :param keep: keep the simulator's run folder (job, result and log; see
         :attr:`SimResult.run_dir`).
     :param quiet: no progress lines on stderr.
     :returns: list of :class:`SimResult`, in the order of ``cases``.
-    :raises ValueError: for an unknown simulator, storage or waveform extension.
+    :raises ValueError: for an unknown simulator, storage or waveform extension, a plusarg
+        without ``+``, or ``fixed`` with a case that commits a wrong ``crc``.
+    :raises TypeError: for build arguments or plusargs that are not a list of strings.
     :raises ToolMissingError: if the simulator is not installed.
     :raises SimulationError: if a build or a simulation fails (mismatches are results).
     """
@@ -243,24 +258,37 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
             raise TypeError(f"run_cases takes SimCase objects (see make_case), not {case!r}")
     _check_options(simulator, storage, waves)
     check_int(idle_cycles, "idle_cycles", minimum=0)
+    build_args = _builds.check_build_args(build_args)
+    plusargs = _runner.check_plusargs(plusargs)
+    if not isinstance(fixed, bool):
+        raise TypeError(f"fixed must be True or False, not {fixed!r}")
+    if fixed and any(case.crc is not None for case in cases):
+        raise ValueError("A fixed configuration is never loaded, so it has no CRC to get "
+                         "wrong: run crc cases without fixed")
     groups = {}
     for index, case in enumerate(cases):
-        groups.setdefault((case.width, case.height), []).append(index)
+        group = (case.width, case.height, case.config.luts.tobytes() if fixed else None)
+        groups.setdefault(group, []).append(index)
     if waves is not None and len(groups) > 1:
-        raise ValueError("A waveform file holds one grid size; run the sizes separately")
+        raise ValueError("A waveform file holds one grid size (and, with fixed, one "
+                         "configuration); run them separately")
     backends.backend(simulator).require(None if waves is None else backends.wave_format(waves))
     results = [None] * len(cases)
-    for (width, height), indices in groups.items():
+    for (width, height, _), indices in groups.items():
         build = _runner.build(width, height, storage=storage, simulator=simulator,
                               waves=None if waves is None else backends.wave_format(waves),
-                              quiet=quiet)
+                              quiet=quiet, init=cases[indices[0]].config if fixed else None,
+                              build_args=build_args)
         job = {"format": JOB_FORMATS["grid"], "width": width, "height": height,
-               "clock_ns": 10,
-               "idle_cycles": idle_cycles, "cases": [job_case(cases[i]) for i in indices]}
+               "clock_ns": 10, "idle_cycles": idle_cycles,
+               "cases": [dict(job_case(cases[i]), **({"fixed": True} if fixed else {}))
+                         for i in indices]}
         out, seconds = _runner.run_testbench(build, job, waves_path=waves, keep=keep,
-                                             quiet=quiet)
+                                             quiet=quiet, plusargs=plusargs)
         for i, raw in zip(indices, out["cases"]):
             results[i] = _result(raw, cases[i], build, seconds, waves, out.get("run_dir"))
+            results[i].fixed = fixed
+            results[i].plusargs = list(out.get("plusargs", ()))
     return results
 
 
@@ -290,19 +318,21 @@ def _result(raw, case, build, seconds, waves, run_dir):
 
 
 def run_case(config, steps, *, expected=None, simulator="icarus", storage="ff", waves=None,
-             name="case", width=None, height=None, idle_cycles=1, keep=False, quiet=False):
+             name="case", width=None, height=None, idle_cycles=1, keep=False, quiet=False,
+             fixed=False, build_args=(), plusargs=()):
     """Run one configuration with the edge inputs ``steps`` on ``simulator`` and compare the
     edge outputs with ``expected`` (if given) and with the reference emulator.
 
     See :func:`make_case` for the arguments and the errors raised before any build, and
-    :func:`run_cases` for the rest.
+    :func:`run_cases` for the rest (``fixed``, ``build_args``, ``plusargs``).
 
     :returns: :class:`SimResult`.
     """
     _check_options(simulator, storage, waves)
     case = make_case(config, steps, expected=expected, name=name, width=width, height=height)
     return run_cases([case], simulator=simulator, storage=storage, waves=waves,
-                     idle_cycles=idle_cycles, keep=keep, quiet=quiet)[0]
+                     idle_cycles=idle_cycles, keep=keep, quiet=quiet, fixed=fixed,
+                     build_args=build_args, plusargs=plusargs)[0]
 
 
 def _vector_sim_case(case):
@@ -317,35 +347,41 @@ def _vector_sim_case(case):
 
 
 def run_vector_case(case, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
-                    keep=False, quiet=False):
-    """Run a loaded ``bitgrid-vectors-v1`` case (:class:`~bitgrid.vectors.VectorCase`).
+                    keep=False, quiet=False, fixed=False, build_args=(), plusargs=()):
+    """Run a loaded ``bitgrid-vectors-v1`` case (:class:`~bitgrid.vectors.VectorCase`);
+    the options as :func:`run_case`.
 
     :raises BitstreamError: if its bitstream is bad or of another size.
     """
     _check_options(simulator, storage, waves)
     return run_cases([_vector_sim_case(case)], simulator=simulator, storage=storage,
-                     waves=waves, idle_cycles=idle_cycles, keep=keep, quiet=quiet)[0]
+                     waves=waves, idle_cycles=idle_cycles, keep=keep, quiet=quiet,
+                     fixed=fixed, build_args=build_args, plusargs=plusargs)[0]
 
 
 def run_vector_file(path, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
-                    keep=False, quiet=False):
-    """Run the ``bitgrid-vectors-v1`` case file ``path`` (JSON, with its BGBS beside it).
+                    keep=False, quiet=False, fixed=False, build_args=(), plusargs=()):
+    """Run the ``bitgrid-vectors-v1`` case file ``path`` (JSON, with its BGBS beside it);
+    the options as :func:`run_case`.
 
     :raises VectorFormatError: if the file is malformed (or is a bad-bitstream case).
     :raises BitstreamError: if its bitstream is bad or not of the case's size.
     """
     return run_vector_files([path], simulator=simulator, storage=storage, waves=waves,
-                            idle_cycles=idle_cycles, keep=keep, quiet=quiet)[0]
+                            idle_cycles=idle_cycles, keep=keep, quiet=quiet, fixed=fixed,
+                            build_args=build_args, plusargs=plusargs)[0]
 
 
 def run_vector_files(paths, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
-                     keep=False, quiet=False):
+                     keep=False, quiet=False, fixed=False, build_args=(), plusargs=()):
     """Run several case files; cases of one grid size share a build and a simulator process.
-    Every file is loaded and checked before anything is built.
+    Every file is loaded and checked before anything is built; the options
+    as :func:`run_case`.
 
     :returns: list of :class:`SimResult`, in the order of ``paths``.
     """
     _check_options(simulator, storage, waves)
     cases = [_vector_sim_case(load_case(p)) for p in paths]
     return run_cases(cases, simulator=simulator, storage=storage, waves=waves,
-                     idle_cycles=idle_cycles, keep=keep, quiet=quiet)
+                     idle_cycles=idle_cycles, keep=keep, quiet=quiet, fixed=fixed,
+                     build_args=build_args, plusargs=plusargs)

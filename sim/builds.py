@@ -41,7 +41,8 @@ from .cache import (cache_dir, cached_verilog, dist_version, file_record, locked
                     progress, record_problem, sha256)
 
 __all__ = ["TOP", "HOST_TOP", "HOST_DIVISOR", "TOPS", "Build", "SimulationError",
-           "grid_verilog_file", "host_verilog_file", "build", "build_design", "recipe_digest"]
+           "grid_verilog_file", "host_verilog_file", "build", "build_design", "recipe_digest",
+           "check_build_args", "BUILD_RECORD"]
 
 #: Module name of the simulated grid top.
 TOP = "bitgrid_grid"
@@ -78,9 +79,11 @@ def _log_tail(path, lines=30):
 
 # --- The Verilog stage ----------------------------------------------------------------------
 
-def grid_verilog_file(width, height, storage="ff", *, quiet=False):
+def grid_verilog_file(width, height, storage="ff", *, init=None, quiet=False):
     """Path of the cached Verilog of a ``width`` x ``height`` grid with ``storage``; generated
-    with :func:`bitgrid.hdl.verilog.grid_verilog` on first use.
+    with :func:`bitgrid.hdl.verilog.grid_verilog` on first use. With ``init`` (a
+    :class:`~bitgrid.Configuration` of that size) the configuration is compiled into the
+    gateware (one cache entry per configuration).
 
     :raises GridSizeError: for a size SPEC section 1 does not allow.
     :raises ValueError: for an unknown storage kind.
@@ -89,9 +92,17 @@ def grid_verilog_file(width, height, storage="ff", *, quiet=False):
     width, height = check_grid_size(width, height)
     check_storage(storage)
     from bitgrid.hdl.verilog import grid_verilog
-    return cached_verilog(f"grid-{width}x{height}-{storage}", grid_verilog,
-                          f"a {width}x{height} {storage} grid", quiet=quiet, width=width,
-                          height=height, storage=storage, name=TOP)
+    if init is None:
+        return cached_verilog(f"grid-{width}x{height}-{storage}", grid_verilog,
+                              f"a {width}x{height} {storage} grid", quiet=quiet, width=width,
+                              height=height, storage=storage, name=TOP)
+    if (init.width, init.height) != (width, height):
+        raise ValueError(f"init is a {init.width} x {init.height} configuration, the grid is "
+                         f"{width} x {height}")
+    return cached_verilog(f"grid-{width}x{height}-{storage}-fixed", grid_verilog,
+                          f"a {width}x{height} {storage} grid with a fixed configuration",
+                          quiet=quiet, width=width, height=height, storage=storage,
+                          init=[int(v) for v in init.luts.reshape(-1)], name=TOP)
 
 
 def host_verilog_file(width, height, storage="ff", divisor=HOST_DIVISOR, *, quiet=False):
@@ -140,10 +151,14 @@ def recipe_digest():
 
 
 def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=False,
-          top="grid", divisor=HOST_DIVISOR):
+          top="grid", divisor=HOST_DIVISOR, init=None, build_args=()):
     """Build (or find in the cache) the simulation model of a grid.
 
     :param waves: ``None``, ``"vcd"`` or ``"fst"``: a waveform build (a separate cache entry).
+    :param init: a :class:`~bitgrid.Configuration` compiled into the gateware (the
+        fixed-configuration build; grid top only), see :func:`grid_verilog_file`.
+    :param build_args: extra arguments of the simulator's compiler (``iverilog``,
+        ``verilator``), e.g. ``("--x-assign", "unique")``: strings, part of the cache key.
     :param top: ``"grid"`` (top :data:`TOP`, :func:`grid_verilog_file`) or ``"host"`` (the
         grid behind its host controller, top :data:`HOST_TOP`, :func:`host_verilog_file` with
         ``divisor`` clock cycles per UART bit; no waveform builds).
@@ -159,29 +174,48 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
         raise ValueError(f"waves must be None, 'vcd' or 'fst', not {waves!r}")
     if top not in TOPS:
         raise ValueError(f"top must be 'grid' or 'host', not {top!r}")
-    if top == "host" and waves:
-        raise ValueError("waveform builds are only made of the grid top")
+    if top == "host" and (waves or init is not None):
+        raise ValueError("waveform and fixed-configuration builds are only made of the grid "
+                         "top")
+    build_args = check_build_args(build_args)
     setup_environment()
     backend.require(waves)
     if top == "host":
         verilog = host_verilog_file(width, height, storage, divisor, quiet=quiet)
         toplevel, prefix = HOST_TOP, f"host-d{divisor}-"
     else:
-        verilog = grid_verilog_file(width, height, storage, quiet=quiet)
+        verilog = grid_verilog_file(width, height, storage, init=init, quiet=quiet)
         toplevel, prefix = TOP, ""
-    label = f"{simulator} {'host ' if top == 'host' else ''}{width}x{height} {storage}"
-    return build_design(verilog, toplevel, f"{prefix}{width}x{height}-{storage}", label,
+    fixed = "" if init is None else "-fixed"
+    label = (f"{simulator} {'host ' if top == 'host' else ''}{width}x{height} {storage}"
+             f"{' fixed' if fixed else ''}")
+    return build_design(verilog, toplevel, f"{prefix}{width}x{height}-{storage}{fixed}", label,
                         simulator=simulator, waves=waves, quiet=quiet, width=width,
-                        height=height, storage=storage)
+                        height=height, storage=storage, build_args=build_args)
+
+
+def check_build_args(build_args):
+    """``build_args`` as a tuple of strings.
+
+    :raises TypeError: if it is a string or holds something other than strings.
+    """
+    if isinstance(build_args, (str, bytes)):
+        raise TypeError(f"build_args must be a list of strings, not the string {build_args!r}")
+    build_args = tuple(build_args)
+    for arg in build_args:
+        if not isinstance(arg, str):
+            raise TypeError(f"build_args must be strings, not {arg!r}")
+    return build_args
 
 
 def build_design(verilog, toplevel, stem, label, *, simulator, waves, quiet, width, height,
-                 storage, mesh=None):
+                 storage, mesh=None, build_args=()):
     """Build (or find in the cache) the simulation model of the Verilog file ``verilog`` with top
-    module ``toplevel``; ``stem`` names the cache entry, ``label`` the progress lines."""
+    module ``toplevel``; ``stem`` names the cache entry, ``label`` the progress lines;
+    ``build_args`` are added to the backend's (see :func:`build`)."""
     backend = backends.backend(simulator)
     text = verilog.read_bytes()
-    build_args = list(backend.build_args)
+    build_args = list(backend.build_args) + list(check_build_args(build_args))
     extra_source = ""
     if waves:
         build_args += backend.wave_build_args[waves]

@@ -32,7 +32,7 @@ from .jobs import JOB_ENV, JOB_FORMAT, RESULT_FORMAT, read_job, write_result
 
 __all__ = ["SIMULATORS", "STORAGES", "TOP", "TESTBENCH_MODULE", "WAVE_FORMATS", "Backend",
            "BACKENDS", "Build", "SimulationError", "cache_dir", "grid_verilog_file", "build",
-           "run_testbench", "run_bench", "simulator_version", "wave_format", "available",
+           "run_testbench", "run_bench", "check_plusargs", "simulator_version", "wave_format", "available",
            "LibraryMissingError",
            "HOST_TOP", "HOST_DIVISOR", "host_verilog_file", "cached_verilog", "JOB_ENV",
            "JOB_FORMAT", "RESULT_FORMAT", "read_job", "write_result"]
@@ -64,8 +64,27 @@ def _wave_arguments(backend, build_, waves_path):
             list(backend.wave_suffix.get(fmt, ())))
 
 
+def check_plusargs(plusargs):
+    """``plusargs`` (run-time arguments of the simulator, e.g. ``+verilator+rand+reset+2``) as a
+    tuple of strings.
+
+    :raises TypeError: if it is a string or holds something other than strings.
+    :raises ValueError: for an argument that does not start with ``+``.
+    """
+    if isinstance(plusargs, (str, bytes)):
+        raise TypeError(f"plusargs must be a list of strings, not the string {plusargs!r}")
+    plusargs = tuple(plusargs)
+    for arg in plusargs:
+        if not isinstance(arg, str):
+            raise TypeError(f"plusargs must be strings, not {arg!r}")
+        if not arg.startswith("+") or len(arg) < 2:
+            raise ValueError(f"A plusarg starts with '+' (e.g. +verilator+rand+reset+2), "
+                             f"not {arg!r}")
+    return plusargs
+
+
 def run_testbench(build_, job, *, waves_path=None, keep=False, quiet=False,
-              test_module=TESTBENCH_MODULE):
+              test_module=TESTBENCH_MODULE, plusargs=()):
     """Run a cocotb test bench on ``build_`` with ``job``.
 
     :param build_: a :class:`~bitgrid.sim.builds.Build`.
@@ -75,12 +94,16 @@ def run_testbench(build_, job, *, waves_path=None, keep=False, quiet=False,
     :param keep: keep the run folder (job, result, log) even when the run succeeds.
     :param test_module: the cocotb test module (:mod:`bitgrid.sim.testbench.host` for a host
         build).
+    :param plusargs: run-time arguments of the simulator (:func:`check_plusargs`), after the
+        waveform ones.
     :returns: ``(result, seconds)``: the test bench's result object and the wall time of the run.
     :raises SimulationError: if the simulator or the test bench failed without producing a result.
     """
     backend = _backend(build_.simulator)
     backend.require()
+    extra_plusargs = check_plusargs(plusargs)
     test_args, plusargs, suffix = _wave_arguments(backend, build_, waves_path)
+    plusargs = plusargs + list(extra_plusargs)
     run_dir = Path(tempfile.mkdtemp(prefix="bitgrid-sim-"))
     job_path, result_path = jobs.write_job(run_dir, job)
     log = run_dir / "sim.log"
@@ -113,9 +136,15 @@ def run_testbench(build_, job, *, waves_path=None, keep=False, quiet=False,
     try:
         tests, failed = get_results(results_xml)
     except RuntimeError:
-        tests, failed = 0, 1
+        tests = failed = None               # no results file: the simulator never finished
     label = f"{build_.simulator} {build_.width}x{build_.height} {build_.storage}"
-    if result is None or not result.get("complete"):
+    complete = result is not None and result.get("complete")
+    if tests is None and not complete:
+        done = "" if result is None else f" after {len(result.get('cases', ()))} case(s)"
+        raise SimulationError(f"the {label} simulator produced no results{done}: it crashed "
+                              f"or was killed{f' ({failure})' if failure else ''}; run "
+                              f"folder {run_dir}", log)
+    if not complete:
         raise SimulationError(f"{label} simulation did not finish "
                               f"({failure or f'{failed} of {tests} cocotb tests failed'}); "
                               f"run folder {run_dir}", log)

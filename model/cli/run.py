@@ -65,6 +65,26 @@ def emulate(bitstream, vectors, inputs, steps, as_json, save_path):
     sys.exit(verdict(case.name, mismatches, len(stream)))
 
 
+def _sim_options(mesh, fixed, build_args, plusargs):
+    """The keyword arguments of :func:`bitgrid.sim.run_case` for ``--fixed``, ``--build-arg``
+    and ``--plusarg``; bad input (exit 2) with ``--mesh`` or a plusarg without ``+``."""
+    import shlex
+    if mesh is not None and (fixed or build_args or plusargs):
+        raise BadInput("--fixed, --build-arg and --plusarg are options of a single grid; "
+                       "drop them or --mesh")
+    for arg in plusargs:
+        if not arg.startswith("+") or len(arg) < 2:
+            raise BadInput(f"--plusarg {arg!r}: a plusarg starts with '+', e.g. "
+                           "--plusarg +verilator+rand+reset+2")
+    split = []
+    for arg in build_args:
+        try:
+            split += shlex.split(arg)
+        except ValueError as error:
+            raise BadInput(f"--build-arg {arg!r}: {error}") from None
+    return {"fixed": fixed, "build_args": tuple(split), "plusargs": tuple(plusargs)}
+
+
 def _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay):
     """Bad input (exit 2) if the link options of ``sim`` come without a mesh that has links, or
     if the grid does not split into the mesh's tiles."""
@@ -103,8 +123,19 @@ def _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay):
 @click.option("--ddr", is_flag=True, help="With --mesh: double data rate lanes.")
 @click.option("--line-delay", type=click.IntRange(0, 4096), default=0, show_default=True,
               help="With --mesh: extra latency of every link, in cycles.")
+@click.option("--fixed", is_flag=True,
+              help="Compile BITSTREAM into the gateware (the grid's power-up configuration) "
+                   "instead of loading it through the configuration port; it is still read "
+                   "back. One build per program.")
+@click.option("--build-arg", "build_args", multiple=True, metavar="ARGS",
+              help="Extra arguments of the simulator's compiler, split like a shell does, e.g. "
+                   "--build-arg '--x-assign unique --x-initial unique' (Verilator). "
+                   "Repeatable; a separate cached build.")
+@click.option("--plusarg", "plusargs", multiple=True, metavar="+ARG",
+              help="A run-time argument of the simulator, e.g. +verilator+rand+reset+2. "
+                   "Repeatable.")
 def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, mesh, faults,
-        lanes, ddr, line_delay):
+        lanes, ddr, line_delay, fixed, build_args, plusargs):
     """Run BITSTREAM on the RTL grid in cocotb (Icarus or Verilator).
 
     The bitstream is loaded through the grid's configuration port and read back; every step is
@@ -122,6 +153,7 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
     bs = load_bitstream(bitstream)
     refuse_json_with_vectors(vectors, as_json)
     _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay)
+    sim_options = _sim_options(mesh, fixed, build_args, plusargs)
     if waves:
         check_writable(waves)
     case, stream = run_stimulus(bs, vectors, inputs, steps, as_json)
@@ -130,7 +162,7 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
     explain("simulation", f"the {simulator} simulation failed to build or run: {{error}}")
     if mesh is None:
         result = run_case(bs.config, stream, expected=expected, simulator=simulator,
-                          storage=storage, waves=waves, name=name)
+                          storage=storage, waves=waves, name=name, **sim_options)
     else:
         from bitgrid.sim.mesh import run_mesh_case
         result = run_mesh_case(bs.config, stream, mesh, expected=expected, name=name,
@@ -147,6 +179,9 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
         _print_mesh_counters(result, err=case is None)
     if waves:
         click.echo(f"waveforms: {waves}", err=case is None)
+        if getattr(result, "save_file", None):
+            click.echo(f"GTKWave save file: {result.save_file} (gtkwave {result.save_file})",
+                       err=case is None)
     if case is None:
         print_steps(stream, result.outputs, bs.width, bs.height, as_json)
     if not result.ok:

@@ -212,6 +212,11 @@ class ConfigPort:
         port["commit"].value = 0
         return int(port["valid"].value), int(port["error"].value)
 
+    def status(self):
+        """``(valid, error)`` as the port shows them now (of a configuration compiled into the
+        gateware, which is never loaded)."""
+        return int(self._port["valid"].value), int(self._port["error"].value)
+
     async def readback(self, config):
         """Read every frame back and compare it with ``config``.
 

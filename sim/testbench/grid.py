@@ -8,6 +8,8 @@ Its one test, :func:`run_job`, reads a *job* from the JSON file named by ``$BITG
      "cases": [{"name": "...", "luts": [... H*W*4 LUT tables, row-major, N E S W ...],
                 "inputs": [[n, e, s, w], ...], "expected": [[n, e, s, w], ...] or null,
                 "crc": null or an int to commit instead of the right CRC,
+                "fixed": optional, true: the configuration is compiled into the gateware
+                         (a fixed-configuration build): not loaded, only read back,
                 "idle_cycles": optional, overrides the job's}]}
 
 and for every case, in one simulation: pulses reset, loads the configuration through the
@@ -16,6 +18,7 @@ the case's expected outputs and with the reference emulator (:class:`bitgrid.Emu
 here, in the simulator's Python). The result file (``job["result"]``) gets::
 
     {"format": "bitgrid-sim-result-v1", "complete": true, "failed": <bool>,
+     "plusargs": [the simulator's plusargs, as cocotb saw them],
      "cases": [{"name", "steps", "outputs": [[n, e, s, w], ...],
                 "mismatches": [[step, side, lane, expected, actual], ...],
                 "emulator_mismatches": [...], "config_valid", "config_error",
@@ -119,7 +122,11 @@ async def run_case(testbench, case):
     inputs, expected = case_edges(case)
     testbench.idle_cycles = case.get("idle_cycles", testbench.default_idle_cycles)
     await testbench.reset()
-    valid, error = await testbench.load(config, case.get("crc"))
+    if case.get("fixed"):
+        await testbench.cycle()
+        valid, error = testbench.config_port.status()
+    else:
+        valid, error = await testbench.load(config, case.get("crc"))
     load_wall = time.monotonic()
     readback = await testbench.readback(config)
     readback_wall = time.monotonic()
@@ -162,7 +169,9 @@ async def run_job(dut):
     job = jobs.read_job("grid")
     testbench = GridTestbench(dut, job["width"], job["height"], period_ns=job.get("clock_ns", 10),
                           idle_cycles=job.get("idle_cycles", 1))
-    results = Results(job, "grid")
+    results = Results(job, "grid", plusargs=sorted(
+        f"+{name}" if value is True else f"+{name}={value}"
+        for name, value in cocotb.plusargs.items()))
     for case in job["cases"]:
         result = await run_case(testbench, case)
         if case.get("crc") is not None:
