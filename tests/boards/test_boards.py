@@ -6,7 +6,6 @@ place and route); one slow test really builds the iCEBreaker with the YoWASP too
 
 import json
 import os
-import shutil
 
 import pytest
 from amaranth.build import ResourceError
@@ -238,7 +237,7 @@ def test_build_silent_yosys_is_caught(monkeypatch, tmp_path):
     """YoWASP Yosys 0.70 can end with status 0 and no output (docs/resources.md)."""
     ran = []
 
-    def silent(argv, cwd, log_path):
+    def silent(argv, cwd, log_path, **kw):
         ran.append(argv[0])
         open(log_path, "w").close()
         return 0
@@ -251,7 +250,7 @@ def test_build_silent_yosys_is_caught(monkeypatch, tmp_path):
 
 
 def test_build_failing_stage_exits_2(monkeypatch, tmp_path):
-    def failing(argv, cwd, log_path):
+    def failing(argv, cwd, log_path, **kw):
         with open(log_path, "w") as log:
             log.write("ERROR: no luck\n")
         return 1
@@ -263,41 +262,7 @@ def test_build_failing_stage_exits_2(monkeypatch, tmp_path):
     assert "ERROR: no luck" in result.output
 
 
-def test_flash_without_bitstream_exits_2(tmp_path):
-    result = invoke("flash", "--board", "icebreaker", "--bitstream", tmp_path / "none.bin")
-    assert result.exit_code == 2
-    assert "no bitstream; build it with `bitgrid build --board icebreaker`" in result.output
-
-
-def test_flash_without_tool_exits_2(monkeypatch, tmp_path):
-    bitstream = tmp_path / "bitgrid.bit"
-    bitstream.write_bytes(b"\0")
-    monkeypatch.setenv("OPENFPGALOADER", "no-such-openFPGALoader")
-    result = invoke("flash", "--board", "ulx3s-85f", "--bitstream", bitstream)
-    assert result.exit_code == 2
-    assert "no-such-openFPGALoader was not found on PATH" in result.output
-    assert "apt-get install openfpgaloader" in result.output
-
-
-def test_flash_without_board_exits_2(monkeypatch, tmp_path):
-    bitstream = tmp_path / "bitgrid.bin"
-    bitstream.write_bytes(b"\0")
-    monkeypatch.setenv("ICEPROG", "false")             # a programmer that finds no board
-    result = invoke("flash", "--board", "icebreaker", "--bitstream", bitstream)
-    assert result.exit_code == 2
-    assert "false failed with status 1 (is the icebreaker plugged in?)" in result.output
-
-
-def test_flash_runs_the_platform_command(monkeypatch, tmp_path):
-    bitstream = tmp_path / "bitgrid.fs"
-    bitstream.write_bytes(b"\0")
-    calls = []
-
-    class Done:
-        returncode, stdout, stderr = 0, "", ""
-    monkeypatch.setattr(shutil, "which", lambda tool: "/usr/bin/" + tool)
-    boards.flash("tangnano9k", str(bitstream), run=lambda argv, **kw: calls.append(argv) or Done)
-    assert calls == [["openFPGALoader", "-b", "tangnano9k", str(bitstream)]]
+# The flash command's tests (image checks, SRAM or flash, IDENTIFY afterwards): test_board_flash.py.
 
 
 # -- A real build ------------------------------------------------------------------------------
