@@ -1,0 +1,147 @@
+"""The board resource model (bitgrid.boards.resources): the largest grid per board, the refusal
+of a too-large `bitgrid build` before any tool runs, and what `bitgrid boards` shows.
+
+The measured builds (docs/boards.md, "Measured builds") are the reference: each largest grid
+built must fit the estimate, and the grids that failed (Tang Nano 9K 16 x 16 in placement) or
+that do not fit by the measured per-cell cost (iCEBreaker 6 x 6, 8 x 4) must be refused. No
+tool runs here.
+"""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from bitgrid.boards import BOARDS, GridTooLargeError, check_fits, max_grid, toolflow
+from bitgrid.boards.resources import grid_needs
+from bitgrid.cli import main
+
+#: The largest grids placed and routed (docs/boards.md, 2026-11-30).
+BUILT = {"icebreaker": (6, 4), "tangnano9k": (16, 14), "ulx3s-12f": (24, 24),
+         "ulx3s-85f": (64, 64)}
+
+#: Measured use of the builds above, for the model's error: (resource, used).
+MEASURED = {"icebreaker": ("LC", 4860), "tangnano9k": ("LUT4", 5041),
+            "ulx3s-12f": ("LUT4", 9083), "ulx3s-85f": ("LUT4", 54558)}
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.mark.parametrize("name", list(BUILT))
+def test_every_measured_build_fits_the_estimate(name):
+    check_fits(name, BUILT[name])
+    largest = max_grid(name)
+    assert largest[0] * largest[1] >= BUILT[name][0] * BUILT[name][1]
+
+
+@pytest.mark.parametrize("name", list(MEASURED))
+def test_estimate_is_within_5_percent_of_the_measured_use(name):
+    resource, used = MEASURED[name]
+    need, _ = grid_needs(name, BUILT[name])[resource]
+    assert abs(need - used) <= 0.05 * used
+
+
+def test_largest_grids():
+    """iCEBreaker and Tang Nano 9K: the largest built is the largest that fits."""
+    assert max_grid("icebreaker") == (6, 4)
+    assert max_grid("tangnano9k") == (16, 14)
+    # With a link side (about 1,200 LUTs, docs/two-boards.md): two iCEBreakers take 4 x 4.
+    assert max_grid("icebreaker", links=1) == (4, 4)
+    # ECP5 by LUT4 (12.86 a cell): the docs' "about 28 x 28" on the 12F.
+    assert max_grid("ulx3s-12f") == (28, 28)
+    assert max_grid("ulx3s-85f") >= (64, 64)
+
+
+@pytest.mark.parametrize("name, size, resource", [
+    ("icebreaker", (6, 6), "logic cells"),           # the 2.5-minute "no BELs remaining"
+    ("icebreaker", (8, 4), "logic cells"),           # "about 5,900 LCs" (docs/boards.md)
+    ("tangnano9k", (16, 16), "RAM16SDP4"),           # failed in placement at 256 of 270
+    ("ulx3s-12f", (32, 32), "LUT4"),
+    ("ulx3s-85f", (96, 96), "LUT4"),
+])
+def test_too_large_grids_are_refused(name, size, resource):
+    with pytest.raises(GridTooLargeError, match=resource) as error:
+        check_fits(name, size)
+    largest = max_grid(name)
+    assert f"the largest estimated to fit is {largest[0]}x{largest[1]}" in str(error.value)
+
+
+def test_defaults_fit():
+    for board in BOARDS.values():
+        check_fits(board, board.default_size)
+
+
+def test_ff_storage_costs_more_on_ecp5():
+    assert max_grid("ulx3s-85f", storage="ff")[0] < max_grid("ulx3s-85f")[0]
+    with pytest.raises(ValueError, match="no resource estimate for 'sram' storage"):
+        grid_needs("icebreaker", (2, 2), storage="sram")
+
+
+def _no_tool(monkeypatch):
+    ran = []
+    monkeypatch.setattr(toolflow, "tool_env", lambda board: ran.append("tool_env") or {})
+
+    def stage(argv, cwd, log_path, **kw):
+        ran.append(argv[0])
+        open(log_path, "w").close()
+        return 0
+    monkeypatch.setattr(toolflow, "_run_stage", stage)
+    return ran
+
+
+def test_build_refuses_a_too_large_grid_before_any_tool(monkeypatch, tmp_path):
+    ran = _no_tool(monkeypatch)
+    out = tmp_path / "out"
+    result = invoke("build", "--board", "icebreaker", "--size", "6x6", "--output", out)
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        "error: a 6x6 grid does not fit the icebreaker: it needs about 6540 logic cells, the "
+        "board has 5280; the largest estimated to fit is 6x4 (bitgrid boards); use a smaller "
+        "--size, or --force to try anyway")
+    assert ran == [] and not out.exists()
+
+
+def test_build_refuses_a_tile_with_its_link(monkeypatch, tmp_path):
+    ran = _no_tool(monkeypatch)
+    result = invoke("build", "--board", "icebreaker", "--size", "6x4", "--link", "E",
+                    "--output", tmp_path / "out")
+    assert result.exit_code == 2
+    assert "a 6x4 grid with 1 link side(s) does not fit the icebreaker" in result.output
+    assert "the largest estimated to fit is 4x4" in result.output
+    assert ran == []
+
+
+def test_build_force_tries_anyway(monkeypatch, tmp_path):
+    ran = _no_tool(monkeypatch)
+    result = invoke("build", "--board", "icebreaker", "--size", "6x6", "--force",
+                    "--output", tmp_path / "out")
+    # The stub Yosys writes nothing: the build got as far as running it.
+    assert result.exit_code == 2
+    assert "synthesis (Yosys) ended without writing bitgrid.json" in result.output
+    assert ran == ["tool_env", "yosys"]           # tool_env stubbed: the plain name
+
+
+def test_boards_shows_link_signalling_and_estimate():
+    result = invoke("boards")
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0].split("  ")[:1] == ["board"] and "largest (est.)" in lines[0]
+    assert "links" in lines[0]
+    rows = {line.split()[0]: line for line in lines[1:]}
+    assert "6x4" in rows["icebreaker"] and "single-ended LVCMOS33" in rows["icebreaker"]
+    assert "single-ended LVCMOS33" in rows["tangnano9k"]
+    for name in ("ulx3s-12f", "ulx3s-25f", "ulx3s-45f", "ulx3s-85f"):
+        assert "LVDS pairs" in rows[name]
+    assert "iceprog (flash)" in rows["icebreaker"]
+    assert "openFPGALoader (sram)" in rows["ulx3s-85f"]
+
+
+def test_boards_json_has_the_estimate():
+    rows = {row["name"]: row for row in json.loads(invoke("boards", "--json").output)}
+    assert rows["icebreaker"]["largest_grid_estimate"] == "6x4"
+    assert rows["tangnano9k"]["largest_grid_estimate"] == "16x14"
+    assert rows["ulx3s-85f"]["link_signalling"] == "LVDS pairs"
+    assert rows["icebreaker"]["link_signalling"] == "single-ended LVCMOS33"
+    assert rows["icebreaker"]["program_to"] == "flash"
