@@ -9,6 +9,9 @@ configuration.
 """
 
 import enum
+import errno
+import os
+import stat
 import struct
 import zlib
 
@@ -59,7 +62,8 @@ class BitstreamError(ValueError):
     :attr reason: a short machine-readable reason, one of ``truncated header``, ``bad magic``,
         ``unsupported version``, ``bad header size``, ``bad order``, ``bad flags``,
         ``bad reserved``, ``bad size``, ``bad payload_bits``, ``truncated payload``,
-        ``trailing data``, ``crc mismatch``, ``dimension mismatch``.
+        ``trailing data``, ``crc mismatch``, ``dimension mismatch``; from :func:`load` also
+        ``not a file`` (a FIFO, device or socket).
     """
 
     def __init__(self, reason, detail):
@@ -80,6 +84,59 @@ def _scan_indices(width, height, order):
         xs[1::2] = xs[1::2, ::-1]
         return ys.reshape(-1), xs.reshape(-1)
     raise ValueError(f"Unknown scan order {order!r}")
+
+
+def _parse_header(data):
+    """``(width, height, order, crc)`` from the first :data:`HEADER_SIZE` bytes of ``data``,
+    every header field checked (SPEC section 5).
+
+    :raises BitstreamError: ``truncated header`` if ``data`` is shorter than a header, or the
+        first bad field.
+    """
+    if len(data) < HEADER_SIZE:
+        raise BitstreamError("truncated header",
+                             f"file is {len(data)} bytes, a BGBS header is {HEADER_SIZE}")
+    (magic, version, header_size, w, h, order, flags, payload_bits, crc,
+     reserved) = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise BitstreamError("bad magic", f"expected {MAGIC!r}, found {magic!r}; "
+                             "this is not a BGBS bitstream")
+    if version != VERSION:
+        raise BitstreamError("unsupported version",
+                             f"version {version}; this reader supports BGBS version 1")
+    if header_size != HEADER_SIZE:
+        raise BitstreamError("bad header size",
+                             f"header_size {header_size}, BGBS v1 requires {HEADER_SIZE}")
+    if order not in tuple(ScanOrder):
+        raise BitstreamError("bad order",
+                             f"order {order}; valid orders are 0 (row-major), "
+                             "1 (column-major), 2 (snake)")
+    if flags != 0:
+        raise BitstreamError("bad flags", f"flags 0x{flags:02x}; BGBS v1 requires 0")
+    if reserved != 0:
+        raise BitstreamError("bad reserved", f"reserved field 0x{reserved:04x}, must be 0")
+    try:
+        check_grid_size(w, h, what="bitstream")
+    except GridSizeError as error:
+        raise BitstreamError("bad size", str(error)) from None
+    if payload_bits != w * h * 64:
+        raise BitstreamError("bad payload_bits", f"payload_bits {payload_bits}, a {w} x {h} "
+                             f"grid needs {w * h * 64}")
+    return w, h, order, crc
+
+
+def _check_payload_size(size, w, h):
+    """Check that a payload of ``size`` bytes is the ``w * h * 8`` of a ``w`` x ``h`` grid.
+
+    :raises BitstreamError: ``truncated payload`` or ``trailing data``.
+    """
+    expected = w * h * 8
+    if size < expected:
+        raise BitstreamError("truncated payload",
+                             f"payload is {size} bytes, a {w} x {h} grid needs {expected}")
+    if size > expected:
+        raise BitstreamError("trailing data", f"payload is {size} bytes, longer than the "
+                             f"{expected} that a {w} x {h} grid needs")
 
 
 class Bitstream:
@@ -128,44 +185,9 @@ class Bitstream:
         :raises BitstreamError: for the first problem found (see :class:`BitstreamError`).
         """
         data = bytes(data)
-        if len(data) < HEADER_SIZE:
-            raise BitstreamError("truncated header",
-                                 f"file is {len(data)} bytes, a BGBS header is {HEADER_SIZE}")
-        (magic, version, header_size, w, h, order, flags, payload_bits, crc,
-         reserved) = _HEADER.unpack_from(data)
-        if magic != MAGIC:
-            raise BitstreamError("bad magic", f"expected {MAGIC!r}, found {magic!r}; "
-                                 "this is not a BGBS bitstream")
-        if version != VERSION:
-            raise BitstreamError("unsupported version",
-                                 f"version {version}; this reader supports BGBS version 1")
-        if header_size != HEADER_SIZE:
-            raise BitstreamError("bad header size",
-                                 f"header_size {header_size}, BGBS v1 requires {HEADER_SIZE}")
-        if order not in tuple(ScanOrder):
-            raise BitstreamError("bad order",
-                                 f"order {order}; valid orders are 0 (row-major), "
-                                 "1 (column-major), 2 (snake)")
-        if flags != 0:
-            raise BitstreamError("bad flags", f"flags 0x{flags:02x}; BGBS v1 requires 0")
-        if reserved != 0:
-            raise BitstreamError("bad reserved", f"reserved field 0x{reserved:04x}, must be 0")
-        try:
-            check_grid_size(w, h, what="bitstream")
-        except GridSizeError as error:
-            raise BitstreamError("bad size", str(error)) from None
-        if payload_bits != w * h * 64:
-            raise BitstreamError("bad payload_bits", f"payload_bits {payload_bits}, a {w} x {h} "
-                                 f"grid needs {w * h * 64}")
+        w, h, order, crc = _parse_header(data)
         payload = data[HEADER_SIZE:]
-        expected = w * h * 8
-        if len(payload) < expected:
-            raise BitstreamError("truncated payload",
-                                 f"payload is {len(payload)} bytes, a {w} x {h} grid needs "
-                                 f"{expected}")
-        if len(payload) > expected:
-            raise BitstreamError("trailing data", f"payload is {len(payload)} bytes, longer "
-                                 f"than the {expected} that a {w} x {h} grid needs")
+        _check_payload_size(len(payload), w, h)
         actual = zlib.crc32(payload)
         if actual != crc:
             raise BitstreamError("crc mismatch", f"header says 0x{crc:08x}, payload has "
@@ -190,13 +212,61 @@ def write(config, order=ScanOrder.ROW_MAJOR):
 
 
 def load(path, *, width=None, height=None):
-    """Read and parse a BGBS file.
+    """Read and parse a BGBS file, reading no more than the header says it holds.
 
-    :raises OSError: if the file cannot be read.
-    :raises BitstreamError: if it is not a valid BGBS v1 bitstream (for this size, if given).
+    The header is read and checked first; the size it implies (:data:`HEADER_SIZE` plus 8
+    bytes per cell) is compared with the file's size before the payload is read, so that a
+    huge or endless file fails at once. Only regular files are read: a FIFO, a device such as
+    ``/dev/zero`` or a socket is refused without reading (it is opened without blocking).
+
+    :raises OSError: if the file cannot be opened or read (``IsADirectoryError`` for a folder).
+    :raises BitstreamError: ``not a file`` for a FIFO, device or socket, ``truncated header``,
+        ``truncated payload`` or ``trailing data`` for a file of the wrong size, else as
+        :meth:`Bitstream.from_bytes`.
     """
-    with open(path, "rb") as file:
-        return Bitstream.from_bytes(file.read(), width=width, height=height)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+        if not stat.S_ISREG(mode):
+            raise BitstreamError("not a file", f"{_file_kind(mode)}, not a file; give the "
+                                 "path of a .bgbs file")
+        file = open(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+    with file:
+        header = _read_exactly(file, HEADER_SIZE)
+        w, h, _, _ = _parse_header(header)
+        _check_payload_size(os.fstat(fd).st_size - HEADER_SIZE, w, h)
+        expected = w * h * 8
+        # One byte more than the payload: a file that grew since fstat is trailing data.
+        payload = _read_exactly(file, expected + 1)
+        _check_payload_size(len(payload), w, h)
+    return Bitstream.from_bytes(header + payload, width=width, height=height)
+
+
+def _file_kind(mode):
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def _read_exactly(file, size):
+    """Up to ``size`` bytes from ``file``: fewer only at its end."""
+    chunks, left = [], size
+    while left:
+        chunk = file.read(min(left, 1 << 24))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def save(path, config, order=ScanOrder.ROW_MAJOR):

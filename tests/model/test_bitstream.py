@@ -338,3 +338,104 @@ def test_error_reasons_are_documented():
         assert f"``{reason}``" in doc
     for name in bad_stream_cases():
         assert f"``{load_conformance(name).expect_error}``" in doc
+
+
+# Whole-file reads: the loader reads the header, checks the size it implies against the file,
+# then reads exactly that. Each dangerous file is loaded in a child process with its address
+# space limited to 1 GiB and a timeout, so that a loader that reads the whole file fails
+# (MemoryError, or the timeout) instead of taking the test run down with it.
+
+_LOAD_CHILD = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+from bitgrid.bitstream import BitstreamError, load
+try:
+    load(sys.argv[1])
+except BitstreamError as error:
+    print(f"{error.reason}|{error}")
+else:
+    print("loaded")
+"""
+
+_NOT_A_FILE = "not a file: {kind}, not a file; give the path of a .bgbs file"
+
+
+def _child(args, timeout=60):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def _load_in_child(path):
+    """``reason|message`` of the BitstreamError that loading ``path`` raises, in a child."""
+    result = _child(["-c", _LOAD_CHILD, str(path)])
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout.strip()
+
+
+def _cli_in_child(*args):
+    """``(exit status, stderr lines)`` of ``bitgrid ARGS`` in a child with 1 GiB of memory."""
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
+            "from bitgrid.cli import main; sys.argv[0] = 'bitgrid'; main()")
+    result = _child(["-c", code, *args])
+    return result.returncode, result.stderr.splitlines()
+
+
+def _sparse_file(path, size):
+    """A valid 2 x 2 header and payload, then zeros up to ``size`` bytes, without using the
+    disk (a sparse file)."""
+    payload = bytes(range(32))
+    path.write_bytes(spec_header(2, 2, payload) + payload)
+    os.truncate(path, size)
+    return path
+
+
+def _whole_file_cases(tmp_path):
+    """``{name: (path, expected message)}`` for the files no loader may read whole."""
+    payload = bytes(random_luts(2, 4, seed=1).astype("<u2").tobytes())
+    fifo = tmp_path / "pipe.bgbs"
+    os.mkfifo(fifo)
+    truncated = tmp_path / "truncated.bgbs"
+    truncated.write_bytes(spec_header(2, 4, payload) + payload[:-3])
+    trailing = tmp_path / "trailing.bgbs"
+    trailing.write_bytes(spec_header(2, 4, payload) + payload + b"\x00\x01")
+    six_gb = 6 * 1024 ** 3
+    return {
+        "dev_zero": ("/dev/zero", _NOT_A_FILE.format(kind="a character device")),
+        "dev_urandom": ("/dev/urandom", _NOT_A_FILE.format(kind="a character device")),
+        "fifo": (fifo, _NOT_A_FILE.format(kind="a FIFO (named pipe)")),
+        "sparse_6gb": (_sparse_file(tmp_path / "huge.bgbs", six_gb),
+                       f"trailing data: payload is {six_gb - 24} bytes, longer than the 32 "
+                       "that a 2 x 2 grid needs"),
+        "truncated": (truncated, "truncated payload: payload is 61 bytes, a 2 x 4 grid needs 64"),
+        "trailing": (trailing, "trailing data: payload is 66 bytes, longer than the 64 that a "
+                               "2 x 4 grid needs"),
+    }
+
+
+WHOLE_FILE_CASES = ("dev_zero", "dev_urandom", "fifo", "sparse_6gb", "truncated", "trailing")
+
+
+@pytest.mark.parametrize("name", WHOLE_FILE_CASES)
+def test_load_reads_only_what_the_header_says(name, tmp_path):
+    """/dev/zero, /dev/urandom, a FIFO with no writer, a sparse 6 GB file, a truncated file
+    and trailing bytes: each a BitstreamError at once, in a child with 1 GiB of memory."""
+    path, message = _whole_file_cases(tmp_path)[name]
+    assert _load_in_child(path) == f"{message.split(':')[0]}|{message}"
+
+
+@pytest.mark.parametrize("name", WHOLE_FILE_CASES)
+@pytest.mark.parametrize("command", [["bitstream", "inspect"], ["emulate"]])
+def test_cli_refuses_files_it_must_not_read_whole(name, command, tmp_path):
+    """The same files on the command line: exit 2 and one line naming the file."""
+    path, message = _whole_file_cases(tmp_path)[name]
+    steps = ["--steps", "1"] if command == ["emulate"] else []
+    status, lines = _cli_in_child(*command, str(path), *steps)
+    assert (status, lines) == (2, [f"error: {path}: bad bitstream: {message}"])
+
+
+def test_load_of_a_folder_is_an_os_error(tmp_path):
+    with pytest.raises(IsADirectoryError) as info:
+        load(str(tmp_path))
+    assert info.value.filename == str(tmp_path)
