@@ -208,6 +208,22 @@ class MeshResult:
         return out
 
     @property
+    def stalled_at(self):
+        """The subcycle at which the mesh stopped making progress (the steps completed before
+        the stall), or None if it did not stall."""
+        return len(self.step_cycles) if self.stalled else None
+
+    def verdict(self):
+        """One phrase for the outcome against the reference emulator of the whole grid: "the
+        mesh matched ...", "the mesh did not match ..." or, for a stall, "the mesh stopped
+        making progress at subcycle N" (a stall is not a mismatch)."""
+        if self.stalled:
+            return (f"the mesh stopped making progress at subcycle {self.stalled_at} of "
+                    f"{self.steps}")
+        return (f"the mesh {'matched' if self.survived else 'did not match'} the reference "
+                "emulator of the whole grid")
+
+    @property
     def injected(self):
         """Faults the fault models injected, over every link (a dict)."""
         totals = self.totals()
@@ -223,11 +239,11 @@ class MeshResult:
                 f"{self.steps} steps: ")
         totals = self.totals()
         counters = ", ".join(f"{k} {v}" for k, v in totals.items() if v)
-        lines = [head + ("OK" if self.ok else "FAILED"),
-                 f"  {self.cycles_per_subcycle:.1f} cycles per subcycle; link counters: "
-                 f"{counters or 'all zero'}"]
+        lines = [head + ("OK" if self.ok else "STALLED" if self.stalled else "FAILED")]
         if self.stalled:
-            lines.append(f"  stalled: {self.stalled}")
+            lines.append(f"  {self.verdict()}: {self.stalled}")
+        lines.append(f"  {self.cycles_per_subcycle:.1f} cycles per subcycle; link counters: "
+                     f"{counters or 'all zero'}")
         if not self.config_ok:
             lines.append("  a tile did not accept its configuration")
         if self.readback_errors:

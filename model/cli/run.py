@@ -185,7 +185,8 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
     if case is None:
         print_steps(stream, result.outputs, bs.width, bs.height, as_json)
     if not result.ok:
-        click.echo(f"MISMATCH: {result.summary()}")
+        click.echo(f"{'STALLED' if getattr(result, 'stalled', None) else 'MISMATCH'}: "
+                   f"{result.summary()}")
         sys.exit(EXIT_MISMATCH)
     if case is not None:
         click.echo(f"PASS: {case.name}: all {len(stream)} steps match the vector file and the "
@@ -200,8 +201,7 @@ def _print_mesh_counters(result, err):
     totals = result.totals()
     click.echo(f"faults: {result.faults.describe()}", err=err)
     click.echo("injected: " + ", ".join(f"{k} {v}" for k, v in injected.items()) +
-               f"; the mesh {'matched' if result.survived else 'did NOT match'} the reference "
-               f"emulator of the whole grid", err=err)
+               f"; {result.verdict()}", err=err)
     click.echo("link counters: " + ", ".join(f"{k} {v}" for k, v in totals.items()
                                              if k not in injected), err=err)
     if result.step_cycles:

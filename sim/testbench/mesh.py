@@ -292,9 +292,9 @@ class MeshTestbench(Testbench):
             if idle >= self.stall_cycles:
                 aligned = [f"chip ({c},{r}) {side}" for (c, r, side), link in
                            zip(self.links, self.link_status()) if link.get("aligned") != 1]
-                raise TestbenchError(f"no progress for {self.stall_cycles} cycles in subcycle {t} "
-                                 f"(tiles at subcycles {', '.join(map(str, now))}); receivers "
-                                 f"not aligned: {', '.join(aligned) or 'none'}")
+                raise TestbenchError(f"no tile advanced for {self.stall_cycles} cycles (tiles "
+                                     f"at subcycles {', '.join(map(str, now))}); receivers not "
+                                     f"aligned: {', '.join(aligned) or 'none'}")
 
     async def finish_faults(self):
         """Wait until every fault event started so far is over."""
