@@ -136,7 +136,8 @@ def test_write_indices_are_the_documented_ones():
                                   to_device=lambda data: (writes.append(data), data)[1])
     ProtocolTarget(transport).load(host_case("full_adder1").config)
     assert writes[0] == b"\x00"
-    commands = [decode_frame(w[:-1])[1][0] for w in writes[1:]]
+    assert all(w[0] == 0 for w in writes[1:])          # each request after a delimiter
+    commands = [decode_frame(w[1:-1])[1][0] for w in writes[1:]]
     assert commands[:2] == [Command.IDENTIFY, Command.LOAD_BEGIN]
     assert all(commands[i - 1] == Command.LOAD_CHUNK for i in CORRUPT)
 
