@@ -318,19 +318,16 @@ def test_back_to_back_frames_are_answered_or_counted():
     assert status[0].frames_ok == len(answered) + 1
 
 
-def test_controller_over_uart():
-    """The whole controller (UART, engine, grid) at the bit level: identify, load a program,
-    run steps; every answer equals the model's and the outputs equal the emulator's."""
-    divisor = 4
-    case = load_conformance("full_adder1")
-    config = case.load_bitstream().config
-    frames = record_session(2, 2, lambda t: (t.load(config),
-                                             [t.step(1, i) for i in case.inputs[:12]]))
-    dut = HostController(2, 2, divisor=divisor)
-    model = DeviceModel(2, 2)
-    received = bytearray()
+class UartBench:
+    """A :class:`HostController` driven at the bit level: :meth:`send` puts bytes on its ``rx``
+    (8N1, ``divisor`` cycles a bit, without a gap), a background process collects the bytes of
+    its ``tx`` in :attr:`received`."""
 
-    async def receiver(ctx):
+    def __init__(self, dut, divisor):
+        self.dut, self.divisor, self.received = dut, divisor, bytearray()
+
+    async def _receiver(self, ctx):
+        dut, divisor = self.dut, self.divisor
         while True:
             while ctx.get(dut.tx):
                 await ctx.tick()
@@ -340,35 +337,82 @@ def test_controller_over_uart():
                 await ctx.tick().repeat(divisor)
                 byte |= ctx.get(dut.tx) << bit
             await ctx.tick().repeat(divisor)
-            assert ctx.get(dut.tx) == 1
-            received.append(byte)
+            assert ctx.get(self.dut.tx) == 1
+            self.received.append(byte)
+
+    async def send(self, ctx, data):
+        for byte in data:
+            for bit in [0] + [(byte >> i) & 1 for i in range(8)] + [1]:
+                ctx.set(self.dut.rx, bit)
+                await ctx.tick().repeat(self.divisor)
+
+    async def wait(self, ctx, answers, limit=4000):
+        """Wait until :attr:`received` holds ``answers`` frames (at most ``limit`` cycles)."""
+        for _ in range(limit):
+            if self.received.count(0) >= answers:
+                break
+            await ctx.tick()
+
+    def run(self, testbench):
+        from amaranth.sim import Simulator
+        from support.gateware import CLOCK_PERIOD
+
+        async def main(ctx):
+            ctx.set(self.dut.rx, 1)
+            await ctx.tick().repeat(8)
+            await testbench(ctx)
+        sim = Simulator(self.dut)
+        sim.add_clock(CLOCK_PERIOD)
+        sim.add_testbench(main)
+        sim.add_testbench(self._receiver, background=True)
+        sim.run()
+
+
+def test_controller_over_uart():
+    """The whole controller (UART, engine, grid) at the bit level: identify, load a program,
+    run steps; every answer equals the model's and the outputs equal the emulator's."""
+    case = load_conformance("full_adder1")
+    config = case.load_bitstream().config
+    frames = record_session(2, 2, lambda t: (t.load(config),
+                                             [t.step(1, i) for i in case.inputs[:12]]))
+    bench = UartBench(HostController(2, 2, divisor=4), divisor=4)
+    model = DeviceModel(2, 2)
 
     async def testbench(ctx):
-        ctx.set(dut.rx, 1)
-        await ctx.tick().repeat(8)
         for frame in frames:
             expected = model.feed(frame)
-            received.clear()
-            for byte in frame:
-                for bit in [0] + [(byte >> i) & 1 for i in range(8)] + [1]:
-                    ctx.set(dut.rx, bit)
-                    await ctx.tick().repeat(divisor)
-            for _ in range(4000):
-                if received.count(0) == expected.count(0) and expected:
-                    break
-                await ctx.tick()
-            assert bytes(received) == expected
-        assert ctx.get(dut.valid) and not ctx.get(dut.load_failed)
+            bench.received.clear()
+            await bench.send(ctx, frame)
+            if expected:
+                await bench.wait(ctx, expected.count(0))
+            assert bytes(bench.received) == expected
+        assert ctx.get(bench.dut.valid) and not ctx.get(bench.dut.load_failed)
 
-    from amaranth.sim import Simulator
-    from support.gateware import CLOCK_PERIOD
-    sim = Simulator(dut)
-    sim.add_clock(CLOCK_PERIOD)
-    sim.add_testbench(testbench)
-    sim.add_testbench(receiver, background=True)
-    sim.run()
+    bench.run(testbench)
     reference = Emulator(config)
     assert [reference.step(i) for i in case.inputs[:12]] == case.outputs[:12]
+
+
+def test_back_to_back_frames_over_uart():
+    """Five requests on the UART without waiting for answers: the controller answers the first
+    while the others arrive, drops those, and counts them (answers + frames_dropped = 5)."""
+    frames = [request(Command.GET_EDGES, b"", seq) for seq in range(1, 6)]
+    bench = UartBench(HostController(2, 2, divisor=4), divisor=4)
+    status = []
+
+    async def testbench(ctx):
+        await bench.send(ctx, b"".join(frames))
+        await bench.wait(ctx, 5, limit=2000)
+        answered = bench.received.count(0)
+        await bench.send(ctx, request(Command.STATUS, b"", 9))
+        await bench.wait(ctx, answered + 1)
+        last = pieces(bytes(bench.received))[-1]
+        status.append((answered, DeviceStatus.from_bytes(decode_frame(last[:-1])[1][3:])))
+
+    bench.run(testbench)
+    answered, device = status[0]
+    assert 1 <= answered < 5 and answered + device.frames_dropped == 5
+    assert device.frames_ok == answered + 1
 
 
 # --- Synthesis: the controller's buffers are block RAM -------------------------------------------
