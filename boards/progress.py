@@ -15,6 +15,7 @@ callback whenever the phase or iteration changes:
   router1's table rows (arcs left), router2's ``iter=N ... overused=K``, and the Fmax lines.
 """
 
+import os
 import re
 
 # The YoWASP first-run check is the toolchain's (Verilog generation says it too); re-exported.
@@ -95,7 +96,7 @@ class LogFollower:
 
 class LogTail:
     """The text added to a file since the last :meth:`read` (a file that does not exist yet
-    reads as empty)."""
+    reads as empty; a file that was truncated or replaced is read again from its start)."""
 
     def __init__(self, path):
         self.path = path
@@ -104,6 +105,8 @@ class LogTail:
     def read(self, limit=1 << 20):
         try:
             with open(self.path, "rb") as f:
+                if os.fstat(f.fileno()).st_size < self._offset:
+                    self._offset = 0                # truncated: the tool started it again
                 f.seek(self._offset)
                 data = f.read(limit)
         except FileNotFoundError:

@@ -220,6 +220,10 @@ def _run_stage(argv, cwd, log_path, *, status=None, poll=0.5):
     """Run one build command with its output in ``log_path``; its exit status. With
     ``status``, follow its output and its own log (:func:`_tool_logs`) while it runs and call
     ``status`` with each new status line (:class:`LogFollower`)."""
+    if status is not None:
+        for path in _tool_logs(argv, cwd):       # an earlier build's log is not this one's
+            if os.path.isfile(path):
+                os.remove(path)
     with open(log_path, "w") as log:
         process = subprocess.Popen(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
         if status is None:

@@ -125,6 +125,8 @@ def test_log_tail_reads_what_was_added(tmp_path):
         f.write("two\n")
     assert tail.read() == "two\n"
     assert tail.read() == ""
+    path.write_text("new\n")                  # truncated and written again by the next run
+    assert tail.read() == "new\n"
 
 
 def test_a_stage_is_followed_while_it_runs(tmp_path):
@@ -148,6 +150,7 @@ def test_a_stage_is_followed_while_it_runs(tmp_path):
         (tmp_path / f"go{len(seen)}").touch()      # the tool goes on only once it is seen
         seen.append(line)
     log_path = tmp_path / "bitgrid.nextpnr-ice40.log"
+    (tmp_path / "bitgrid.tim").write_text("Info: Routing 99999 arcs.\n" * 100)   # last build's
     returncode = toolflow._run_stage([str(tool), "--log", "bitgrid.tim"], str(tmp_path),
                                      str(log_path), status=status, poll=0.02)
     assert returncode == 0
