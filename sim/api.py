@@ -285,11 +285,26 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
                          for i in indices]}
         out, seconds = _runner.run_testbench(build, job, waves_path=waves, keep=keep,
                                              quiet=quiet, plusargs=plusargs)
+        save_file = None if waves is None else _save_file(waves, build, out, width, height)
         for i, raw in zip(indices, out["cases"]):
             results[i] = _result(raw, cases[i], build, seconds, waves, out.get("run_dir"))
             results[i].fixed = fixed
             results[i].plusargs = list(out.get("plusargs", ()))
+            results[i].save_file = save_file
     return results
+
+
+def _save_file(waves, build, out, width, height):
+    """Write the GTKWave save file beside ``waves`` (:func:`bitgrid.sim.waves.write_save_file`),
+    marked where the first case starts stepping; returns its path as text."""
+    from . import waves as _waves
+    starts = [c.get("step_start") for c in out["cases"] if c.get("step_start") is not None]
+    widths = {"clk": 1, "rst": 1, "step": 1, "phase": 1, "subcycle": 32,
+              **{f"{d}__{side.lower()}": lanes for d in "io"
+                 for side, lanes in zip(SIDES, (width, height, width, height))}}
+    return os.fspath(_waves.write_save_file(waves, top=build.toplevel, simulator=build.simulator,
+                                            marker=starts[0] if starts else None,
+                                            widths=widths))
 
 
 def job_case(case):

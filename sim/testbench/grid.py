@@ -23,6 +23,7 @@ here, in the simulator's Python). The result file (``job["result"]``) gets::
                 "mismatches": [[step, side, lane, expected, actual], ...],
                 "emulator_mismatches": [...], "config_valid", "config_error",
                 "readback_errors": [[row, addr, expected, actual], ...], "subcycle", "phase",
+                "step_start" (simulator time steps, where the first step begins),
                 "sim_time_ns", "wall_seconds"}]}
 
 ``outputs`` are the edge outputs read after each step. An output lane that reads X or Z is
@@ -131,6 +132,7 @@ async def run_case(testbench, case):
     readback = await testbench.readback(config)
     readback_wall = time.monotonic()
     checker = StepChecker(config, expected, width, height)
+    step_start = get_sim_time("step")          # the waveform viewer's marker
     for t, edges in enumerate(inputs):
         checker.check(t, edges, *await testbench.step(edges))
     subcycle, phase = await testbench.finish_steps()
@@ -143,6 +145,7 @@ async def run_case(testbench, case):
         "readback_errors": [list(r) for r in readback],
         "subcycle": subcycle,
         "phase": phase,
+        "step_start": step_start,
         "sim_time_ns": get_sim_time("ns") - start_sim,
         "wall_seconds": time.monotonic() - start_wall,
         "load_seconds": load_wall - start_wall,
