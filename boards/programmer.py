@@ -11,6 +11,7 @@ iCEBreaker, SRAM on the ULX3S and the Tang Nano 9K).
 import os
 import shutil
 import subprocess
+import time
 
 from . import get_board
 
@@ -93,7 +94,8 @@ def find_port(board, *, ports=None):
     return found[0]
 
 
-def check_design(board, port=None, *, baud=115200, grid=None, transport=None, timeout=1.0):
+def check_design(board, port=None, *, baud=115200, grid=None, transport=None, timeout=1.0,
+                 settle=3.0):
     """Ask the design on ``board`` who it is (IDENTIFY, ``docs/host-protocol.md``) over its UART,
     as ``bitgrid run --target serial:PORT`` would, after programming.
 
@@ -102,17 +104,25 @@ def check_design(board, port=None, *, baud=115200, grid=None, transport=None, ti
     :param grid: ``(width, height)`` the design must report (from the build report), or None.
     :param transport: a :class:`bitgrid.host.Transport` to use instead of the port (tests).
     :param timeout: seconds to wait for each answer.
+    :param settle: seconds to keep trying to find and open the port (on the ULX3S the
+        programmer and the UART share one USB chip, whose serial port comes back after
+        programming).
     :returns: the :class:`bitgrid.host.Identity` the design answered.
     :raises FlashError: no port, no (valid) answer, or another grid than ``grid``; the
         message says what to check.
     """
     from bitgrid.host import LinkError, ProtocolTarget, SerialTransport
     board = get_board(board)
-    if transport is None:
-        port = port or find_port(board)
+    deadline = time.monotonic() + settle
+    while transport is None:
         try:
-            transport = SerialTransport(port, baud)
-        except LinkError as error:
+            transport = SerialTransport(port or find_port(board), baud)
+        except (LinkError, FlashError) as error:
+            if time.monotonic() < deadline:
+                time.sleep(0.25)
+                continue
+            if isinstance(error, FlashError):
+                raise
             raise FlashError(f"the {board.name} was programmed, but {error}: check --port") \
                 from None
     name = getattr(transport, "name", port)

@@ -352,3 +352,17 @@ def test_check_image_library(tmp_path):
     assert info.family == "ecp5" and info.idcode == 0x21111043 and info.grid == (24, 24)
     with pytest.raises(ImageError, match="another device"):
         check_image("ulx3s-85f", image)
+
+
+def test_the_port_may_come_back_after_programming(tmp_path, pty_board):
+    """On the ULX3S the programmer and the UART share one USB chip: its serial port is gone for
+    a moment after programming; check_design waits for it (``settle``)."""
+    board = pty_board(DeviceModel(4, 4, storage="memory"))
+    link = tmp_path / "ttyUSB0"
+    timer = threading.Timer(0.5, os.symlink, (board.port, link))
+    timer.start()
+    identity = check_design("ulx3s-85f", str(link), grid=(4, 4), settle=5.0)
+    timer.join()
+    assert (identity.width, identity.height, identity.storage) == (4, 4, "memory")
+    with pytest.raises(FlashError, match="cannot open serial port"):
+        check_design("ulx3s-85f", str(tmp_path / "never"), settle=0.3)
