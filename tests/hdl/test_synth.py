@@ -3,7 +3,7 @@ technology mapping per FPGA family, equivalence of the two storage back ends (``
 plus ``sat``, no external solver), and the grid's wiring read from the netlist.
 
 Figures measured with the same helpers are in docs/resources.md (``python
-tests/gateware_util.py`` measures them again)."""
+tests/support/gateware.py`` measures them again)."""
 
 import json
 import random

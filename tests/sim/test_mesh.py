@@ -565,7 +565,7 @@ def test_two_protocol_engines_with_linked_tiles_run_one_grid():
         return process
 
     from amaranth.sim import Simulator
-    from gateware_util import CLOCK_PERIOD
+    from support.gateware import CLOCK_PERIOD
     sim = Simulator(m)
     sim.add_clock(CLOCK_PERIOD)
     for chip in chips:

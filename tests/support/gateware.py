@@ -4,7 +4,7 @@
   optional reset signal under the test's control; it writes a VCD file only on request
   (``BITGRID_WAVES=1``, files go to ``$BITGRID_WAVES_DIR`` or ``waves/``).
 * :func:`yosys` runs YoWASP Yosys on a script; :func:`synth_stat` and :func:`netlist` build on it.
-* Run as a program (``python tests/gateware_util.py``) it measures the resource figures of
+* Run as a program (``python tests/support/gateware.py``) it measures the resource figures of
   ``docs/resources.md`` and prints them as Markdown.
 
 Yosys is always run with ``-q``: YoWASP Yosys 0.70 exits silently, with status 0 and without
