@@ -191,8 +191,9 @@ class MeshTile(wiring.Component):
     faults : bool
         Build the fault models into every link transmitter (simulation only).
     replay_depth, timeout : int
-        Link layer replay buffer (frames) and retransmission timeout (cycles; ``4 * line_delay``
-        is added for the longer round trip).
+        Link layer replay buffer (frames) and retransmission timeout (cycles; four times the
+        physical layer's :attr:`~bitgrid.hdl.link.phy.LinkPhy.extra_latency`, the line delay
+        and the I/O buffers' latency beyond one cycle, is added for the longer round trip).
     counter_width : int
         Width of :attr:`subcycle` and :attr:`limit` in bits.
     fault_seed : int
@@ -200,6 +201,9 @@ class MeshTile(wiring.Component):
     line_delay : int
         Extra transmit latency of every link in cycles (simulation of longer lines, see
         :class:`~bitgrid.hdl.link.phy.LinkPhy`).
+    input_latency, output_latency : int
+        Latency of the links' receive and transmit I/O buffers in cycles (default 1; see
+        :mod:`bitgrid.hdl.link.ddr`: on ECP5 the DDR output takes 3).
     expose_state : bool
         Add the :attr:`state` member (as :class:`~bitgrid.hdl.grid.Grid`), for test benches.
     link_ports : dict or None
@@ -244,7 +248,8 @@ class MeshTile(wiring.Component):
 
     def __init__(self, width, height, *, links="", lanes=1, ddr=False, storage="ff",
                  faults=False, replay_depth=4, timeout=256, counter_width=32, fault_seed=1,
-                 line_delay=0, link_ports=None, expose_state=False):
+                 line_delay=0, link_ports=None, expose_state=False, input_latency=1,
+                 output_latency=1):
         self._width, self._height = check_grid_size(width, height)
         self._links = parse_sides(links, what="links")
         self._lanes = check_int(lanes, "lanes", minimum=1)
@@ -264,13 +269,14 @@ class MeshTile(wiring.Component):
         # tile answers for them: an unused tile warns, its parts do not).
         self._phys, self._layers = {}, {}
         for side in map(parse_side, self._links):
-            self._phys[side] = silence_unused(LinkPhy(
+            phy = self._phys[side] = silence_unused(LinkPhy(
                 self._lanes, ddr=self._ddr, faults=self._faults,
                 fault_seed=4 * self._fault_seed + side, line_delay=line_delay,
-                ports=link_ports.get(side.letter)))
+                ports=link_ports.get(side.letter), input_latency=input_latency,
+                output_latency=output_latency))
             self._layers[side] = silence_unused(LinkLayer(
                 self.payload_bits(side), replay_depth=replay_depth,
-                timeout=timeout + 4 * line_delay, ack_delay=ACK_DELAY))
+                timeout=timeout + 4 * phy.extra_latency, ack_delay=ACK_DELAY))
         members = {
             "cfg": In(ConfigSignature(width, height)),
             "i": In(EdgeSignature(width, height)),
@@ -420,7 +426,8 @@ class Mesh(wiring.Component):
         Mesh shape in tiles (positive).
     tile_width, tile_height : int
         Tile size in cells (even).
-    lanes, ddr, storage, faults, replay_depth, timeout, counter_width, line_delay
+    lanes, ddr, storage, faults, replay_depth, timeout, counter_width, line_delay,
+    input_latency, output_latency
         As :class:`MeshTile`.
 
     Members
@@ -450,13 +457,14 @@ class Mesh(wiring.Component):
 
     def __init__(self, cols, rows, tile_width, tile_height, *, lanes=1, ddr=False,
                  storage="ff", faults=False, replay_depth=4, timeout=256, counter_width=32,
-                 line_delay=0):
+                 line_delay=0, input_latency=1, output_latency=1):
         self._cols = check_int(cols, "Mesh cols", minimum=1)
         self._rows = check_int(rows, "Mesh rows", minimum=1)
         self._tile = check_grid_size(tile_width, tile_height)
         self._options = dict(lanes=lanes, ddr=ddr, storage=storage, faults=faults,
                              replay_depth=replay_depth, timeout=timeout,
-                             counter_width=counter_width, line_delay=line_delay)
+                             counter_width=counter_width, line_delay=line_delay,
+                             input_latency=input_latency, output_latency=output_latency)
         # The tiles, built here so that they check the options (the mesh answers for them).
         self._tiles = {(c, r): silence_unused(MeshTile(
                            *self._tile, links=tile_links(cols, rows, c, r),

@@ -12,6 +12,7 @@ import dataclasses
 
 from bitgrid.checks import check_bool, check_int
 from bitgrid.faults import FaultSpec
+from bitgrid.hdl.link.ddr import MAX_LATENCY
 from bitgrid.mesh import MeshShape
 from bitgrid.terms import Direction, Edges
 from bitgrid.toolchain import setup_environment
@@ -45,6 +46,8 @@ class MeshDesign:
     :attr storage: grid storage back end; :attr faults: fault models built in.
     :attr replay_depth, timeout: link layer parameters (frames, cycles).
     :attr line_delay: extra transmit latency of every link (cycles).
+    :attr input_latency, output_latency: latency of the links' receive and transmit I/O
+        buffers (cycles; :mod:`bitgrid.hdl.link.ddr`: 1, or 3 for an ECP5 DDR output).
     """
     shape: MeshShape
     tile_width: int
@@ -56,6 +59,8 @@ class MeshDesign:
     replay_depth: int = 4
     timeout: int = 256
     line_delay: int = 0
+    input_latency: int = 1
+    output_latency: int = 1
 
     @classmethod
     def for_grid(cls, width, height, shape, **options):
@@ -81,7 +86,8 @@ class MeshDesign:
                 "tile_width": self.tile_width, "tile_height": self.tile_height,
                 "lanes": self.lanes, "ddr": self.ddr, "storage": self.storage,
                 "faults": self.faults, "replay_depth": self.replay_depth,
-                "timeout": self.timeout, "line_delay": self.line_delay}
+                "timeout": self.timeout, "line_delay": self.line_delay,
+                "input_latency": self.input_latency, "output_latency": self.output_latency}
 
     def gateware(self):
         """A new :class:`~bitgrid.hdl.mesh.Mesh` of this design."""
@@ -92,12 +98,25 @@ class MeshDesign:
     def stem(self):
         return (f"mesh-{self.shape}-{self.tile_width}x{self.tile_height}-{self.storage}"
                 f"-{self.lanes}{'ddr' if self.ddr else 'sdr'}{'-faults' if self.faults else ''}"
-                f"{f'-d{self.line_delay}' if self.line_delay else ''}")
+                f"{f'-d{self.line_delay}' if self.line_delay else ''}"
+                f"{self._latency_suffix}")
+
+    @property
+    def _latency_suffix(self):
+        latencies = (self.input_latency, self.output_latency)
+        return "" if latencies == (1, 1) else f"-io{latencies[0]}{latencies[1]}"
 
     def __str__(self):
         return (f"{self.shape} mesh of {self.tile_width}x{self.tile_height} {self.storage} tiles, "
                 f"{self.lanes} {'DDR' if self.ddr else 'SDR'} lane(s) per link"
-                f"{f', line delay {self.line_delay} cycles' if self.line_delay else ''}")
+                f"{f', line delay {self.line_delay} cycles' if self.line_delay else ''}"
+                f"{self._latency_text}")
+
+    @property
+    def _latency_text(self):
+        if (self.input_latency, self.output_latency) == (1, 1):
+            return ""
+        return (f", I/O buffer latency {self.input_latency} in, {self.output_latency} out")
 
 
 def mesh_verilog_file(design, *, quiet=False):
@@ -264,7 +283,8 @@ def _spec(faults):
 
 def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, storage="ff",
                    faults=None, case_faults=None, waves=None, keep=False, quiet=False,
-                   stall_cycles=20000, line_delay=0, replay_depth=4, timeout=256):
+                   stall_cycles=20000, line_delay=0, replay_depth=4, timeout=256,
+                   input_latency=1, output_latency=1):
     """Run :class:`~bitgrid.sim.api.SimCase` s (global configurations, see
     :func:`~bitgrid.sim.api.make_case`) on a simulated mesh of ``shape`` chips.
 
@@ -274,7 +294,8 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
     :param case_faults: optional list, one fault spec per case, overriding ``faults`` (so that
         one simulator process runs several fault scenarios).
     :param stall_cycles: cycles without progress after which a case is reported as stalled.
-    :param line_delay, replay_depth, timeout: see :class:`MeshDesign`.
+    :param line_delay, replay_depth, timeout, input_latency, output_latency: see
+        :class:`MeshDesign`.
     :returns: list of :class:`MeshResult`.
     :raises ValueError: for a bad option, a shape the grid does not split into, or a bad
         fault spec.
@@ -286,6 +307,8 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
             raise TypeError(f"run_mesh_cases takes SimCase objects (see make_case), not {case!r}")
     check_int(lanes, "lanes", minimum=1, maximum=16)
     check_int(line_delay, "line_delay", minimum=0, maximum=4096)
+    for name, value in (("input_latency", input_latency), ("output_latency", output_latency)):
+        check_int(value, name, minimum=1, maximum=MAX_LATENCY)
     check_int(stall_cycles, "stall_cycles", minimum=1, maximum=10 ** 9)
     check_bool(ddr, "ddr")
     if case_faults is not None and len(case_faults) != len(cases):
@@ -299,7 +322,9 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
     for index, case in enumerate(cases):
         design = MeshDesign.for_grid(case.width, case.height, shape, lanes=lanes, ddr=ddr,
                                      storage=storage, line_delay=line_delay,
-                                     replay_depth=replay_depth, timeout=timeout)
+                                     replay_depth=replay_depth, timeout=timeout,
+                                     input_latency=input_latency,
+                                     output_latency=output_latency)
         groups.setdefault(design, []).append(index)
     if waves is not None and len(groups) > 1:
         raise ValueError("A waveform file holds one grid size; run the sizes separately")

@@ -10,11 +10,23 @@ map it to. :class:`OutputBuffer` and :class:`InputBuffer` therefore elaborate to
 * a model made of ordinary flip-flops, driving or reading the member :attr:`pins`, when the
   platform is ``None`` (simulation, :func:`amaranth.back.verilog.convert`).
 
-The model has exactly the latency of the primitive as documented in ``amaranth/lib/io.py``
-(*t1* = *t2* = 1, the iCE40 behaviour; Glasgow's ``SimulatableDDRBuffer`` in
-``software/glasgow/gateware/iostream.py`` models the same). Some vendor primitives add pipeline
-registers (the docs warn that *t1*/*t2* may be larger on some platforms); the physical layer does
-not depend on the exact latency, only on the bit order.
+The model has the latency of the primitive as documented in ``amaranth/lib/io.py``: the
+output latency *t1* (from the cycle ``o`` is captured to the cycle its rising-edge bit is on the
+pins, plus one) and the input latency *t2* (from the cycle the rising-edge bit is on the pins to
+the cycle it shows on ``i``) are the ``latency`` parameter of :class:`OutputBuffer` and
+:class:`InputBuffer` (default 1, the iCE40 behaviour; Glasgow's ``SimulatableDDRBuffer`` in
+``software/glasgow/gateware/iostream.py`` models the same). The docs warn that vendor
+primitives may add pipeline registers and that the latency cannot be queried: on ECP5 the
+``ODDRX1F`` output takes *t1* = 3 (two more register stages, ``amaranth/vendor/_lattice.py``
+delays its output enable by 2 to match; amaranth issue 538: *t1* = 3 on Lattice platforms other
+than iCE40, 1 elsewhere, *t2* = 1 everywhere). The model adds ``latency - 1`` registers before
+its output register (output) or after its input registers (input), so that a simulation can run
+at the latencies of the target; :attr:`latency` is what the physical layer reads
+(:attr:`bitgrid.hdl.link.phy.LinkPhy.extra_latency`). On a real platform the primitive is used
+as it is: ``latency`` must then state its latency (the buffer adds no registers there).
+
+The diagrams show ``latency`` = 1; each further cycle of latency delays ``pins`` (output) or
+``i`` (input) by one more cycle.
 
 DDR output (``o`` set during cycle 1, captured by the rising edge that starts cycle 2)::
 
@@ -45,14 +57,27 @@ from amaranth.lib.wiring import In, Out
 
 from bitgrid.checks import check_bool, check_int
 
-__all__ = ["OutputBuffer", "InputBuffer"]
+__all__ = ["OutputBuffer", "InputBuffer", "MAX_LATENCY"]
+
+#: Largest buffer latency the model accepts, in cycles.
+MAX_LATENCY = 8
 
 
-def _check(width, ddr, domain):
+def _check(width, ddr, domain, latency):
     check_int(width, "width", minimum=1)
     check_bool(ddr, "ddr")
     if not isinstance(domain, str):
         raise TypeError(f"domain must be a domain name, not {domain!r}")
+    return check_int(latency, "latency", minimum=1, maximum=MAX_LATENCY)
+
+
+def _pipeline(m, domain, value, stages, name):
+    """``value`` delayed by ``stages`` registers of ``domain``."""
+    for stage in range(stages):
+        delayed = Signal.like(value, name=f"{name}_{stage}", reset_less=True)
+        m.d[domain] += delayed.eq(value)
+        value = delayed
+    return value
 
 
 def _negedge(m, domain, name):
@@ -71,12 +96,26 @@ class _Buffer(wiring.Component):
 
     direction = None
 
-    def __init__(self, width, *, ddr=False, domain="sync", port=None):
-        _check(width, ddr, domain)
+    def __init__(self, width, *, ddr=False, domain="sync", port=None, latency=1):
+        self._latency = _check(width, ddr, domain, latency)
         self._width, self._ddr, self._domain, self._port = width, ddr, domain, port
         shape = data.ArrayLayout(width, 2) if ddr else width
         data_dir, pins_dir = (In, Out) if self.direction == "o" else (Out, In)
         super().__init__({self.direction: data_dir(shape), "pins": pins_dir(width)})
+
+    @property
+    def latency(self):
+        """*t1* (output) or *t2* (input) in cycles of :attr:`domain`, see the module
+        docstring."""
+        return self._latency
+
+    @property
+    def ddr(self):
+        return self._ddr
+
+    @property
+    def domain(self):
+        return self._domain
 
     def elaborate(self, platform):
         if platform is not None and self._port is None:
@@ -106,6 +145,9 @@ class OutputBuffer(_Buffer):
         Clock domain of the register (default ``"sync"``).
     port : :class:`amaranth.lib.io.PortLike` or None
         Pins driven on a real platform; required there. Ignored by the simulation model.
+    latency : int
+        Output latency *t1* in cycles, 1 to :data:`MAX_LATENCY` (default 1; 3 for an ECP5
+        ``ODDRX1F``).
 
     Members
     -------
@@ -118,9 +160,10 @@ class OutputBuffer(_Buffer):
     direction = "o"
 
     def _model(self, m):
+        o = _pipeline(m, self._domain, self.o, self._latency - 1, "o_pipe")
         if not self._ddr:
             reg = Signal(self._width, reset_less=True)
-            m.d[self._domain] += reg.eq(self.o)
+            m.d[self._domain] += reg.eq(o)
             m.d.comb += self.pins.eq(reg)
             return
         # Glitch-free two-edge output: pins = pos ^ neg, where the rising-edge register makes
@@ -129,7 +172,7 @@ class OutputBuffer(_Buffer):
         pos = Signal(self._width, reset_less=True)
         neg = Signal(self._width, reset_less=True)
         late = Signal(self._width, reset_less=True)
-        m.d[self._domain] += [pos.eq(self.o[0] ^ neg), late.eq(self.o[1])]
+        m.d[self._domain] += [pos.eq(o[0] ^ neg), late.eq(o[1])]
         m.d[neg_domain] += neg.eq(late ^ pos)
         m.d.comb += self.pins.eq(pos ^ neg)
 
@@ -145,6 +188,8 @@ class InputBuffer(_Buffer):
         Clock domain of the register (default ``"sync"``).
     port : :class:`amaranth.lib.io.PortLike` or None
         Pins read on a real platform; required there. Ignored by the simulation model.
+    latency : int
+        Input latency *t2* in cycles, 1 to :data:`MAX_LATENCY` (default 1).
 
     Members
     -------
@@ -160,7 +205,7 @@ class InputBuffer(_Buffer):
         if not self._ddr:
             reg = Signal(self._width, reset_less=True)
             m.d[self._domain] += reg.eq(self.pins)
-            m.d.comb += self.i.eq(reg)
+            m.d.comb += self.i.eq(_pipeline(m, self._domain, reg, self._latency - 1, "i_pipe"))
             return
         neg_domain = _negedge(m, self._domain, "ddr_i_neg")
         pos = Signal(self._width, reset_less=True)
@@ -169,4 +214,4 @@ class InputBuffer(_Buffer):
         m.d[self._domain] += pos.eq(self.pins)
         m.d[neg_domain] += neg.eq(self.pins)
         m.d[self._domain] += both.eq(Cat(pos, neg))
-        m.d.comb += self.i.eq(both)
+        m.d.comb += self.i.eq(_pipeline(m, self._domain, both, self._latency - 1, "i_pipe"))

@@ -22,9 +22,10 @@ from amaranth.lib import io, wiring
 from amaranth.lib.cdc import ResetSynchronizer
 from amaranth.lib.wiring import In, Out, connect, flipped
 
+from bitgrid._overrides import silence_unused
 from bitgrid.checks import check_bool, check_int
 from . import FaultControlSignature, FaultCountersSignature, LanePinsSignature, SymbolStream
-from .ddr import InputBuffer, OutputBuffer
+from .ddr import MAX_LATENCY, InputBuffer, OutputBuffer
 from .faults import BitFaults, FrameFaults
 from .linecode import (ALIGN, DESKEW_DEPTH, IDLE, LINE_BITS, MAX_DESKEW_SYMBOLS,
                        MIN_ALIGN_SPACING, PRBS_TAPS, check_align_interval, check_line_delay,
@@ -72,6 +73,8 @@ class LinkPhy(wiring.Component):
     for the next word, 0..10/k cycles, serialisation of one word, I/O registers, bit aligner,
     deskew FIFO and the AsyncFIFO's synchronisers), plus one word (10/k cycles) when an ALIGN
     word intervenes. ``tests/test_link_phy.py::TestLink::test_latency`` checks the bounds.
+    These figures are for I/O buffers of latency 1; each cycle of :attr:`extra_latency` (the
+    buffers' further latency and ``line_delay``) adds one cycle.
 
     Parameters
     ----------
@@ -96,6 +99,12 @@ class LinkPhy(wiring.Component):
         Extra transmit latency in ``sync`` cycles (default 0): a register pipeline on the line
         bits before the output buffers, standing for a longer cable or a SerDes, so that
         simulations and benchmarks can vary the link latency.
+    input_latency, output_latency : int
+        Latency *t2* of the receive and *t1* of the transmit I/O buffers in cycles, 1 to
+        :data:`~bitgrid.hdl.link.ddr.MAX_LATENCY` (default 1; on ECP5 the DDR output takes 3,
+        see :mod:`bitgrid.hdl.link.ddr`): the simulation model runs at these latencies, and on
+        a real platform they must state the primitives'. Read back from the buffers as
+        :attr:`input_latency`, :attr:`output_latency` and :attr:`extra_latency`.
 
     Members
     -------
@@ -120,7 +129,7 @@ class LinkPhy(wiring.Component):
     """
 
     def __init__(self, lanes, *, ddr=False, faults=False, align_interval=16, lock_count=8,
-                 ports=None, fault_seed=1, line_delay=0):
+                 ports=None, fault_seed=1, line_delay=0, input_latency=1, output_latency=1):
         self._lanes = check_int(lanes, "lanes", minimum=1)
         self._ddr = check_bool(ddr, "ddr")
         self._k = 2 if ddr else 1
@@ -130,6 +139,23 @@ class LinkPhy(wiring.Component):
         self._ports = ports
         self._fault_seed = check_int(fault_seed, "fault_seed", minimum=0)
         self._line_delay = check_line_delay(line_delay)
+
+        def port(name):
+            return None if ports is None else getattr(ports, name)
+
+        input_latency = check_int(input_latency, "input_latency", minimum=1, maximum=MAX_LATENCY)
+        output_latency = check_int(output_latency, "output_latency", minimum=1,
+                                   maximum=MAX_LATENCY)
+        # The line buffers, built here so that the latencies are the buffers' own.
+        # (Not elaborated if the PHY is not: silence_unused.)
+        self._tx_data = silence_unused(OutputBuffer(
+            self._lanes, ddr=self._ddr, port=port("tx_data"), latency=output_latency))
+        self._tx_clk = silence_unused(OutputBuffer(
+            1, ddr=True, domain="sync90" if self._ddr else "sync", port=port("tx_clk"),
+            latency=output_latency))
+        self._rx_data = silence_unused(InputBuffer(
+            self._lanes, ddr=self._ddr, domain="phy_rx", port=port("rx_data"),
+            latency=input_latency))
         members = {
             "tx": In(SymbolStream()),
             "rx": Out(SymbolStream(always_ready=True)),
@@ -157,13 +183,31 @@ class LinkPhy(wiring.Component):
     def bits_per_cycle(self):
         return self._k
 
+    @property
+    def input_latency(self):
+        """Latency *t2* of the receive I/O buffers (cycles of the receive clock)."""
+        return self._rx_data.latency
+
+    @property
+    def output_latency(self):
+        """Latency *t1* of the transmit I/O buffers (``sync`` cycles)."""
+        return self._tx_data.latency
+
+    @property
+    def line_delay(self):
+        return self._line_delay
+
+    @property
+    def extra_latency(self):
+        """Cycles this link's line adds to a frame's trip beyond a PHY with buffers of latency 1
+        and no ``line_delay``: ``line_delay + (output_latency - 1) + (input_latency - 1)``.
+        A link layer's timeout must allow for it twice per round trip."""
+        return self._line_delay + (self.output_latency - 1) + (self.input_latency - 1)
+
     def elaborate(self, platform):
         m = Module()
         lanes, k, ddr = self._lanes, self._k, self._ddr
         ports = self._ports if platform is not None else None
-
-        def port(name):
-            return None if ports is None else getattr(ports, name)
 
         # Transmit.
         m.submodules.tx = tx = PhyTx(lanes, ddr=ddr, align_interval=self._align_interval)
@@ -190,14 +234,13 @@ class LinkPhy(wiring.Component):
             m.d.sync += delayed.eq(bits)
             bits = delayed
 
-        m.submodules.tx_data = tx_data = OutputBuffer(lanes, ddr=ddr, port=port("tx_data"))
+        m.submodules.tx_data = tx_data = self._tx_data
         if ddr:
             m.d.comb += [tx_data.o[j].eq(Cat(bits[lane * k + j] for lane in range(lanes)))
                          for j in range(k)]
         else:
             m.d.comb += tx_data.o.eq(bits)
-        m.submodules.tx_clk = tx_clk = OutputBuffer(1, ddr=True, domain="sync90" if ddr else "sync",
-                                                    port=port("tx_clk"))
+        m.submodules.tx_clk = tx_clk = self._tx_clk
         m.d.comb += [tx_clk.o[0].eq(1 if ddr else 0), tx_clk.o[1].eq(0 if ddr else 1)]
         m.d.comb += [self.pins.tx_data.eq(tx_data.pins), self.pins.tx_clk.eq(tx_clk.pins)]
 
@@ -210,8 +253,7 @@ class LinkPhy(wiring.Component):
             m.d.comb += cd_rx.clk.eq(rx_clk.i)
         m.submodules.rx_reset = ResetSynchronizer(ResetSignal("sync", allow_reset_less=True),
                                                   domain="phy_rx")
-        m.submodules.rx_data = rx_data = InputBuffer(lanes, ddr=ddr, domain="phy_rx",
-                                                     port=port("rx_data"))
+        m.submodules.rx_data = rx_data = self._rx_data
         m.d.comb += rx_data.pins.eq(self.pins.rx_data)
         m.submodules.rx = rx = PhyRx(lanes, ddr=ddr, align_interval=self._align_interval,
                                      lock_count=self._lock_count, domain="phy_rx")

@@ -99,6 +99,28 @@ class TestConstructor:
         with raises_exactly(TypeError, "domain must be a domain name, not 3"):
             InputBuffer(1, domain=3)
 
+    @pytest.mark.parametrize("value", [0, 9, 1.0, None, True])
+    def test_wrong_latency(self, value):
+        for cls in (OutputBuffer, InputBuffer):
+            with raises_exactly(ValueError, f"latency must be an integer from 1 to 8, "
+                                            f"not {value!r}"):
+                cls(1, ddr=True, latency=value)
+        for name in ("input_latency", "output_latency"):
+            with raises_exactly(ValueError, f"{name} must be an integer from 1 to 8, "
+                                            f"not {value!r}"):
+                LinkPhy(1, ddr=True, **{name: value})
+
+    @pytest.mark.parametrize("ddr", [False, True], ids=["sdr", "ddr"])
+    def test_latencies_are_the_buffers(self, ddr):
+        """The PHY reports the latencies of the buffers it built, and what they and the line
+        delay add to a trip."""
+        dut = LinkPhy(2, ddr=ddr, input_latency=3, output_latency=2, line_delay=5)
+        assert (dut.input_latency, dut.output_latency, dut.line_delay) == (3, 2, 5)
+        assert dut.extra_latency == 5 + 2 + 1
+        assert (dut._rx_data.latency, dut._tx_data.latency, dut._tx_clk.latency) == (3, 2, 2)
+        assert LinkPhy(1, ddr=ddr).extra_latency == 0
+        assert (OutputBuffer(2).latency, InputBuffer(2, ddr=True, latency=3).latency) == (1, 3)
+
     def test_platform_needs_port(self):
         with raises_exactly(ValueError, "OutputBuffer needs a port on a real platform"):
             OutputBuffer(1, ddr=True).elaborate(platform=object())
@@ -152,6 +174,59 @@ class TestBuffers:
             # A pair sampled at rising edge e and the falling edge after it shows after edge e + 1.
             assert seen[1:] == [tuple(v) for v in values[:-1]]
             assert seen[0] == (0, 0)
+        _buffer_sim(dut, testbench)
+
+    @pytest.mark.parametrize("ddr", [False, True], ids=["sdr", "ddr"])
+    @pytest.mark.parametrize("latency", [1, 2, 3])
+    def test_output_latency_parameter(self, ddr, latency):
+        """A value set on ``o`` before edge ``n`` is on the pins in cycle ``n + latency - 1``
+        (first half, and second half for DDR): *t1* = ``latency``."""
+        dut = OutputBuffer(4, ddr=ddr, latency=latency)
+        values = [(n + 1, 15 - n) for n in range(6)]
+
+        async def testbench(ctx):
+            await ctx.tick()
+            seen = []
+            for n in range(len(values) + latency + 1):
+                first, second = values[n] if n < len(values) else (0, 0)
+                ctx.set(dut.o, [first, second] if ddr else first)
+                await ctx.tick()                      # edge n + 1
+                await ctx.delay(PERIOD / 4)
+                early = ctx.get(dut.pins)
+                await ctx.delay(PERIOD / 2)
+                seen.append((early, ctx.get(dut.pins)))
+                await ctx.delay(PERIOD / 8)
+            shift = latency - 1
+            expected = [(0, 0)] * shift + [(a, b if ddr else a) for a, b in values]
+            assert seen[:len(expected)] == expected
+        _buffer_sim(dut, testbench)
+
+    @pytest.mark.parametrize("ddr", [False, True], ids=["sdr", "ddr"])
+    @pytest.mark.parametrize("latency", [1, 2, 3])
+    def test_input_latency_parameter(self, ddr, latency):
+        """A pair on the pins at a rising edge (and, for DDR, the falling edge after it) shows
+        on ``i`` ``latency`` edges later (SDR: ``latency - 1`` edges after the one that
+        sampled it): *t2* = ``latency``."""
+        dut = InputBuffer(4, ddr=ddr, latency=latency)
+        values = [(n + 1, 15 - n) for n in range(6)]
+
+        async def testbench(ctx):
+            await ctx.tick()
+            await ctx.delay(PERIOD * 3 / 4)
+            seen = []
+            for n in range(len(values) + latency + 1):
+                first, second = values[n] if n < len(values) else (0, 0)
+                ctx.set(dut.pins, first)              # around rising edge n + 1
+                await ctx.delay(PERIOD / 2)
+                ctx.set(dut.pins, second if ddr else first)
+                await ctx.delay(PERIOD / 2)
+                value = ctx.get(dut.i)
+                seen.append(tuple(value) if ddr else (value, value))
+            # SDR: the register's output follows the edge that sampled it (as FFBuffer), so a
+            # latency of 1 shows it after that same edge.
+            shift = latency if ddr else latency - 1
+            expected = [(0, 0)] * shift + [(a, b if ddr else a) for a, b in values]
+            assert seen[:len(expected)] == expected
         _buffer_sim(dut, testbench)
 
     def test_sdr_latency(self):
@@ -364,14 +439,17 @@ class _Line(Elaboratable):
         return m
 
 
-def _pair(lanes, ddr, *, delays=None, faults=False, periods=(1.0, 1.37), lock_count=8):
+def _pair(lanes, ddr, *, delays=None, faults=False, periods=(1.0, 1.37), lock_count=8,
+          latencies=(1, 1)):
     """PHYs ``a`` (domains sync, sync90) and ``b`` (domains b, b90) joined pin to pin; a's
-    transmit lanes go through a :class:`_Line`."""
+    transmit lanes go through a :class:`_Line`; ``latencies`` are both PHYs' (input, output)
+    I/O buffer latencies."""
     m = Module()
     for name in ("sync", "sync90", "b", "b90"):
         m.domains += ClockDomain(name)
-    a = LinkPhy(lanes, ddr=ddr, faults=faults, lock_count=lock_count)
-    b = LinkPhy(lanes, ddr=ddr, lock_count=lock_count)
+    buffers = dict(input_latency=latencies[0], output_latency=latencies[1])
+    a = LinkPhy(lanes, ddr=ddr, faults=faults, lock_count=lock_count, **buffers)
+    b = LinkPhy(lanes, ddr=ddr, lock_count=lock_count, **buffers)
     m.submodules.a = a
     m.submodules.b = DomainRenamer({"sync": "b", "sync90": "b90"})(b)
     m.submodules.line = line = _Line(lanes, ddr, delays or [0] * lanes)
@@ -597,6 +675,52 @@ class TestLink:
         sim.run()
         assert max(latencies) <= 2 * period + 16, latencies
         assert min(latencies) >= period, latencies
+
+
+    @staticmethod
+    def _latencies(lanes, ddr, latencies):
+        """Latency of 12 lone symbols (as test_latency) offered at fixed cycles counted from
+        the start, so that the transmitter's word phase is the same whatever the buffers."""
+        sim, a, b, _ = _pair(lanes, ddr, periods=(1.0, 1.0), latencies=latencies)
+        found = []
+
+        async def testbench(ctx):
+            rng = random.Random(5)
+            now = 0                            # cycles since the start (both clocks agree)
+            for n in range(12):
+                start = 600 + 100 * n + rng.randrange(40)
+                while now < start:
+                    await ctx.tick()
+                    now += 1
+                assert ctx.get(b.aligned)
+                ctx.set(a.tx.valid, 1)
+                ctx.set(a.tx.payload, {"data": n, "ctrl": 0})
+                assert ctx.get(a.tx.ready)
+                await ctx.tick()
+                ctx.set(a.tx.valid, 0)
+                now += 1
+                cycles = 0
+                while not ctx.get(b.rx.valid):
+                    await ctx.tick("b")
+                    cycles += 1
+                now += cycles
+                assert ctx.get(b.rx.payload.data) == n
+                found.append(cycles)
+        sim.add_testbench(testbench)
+        sim.run()
+        return found
+
+    @pytest.mark.parametrize("lanes, ddr", [(1, False), (2, True)], ids=["1-sdr", "2-ddr"])
+    def test_buffer_latency_adds_its_cycles(self, lanes, ddr):
+        """With buffers of latency (input 3, output 3), (1, 3) and (3, 1) every symbol takes
+        exactly ``extra_latency`` cycles more than with buffers of latency 1."""
+        base = self._latencies(lanes, ddr, (1, 1))
+        for latencies in [(3, 3), (1, 3), (3, 1)]:
+            extra = LinkPhy(lanes, ddr=ddr, input_latency=latencies[0],
+                            output_latency=latencies[1]).extra_latency
+            assert extra == sum(latencies) - 2
+            assert self._latencies(lanes, ddr, latencies) == [c + extra for c in base], \
+                latencies
 
 
 class TestFaults:
