@@ -24,7 +24,7 @@ from bitgrid.host import DeviceModel
 from bitgrid.protocol.host import (COMMANDS, MAX_BODY_LIMIT, Check, Command, Effect, Status,
                                    decode_frame, encode_frame, host_crc, max_body)
 from cobs import cobs
-from test_host_gateware import EngineBench
+from support.host import EngineBench
 
 SIZES = [(4, 4), (6, 2)]
 

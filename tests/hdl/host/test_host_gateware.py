@@ -9,7 +9,7 @@ the running configuration; the UART pair and the whole controller work at the bi
 import random
 
 import pytest
-from amaranth.hdl import Module, ResetInserter, Signal
+from amaranth.hdl import Module, Signal
 
 from bitgrid import Configuration, Emulator
 from bitgrid.config import frame_record
@@ -17,9 +17,10 @@ from bitgrid.host import (Command, DeviceModel, DeviceStatus, LoopbackTransport,
                           Status, decode_frame, encode_frame, run_vectors, unpack_edges)
 from bitgrid.hdl.grid import Grid
 from bitgrid.hdl.host import (FrameReceiver, FrameSender, HostController, ProtocolEngine,
-                              UARTReceiver, UARTTransmitter, attach_grid)
+                              UARTReceiver, UARTTransmitter)
 from support.conformance import load_conformance
-from support.gateware import raises_exactly, simulate
+from support.gateware import raises_exactly
+from support.host import EngineBench
 
 
 def request(command, payload=b"", seq=1):
@@ -33,44 +34,6 @@ def record_session(width, height, script):
                                   to_device=lambda data: (log.append(bytes(data)), data)[1])
     script(ProtocolTarget(transport, timeout=0.01))
     return log
-
-
-class EngineBench:
-    """A :class:`ProtocolEngine` wired to a :class:`Grid`, driven byte by byte."""
-
-    def __init__(self, width, height, storage="ff"):
-        self.engine = ProtocolEngine(width, height, storage=storage)
-        self.grid = Grid(width, height, storage=storage)
-        m = Module()
-        rst = Signal()
-        m.submodules.grid = ResetInserter(rst)(self.grid)
-        m.submodules.engine = self.engine
-        attach_grid(m, self.engine, self.grid, rst)     # as HostController does
-        m.d.comb += rst.eq(self.engine.grid_rst)
-        self.top = m
-
-    async def exchange(self, ctx, data, answers, limit=20000):
-        """Send ``data`` one byte per cycle, then collect ``answers`` frames (waiting at most
-        ``limit`` cycles; with ``answers == 0``, 64 cycles to see that nothing comes)."""
-        engine, out = self.engine, bytearray()
-        ctx.set(engine.tx.ready, 1)
-        for byte in data:
-            ctx.set(engine.rx.valid, 1)
-            ctx.set(engine.rx.payload, byte)
-            await ctx.tick()
-            assert not ctx.get(engine.tx.valid)
-        ctx.set(engine.rx.valid, 0)
-        for _ in range(limit if answers else 64):
-            if answers and out.count(0) == answers:
-                break
-            await ctx.tick()
-            if ctx.get(engine.tx.valid):
-                out.append(ctx.get(engine.tx.payload))
-        await ctx.tick()           # the delimiter is taken on this edge
-        return bytes(out)
-
-    def run(self, testbench, name):
-        simulate(self.top, testbench, name=name)
 
 
 def pieces(data):
