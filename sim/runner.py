@@ -6,6 +6,8 @@ The simulation layer is split along its seams; this module runs, the others hold
 * :mod:`bitgrid.sim.cache`: the cache folder, its keys and the Verilog stage;
 * :mod:`bitgrid.sim.builds`: simulator builds (:func:`build`, :class:`Build`);
 * :mod:`bitgrid.sim.jobs`: the job and result files between the runner and a test bench;
+* :mod:`bitgrid.sim.processes`: the simulator processes, which die with their parent;
+* :mod:`bitgrid.sim.waves`: the viewer's save file of a waveform dump;
 * :mod:`bitgrid._overrides`: the cocotb runner with edited commands.
 
 The names of those modules that callers used from here are re-exported.
