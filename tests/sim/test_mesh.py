@@ -364,6 +364,28 @@ def test_mesh_two_ddr_lanes_with_skew(simulator):
     _check_faults(results, scenarios)
 
 
+#: (input, output) latencies of the links' I/O buffers: the model's 1, and 3 as ECP5's DDR
+#: output register (ODDRX1F) takes; (3, 3) in the fast set, the others in the slow set.
+BUFFER_LATENCIES = [(1, 1), (1, 3), (3, 1), (3, 3)]
+
+
+@pytest.mark.icarus
+@pytest.mark.parametrize("latencies", [
+    pytest.param(latencies, marks=() if latencies == (3, 3) else pytest.mark.slow,
+                 id=f"in{latencies[0]}-out{latencies[1]}") for latencies in BUFFER_LATENCIES])
+def test_mesh_at_buffer_latencies(latencies):
+    """random_8x8 on 2 x 2 chips with two DDR lanes per link whose I/O buffers take
+    ``latencies`` cycles (input, output): the vector file's and the emulator's outputs at every
+    subcycle, and on the clean line every frame is sent once (the link layer's timeout allows
+    for the longer trip: no retransmission)."""
+    cases = [_conformance_case("random_8x8")]
+    results = run_mesh_cases(cases, "2x2", lanes=2, ddr=True, input_latency=latencies[0],
+                             output_latency=latencies[1], quiet=True)
+    assert (results[0].design.input_latency, results[0].design.output_latency) == latencies
+    _check(results)
+    _check_faults(results, [("none", ())])
+
+
 #: Conformance cases and the mesh shapes their grids split into (even tiles).
 CONFORMANCE_MESHES = [("random_8x8", "2x2"), ("adder8", "1x2"), ("edge_io_hello", "2x2"),
                       ("identity_we_9lane", "2x1"), ("random_32x32", "2x2"),
@@ -396,6 +418,12 @@ def test_design_for_grid():
     design = MeshDesign.for_grid(16, 8, "2x2", lanes=2, ddr=True)
     assert (design.tile_width, design.tile_height, design.width, design.height) == (8, 4, 16, 8)
     assert design.stem == "mesh-2x2-8x4-ff-2ddr-faults"
+    slow = MeshDesign.for_grid(16, 8, "2x2", lanes=2, ddr=True, input_latency=1,
+                               output_latency=3)
+    assert slow.stem == "mesh-2x2-8x4-ff-2ddr-faults-io13"
+    assert str(slow) == ("2x2 mesh of 8x4 ff tiles, 2 DDR lane(s) per link, I/O buffer latency "
+                         "1 in, 3 out")
+    assert slow.verilog_arguments()["output_latency"] == 3
     with pytest.raises(ValueError, match="even"):
         MeshDesign.for_grid(8, 10, "2x2")
 
@@ -412,6 +440,8 @@ def test_case_faults_must_match_the_cases():
     ("line_delay", -1, "line_delay must be an integer from 0 to 4096, not -1"),
     ("stall_cycles", 0, "stall_cycles must be an integer from 1 to 1000000000, not 0"),
     ("ddr", 1, "ddr must be True or False, not 1"),
+    ("input_latency", 0, "input_latency must be an integer from 1 to 8, not 0"),
+    ("output_latency", 9, "output_latency must be an integer from 1 to 8, not 9"),
 ])
 def test_mesh_options_checked_before_building(option, value, message):
     case = _random_case(4, 4, 2, 1, "x")
