@@ -34,8 +34,8 @@ from .jobs import JOB_ENV, JOB_FORMAT, RESULT_FORMAT, read_job, write_result
 
 __all__ = ["SIMULATORS", "STORAGES", "TOP", "TESTBENCH_MODULE", "WAVE_FORMATS", "Backend",
            "BACKENDS", "Build", "SimulationError", "cache_dir", "grid_verilog_file", "build",
-           "run_testbench", "run_bench", "check_plusargs", "simulator_version", "wave_format", "available",
-           "LibraryMissingError",
+           "run_testbench", "run_bench", "check_plusargs", "simulator_version", "wave_format",
+           "available", "LibraryMissingError",
            "HOST_TOP", "HOST_DIVISOR", "host_verilog_file", "cached_verilog", "JOB_ENV",
            "JOB_FORMAT", "RESULT_FORMAT", "read_job", "write_result"]
 
