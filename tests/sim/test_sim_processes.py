@@ -1,8 +1,10 @@
 """Simulators die with their parent (:mod:`bitgrid.sim.processes`): a ``bitgrid sim`` ended by
-SIGKILL or SIGTERM leaves no ``vvp`` behind (issue 10, "orphaned simulators").
+SIGKILL or SIGTERM leaves no ``vvp`` or Verilator model behind (issue 10, "orphaned
+simulators").
 
-The processes are found in ``/proc`` (no psutil): a ``vvp`` whose command line names the run
-folder of the ``bitgrid sim`` under test, so that other helpers' simulators never count.
+The processes are found in ``/proc`` (no psutil): the simulator process below the ``bitgrid
+sim`` under test (its pid, found while the parent lives), so that other simulators running on
+the machine never count.
 """
 
 import os
@@ -16,9 +18,6 @@ import pytest
 
 from bitgrid.sim import processes
 from support.conformance import conformance_dir
-
-pytestmark = pytest.mark.icarus
-
 
 def _processes():
     """``{pid: (ppid, argv)}`` of every process readable in /proc."""
@@ -37,8 +36,8 @@ def _processes():
     return found
 
 
-def _descendant_vvp(root):
-    """Pids of the ``vvp`` processes below ``root``."""
+def _descendants(root, name):
+    """Pids of the processes running executable ``name`` below ``root``."""
     table = _processes()
     children = {}
     for pid, (ppid, _) in table.items():
@@ -47,10 +46,14 @@ def _descendant_vvp(root):
     while pending:
         pid = pending.pop()
         for child in children.get(pid, ()):
-            if table[child][1] and os.path.basename(table[child][1][0]) == "vvp":
+            if table[child][1] and os.path.basename(table[child][1][0]) == name:
                 found.append(child)
             pending.append(child)
     return found
+
+
+#: The simulator process of each simulator: vvp, or the Verilator model (named after the top).
+SIMULATOR_PROCESS = {"icarus": "vvp", "verilator": "bitgrid_grid"}
 
 
 def _alive(pid):
@@ -70,22 +73,24 @@ def _wait_for(predicate, seconds):
 
 @pytest.fixture
 def long_sim():
-    """A ``bitgrid sim`` of a 2x2 conformance case for 10**6 steps (minutes on Icarus), started
-    in its own process group; yields ``(process, vvp pid)`` once vvp runs. Cleans up whatever
-    is left."""
+    """Starts a ``bitgrid sim`` of a 2x2 conformance case for 10**6 steps (minutes), in its own
+    process group; returns ``(process, simulator pid)`` once the simulator runs. Cleans up
+    whatever is left."""
     started = []
 
-    def start():
+    def start(simulator="icarus"):
         command = [sys.executable, "-m", "bitgrid", "sim",
-                   os.path.join(conformance_dir(), "random_2x2.bgbs"), "--steps", "1000000"]
+                   os.path.join(conformance_dir(), "random_2x2.bgbs"), "--steps", "1000000",
+                   "--simulator", simulator]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, start_new_session=True)
         started.append(process)
-        # The first run may build the model (Verilog and iverilog): allow for it.
-        vvp = _wait_for(lambda: _descendant_vvp(process.pid), 300)
-        assert vvp, "vvp never started under bitgrid sim"
-        started.append(vvp[0])
-        return process, vvp[0]
+        # The first run may build the model (Verilog and the simulator's build): allow for it.
+        name = SIMULATOR_PROCESS[simulator]
+        found = _wait_for(lambda: _descendants(process.pid, name), 600)
+        assert found, f"{name} never started under bitgrid sim"
+        started.append(found[0])
+        return process, found[0]
     yield start
     for item in started:
         pid = item.pid if isinstance(item, subprocess.Popen) else item
@@ -99,15 +104,17 @@ def long_sim():
 
 
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
-def test_vvp_dies_with_bitgrid_sim(long_sim, signum):
-    process, vvp = long_sim()
+@pytest.mark.parametrize("simulator", [pytest.param("icarus", marks=pytest.mark.icarus),
+                                       pytest.param("verilator", marks=pytest.mark.verilator)])
+def test_simulator_dies_with_bitgrid_sim(long_sim, simulator, signum):
+    process, child = long_sim(simulator)
     time.sleep(0.5)
-    assert process.poll() is None and _alive(vvp)
+    assert process.poll() is None and _alive(child)
     os.kill(process.pid, signum)
     status = process.wait(30)
     assert status == (-signal.SIGKILL if signum == signal.SIGKILL else 128 + signal.SIGTERM)
-    assert _wait_for(lambda: not _alive(vvp), 10), \
-        f"vvp {vvp} outlived its parent ({signal.Signals(signum).name})"
+    assert _wait_for(lambda: not _alive(child), 10), \
+        f"{simulator} process {child} outlived its parent ({signal.Signals(signum).name})"
 
 
 def test_run_ends_the_child_on_an_exception(tmp_path):
