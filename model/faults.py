@@ -8,18 +8,28 @@ written on the command line as comma-separated ``KEY=VALUE`` items::
 ========================  =====================================================================
 key                       meaning (default)
 ========================  =====================================================================
-``flip``                  probability that a line bit is inverted, per bit and lane, 0..0.1 (0)
-``drop``                  probability that a link-layer frame is swallowed, 0..0.9 (0)
+``flip``                  probability that a line bit is inverted, per bit and lane,
+                          0..:data:`MAX_FLIP` (0)
+``drop``                  probability that a link-layer frame is swallowed, 0..:data:`MAX_DROP`
+                          (0)
 ``dup``                   probability that a link-layer frame is sent twice, 0..1 (0)
-``slip``                  number of bit slips spread over the run, on random links and lanes (0)
+``slip``                  number of bit slips spread over the run, on random links and lanes,
+                          0..:data:`MAX_EVENTS`, at most 4 per step of the run (0)
 ``skew``                  largest per-lane skew in bit times, 0..15; each lane of each link gets
                           a fixed random skew from 0 to this (0)
-``disconnect``            number of disconnect periods spread over the run (0)
-``disconnect_cycles``     length of one disconnect period in cycles, at least 1 (200)
-``clock``                 ratio of neighbouring chips' clock periods, > 0; 1 = same clock (1)
+``disconnect``            number of disconnect periods spread over the run,
+                          0..:data:`MAX_EVENTS`, at most one per step of the run (0)
+``disconnect_cycles``     length of one disconnect period in cycles,
+                          1..:data:`MAX_DISCONNECT_CYCLES` (200)
+``clock``                 ratio of neighbouring chips' clock periods, 1/:data:`MAX_CLOCK_RATIO`
+                          ..:data:`MAX_CLOCK_RATIO`; 1 = same clock (1)
 ``seed``                  seed of the schedule, of the lane skews and (its low 16 bits) of the
                           fault models' random generators, >= 0 (1)
 ========================  =====================================================================
+
+The bounds are those at which a simulated mesh still makes progress (docs/mesh.md, "Fault
+specs"): beyond them a run stalls rather than tests the link's repair. The per-run bounds
+(slips and disconnects per step) are checked by :meth:`FaultSpec.check_run`.
 
 ``none`` (or an empty string) is no fault at all; ``all`` enables every kind at moderate rates
 (:data:`ALL`). An item may follow a preset to change it: ``all,seed=3``.
@@ -36,7 +46,9 @@ from typing import NamedTuple
 
 from .checks import check_int, check_real
 
-__all__ = ["FaultSpec", "FaultEvent", "threshold", "ALL", "MAX_SKEW_BITS", "EVENT_KINDS"]
+__all__ = ["FaultSpec", "FaultEvent", "threshold", "ALL", "MAX_SKEW_BITS", "EVENT_KINDS",
+           "MAX_FLIP", "MAX_DROP", "MAX_CLOCK_RATIO", "MAX_EVENTS", "MAX_DISCONNECT_CYCLES",
+           "SLIPS_PER_STEP"]
 
 #: Largest per-lane skew the fault models inject, in bit times (the 4-bit ``skew`` field of
 #: :class:`bitgrid.hdl.link.FaultControlSignature`; the gateware's delay lines are this long).
@@ -44,19 +56,44 @@ __all__ = ["FaultSpec", "FaultEvent", "threshold", "ALL", "MAX_SKEW_BITS", "EVEN
 #: (:data:`bitgrid.hdl.link.phy.MAX_DESKEW_SYMBOLS`).
 MAX_SKEW_BITS = 15
 
+#: Largest bit flip probability: the longest DATA frame (13 symbols, 130 line bits, of a
+#: 128 x 128 tile) still arrives intact with probability (1 - 0.005) ** 130 = 0.52, as with
+#: :data:`MAX_DROP`; at 0.1 not one frame in 10**5 does and receivers lose alignment.
+MAX_FLIP = 0.005
+#: Largest frame drop probability: every lost frame costs a retransmission timeout (256 cycles
+#: and more), so a link needs 1 / (1 - drop) tries per subcycle; at 0.5 a subcycle without
+#: delivery for the bench's stall window of 20000 cycles (about 70 timeouts) has probability
+#: 0.5 ** 70, at 0.9 it is 0.9 ** 70 = 6e-4 per link and subcycle: a long run stalls.
+MAX_DROP = 0.5
+#: Largest ratio of neighbouring clock periods (and 1 / it the smallest): a subcycle of the
+#: slower chip, up to about 1000 of its cycles with a retransmission, times the ratio must stay
+#: well inside the bench's stall window of 20000 cycles of the faster clock.
+MAX_CLOCK_RATIO = 16
+#: Largest number of slips or disconnects in a spec (and at most one per step of a run).
+MAX_EVENTS = 10000
+#: Most slips per step of a run (:meth:`FaultSpec.check_run`); disconnects: one per step.
+SLIPS_PER_STEP = 4
+#: Longest disconnect period in cycles: half the bench's stall window (20000 cycles without
+#: progress), so that the link can realign and retransmit before the bench gives up.
+MAX_DISCONNECT_CYCLES = 10000
+
 #: The kinds of :class:`FaultEvent`, in the order a bench applies events of the same cycle.
 EVENT_KINDS = ("reconnect", "disconnect", "slip")
 
 _PROBABILITY = "a probability between 0 and 1"
 _RANGES = {
-    "flip": "a probability from 0 to 0.1 (a line with more errors never aligns)",
-    "drop": "a probability from 0 to 0.9 (a link that loses every frame never delivers one)",
+    "flip": f"a probability from 0 to {MAX_FLIP} (with more bit errors the links lose most "
+            "frames and the mesh stalls)",
+    "drop": f"a probability from 0 to {MAX_DROP} (with more dropped frames the mesh stalls "
+            "waiting for a delivery)",
     "dup": _PROBABILITY,
-    "slip": "an integer count of at least 0",
+    "slip": f"an integer count from 0 to {MAX_EVENTS}",
     "skew": f"an integer number of bit times between 0 and {MAX_SKEW_BITS}",
-    "disconnect": "an integer count of at least 0",
-    "disconnect_cycles": "an integer number of cycles of at least 1",
-    "clock": "a clock period ratio greater than 0 (1 = same clock)",
+    "disconnect": f"an integer count from 0 to {MAX_EVENTS}",
+    "disconnect_cycles": f"an integer number of cycles from 1 to {MAX_DISCONNECT_CYCLES} (a "
+                         "longer disconnect is a stall)",
+    "clock": f"a clock period ratio from 1/{MAX_CLOCK_RATIO} to {MAX_CLOCK_RATIO} (1 = same "
+             "clock; a slower neighbour stalls the mesh)",
     "seed": "an integer of at least 0",
 }
 _KEYS = tuple(_RANGES)
@@ -102,14 +139,16 @@ def _check(key, value, text=None):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) \
                 or not math.isfinite(value):
             raise _error(key, shown)
-        ok = {"clock": value > 0, "flip": 0 <= value <= 0.1,
-              "drop": 0 <= value <= 0.9}.get(key, 0 <= value <= 1)
+        ok = {"clock": 1 / MAX_CLOCK_RATIO <= value <= MAX_CLOCK_RATIO,
+              "flip": 0 <= value <= MAX_FLIP,
+              "drop": 0 <= value <= MAX_DROP}.get(key, 0 <= value <= 1)
     else:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise _error(key, shown)
         value = int(value)
         ok = {"skew": 0 <= value <= MAX_SKEW_BITS,
-              "disconnect_cycles": value >= 1}.get(key, value >= 0)
+              "slip": 0 <= value <= MAX_EVENTS, "disconnect": 0 <= value <= MAX_EVENTS,
+              "disconnect_cycles": 1 <= value <= MAX_DISCONNECT_CYCLES}.get(key, value >= 0)
     if not ok:
         raise _error(key, shown)
 
@@ -212,6 +251,27 @@ class FaultSpec:
         items = [f"{key}={value!r}" for key, value in self.fields().items()
                  if value != default[key].default]
         return ",".join(items) if items else "none"
+
+    def check_run(self, steps):
+        """Check the spec against a run of ``steps`` steps: at most :data:`SLIPS_PER_STEP` slips
+        and one disconnect period per step, so that they are spread over the run instead of
+        piled into its last steps, where the link would not recover within the bench's stall
+        window (a disconnect costs ``disconnect_cycles``, then realignment and a retransmission
+        timeout).
+
+        :returns: the spec.
+        :raises ValueError: e.g. ``"disconnect=20: a run of 16 steps takes at most 16
+            disconnects (1 per step)"``.
+        """
+        steps = check_int(steps, "steps", minimum=1)
+        for key, what, per_step in (("slip", "slips", SLIPS_PER_STEP),
+                                    ("disconnect", "disconnects", 1)):
+            value = getattr(self, key)
+            if value > per_step * steps:
+                raise ValueError(f"{key}={value}: a run of {steps} step{'s' * (steps != 1)} "
+                                 f"takes at most {per_step * steps} {what} ({per_step} per "
+                                 "step)")
+        return self
 
     # --- Queries ------------------------------------------------------------------------------
 

@@ -298,7 +298,8 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
         :class:`MeshDesign`.
     :returns: list of :class:`MeshResult`.
     :raises ValueError: for a bad option, a shape the grid does not split into, or a bad
-        fault spec.
+        fault spec (also one with more slips or disconnects than a case has steps,
+        :meth:`~bitgrid.faults.FaultSpec.check_run`).
     :raises ToolMissingError, SimulationError: as :func:`bitgrid.sim.api.run_cases`.
     """
     cases = list(cases)
@@ -318,6 +319,8 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
     spec = _spec(faults)
     case_specs = [spec if case_faults is None else _spec(case_faults[i])
                   for i in range(len(cases))]
+    for case, case_spec in zip(cases, case_specs):
+        case_spec.check_run(max(len(case.inputs), 1))      # slips, disconnects per step
     groups = {}
     for index, case in enumerate(cases):
         design = MeshDesign.for_grid(case.width, case.height, shape, lanes=lanes, ddr=ddr,

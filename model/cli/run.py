@@ -113,11 +113,13 @@ def _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay):
                    "each chip gets its slice of BITSTREAM.")
 @click.option("--faults", type=FaultsType(), metavar="SPEC",
               help="With --mesh: link faults to inject, as KEY=VALUE,...: flip (bit error "
-                   "probability, <= 0.1), drop and dup (frame probabilities, drop <= 0.9), slip "
-                   "(number of bit slips), skew (bit times per lane, <= 15), disconnect (number "
-                   "of disconnections), disconnect_cycles (their length, default 200), clock "
-                   "(clock period ratio of neighbouring chips), seed; or 'all' (every kind), "
-                   "e.g. 'all,seed=3' or 'flip=1e-3,drop=0.02'. See docs/mesh.md.")
+                   "probability, <= 0.005), drop and dup (frame probabilities, drop <= 0.5), "
+                   "slip (number of bit slips, <= 4 per step), skew (bit times per lane, <= 15), "
+                   "disconnect (number of disconnections, <= 1 per step), disconnect_cycles "
+                   "(their length, default 200, <= 10000), clock (clock period ratio of "
+                   "neighbouring chips, 1/16 to 16), seed; or 'all' (every kind), e.g. "
+                   "'all,seed=3' or 'flip=1e-3,drop=0.02'. Beyond these a mesh stalls. See "
+                   "docs/mesh.md.")
 @click.option("--lanes", type=click.IntRange(1, 16), default=1, show_default=True,
               help="With --mesh: data lanes per link direction.")
 @click.option("--ddr", is_flag=True, help="With --mesh: double data rate lanes.")

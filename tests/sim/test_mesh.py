@@ -476,6 +476,38 @@ def test_cli_bad_fault_spec():
         result.output
 
 
+@pytest.mark.parametrize("spec, message", [
+    ("flip=0.1", "flip=0.1: flip must be a probability from 0 to 0.005 (with more bit errors "
+                 "the links lose most frames and the mesh stalls)"),
+    ("drop=0.9", "drop=0.9: drop must be a probability from 0 to 0.5 (with more dropped frames "
+                 "the mesh stalls waiting for a delivery)"),
+    ("clock=1e9", "clock=1e9: clock must be a clock period ratio from 1/16 to 16 (1 = same "
+                  "clock; a slower neighbour stalls the mesh)"),
+    ("disconnect=1e9", "disconnect=1e9: disconnect must be an integer count from 0 to 10000"),
+])
+def test_cli_fault_rates_at_which_a_mesh_stalls(spec, message):
+    """Rates at which a mesh cannot progress are refused before anything is built: exit 2, the
+    error on one line (after click's usage lines), no traceback."""
+    path = os.path.join(conformance_dir(), "random_8x8.bgbs")
+    result = _cli("sim", path, "--steps", "4", "--mesh", "2x2", "--faults", spec)
+    assert result.exit_code == 2
+    assert result.output.splitlines()[-1] == f"Error: Invalid value for '--faults': {message}"
+    assert "Traceback" not in result.output
+
+
+def test_cli_more_disconnects_than_steps():
+    path = os.path.join(conformance_dir(), "random_8x8.bgbs")
+    result = _cli("sim", path, "--steps", "4", "--mesh", "2x2", "--faults", "disconnect=5")
+    assert (result.exit_code, result.output) == (
+        2, "error: disconnect=5: a run of 4 steps takes at most 4 disconnects (1 per step)\n")
+
+
+def test_run_mesh_cases_checks_the_spec_against_the_steps():
+    case = _random_case(4, 4, 2, 1, "x")
+    with raises_exactly(ValueError, "slip=9: a run of 2 steps takes at most 8 slips (4 per step)"):
+        run_mesh_cases([case], "2x2", faults="slip=9")
+
+
 @pytest.mark.icarus
 def test_cli_mesh_run_pass_and_mismatch(tmp_path):
     """``bitgrid sim --mesh``: exit 0 and the counters when every step matches, 1 with a

@@ -538,14 +538,18 @@ class TestFrameFaults:
 # --- FaultSpec -----------------------------------------------------------------------------------
 
 RANGE = {
-    "flip": "a probability from 0 to 0.1 (a line with more errors never aligns)",
-    "drop": "a probability from 0 to 0.9 (a link that loses every frame never delivers one)",
+    "flip": "a probability from 0 to 0.005 (with more bit errors the links lose most frames "
+            "and the mesh stalls)",
+    "drop": "a probability from 0 to 0.5 (with more dropped frames the mesh stalls waiting for "
+            "a delivery)",
     "dup": "a probability between 0 and 1",
-    "slip": "an integer count of at least 0",
+    "slip": "an integer count from 0 to 10000",
     "skew": "an integer number of bit times between 0 and 15",
-    "disconnect": "an integer count of at least 0",
-    "disconnect_cycles": "an integer number of cycles of at least 1",
-    "clock": "a clock period ratio greater than 0 (1 = same clock)",
+    "disconnect": "an integer count from 0 to 10000",
+    "disconnect_cycles": "an integer number of cycles from 1 to 10000 (a longer disconnect is "
+                         "a stall)",
+    "clock": "a clock period ratio from 1/16 to 16 (1 = same clock; a slower neighbour stalls "
+             "the mesh)",
     "seed": "an integer of at least 0",
 }
 KEYS = "flip, drop, dup, slip, skew, disconnect, disconnect_cycles, clock, seed"
@@ -583,10 +587,10 @@ class TestFaultSpec:
         assert spec.slip > 0 and spec.skew > 0 and spec.disconnect > 0 and spec.clock != 1
         assert FaultSpec.parse(str(spec)) == spec
         assert FaultSpec.parse("all, seed=3") == spec.replace(seed=3)
-        assert FaultSpec.parse("none,flip=0.05") == FaultSpec(flip=0.05)
+        assert FaultSpec.parse("none,flip=0.005") == FaultSpec(flip=0.005)
 
     @pytest.mark.parametrize("spec", [
-        FaultSpec(flip=1e-7), FaultSpec(drop=0.9, dup=0.3333333333333333),
+        FaultSpec(flip=1e-7), FaultSpec(drop=0.5, dup=0.3333333333333333),
         FaultSpec(clock=0.77, seed=0), FaultSpec(disconnect=4, disconnect_cycles=1),
         FaultSpec(skew=15, slip=100, flip=2.5e-05),
     ])
@@ -596,21 +600,22 @@ class TestFaultSpec:
     def test_random_round_trip(self):
         rng = random.Random(1)
         for _ in range(200):
-            spec = FaultSpec(flip=rng.random() ** 4 / 10, drop=rng.choice([0, 0.9, rng.random() * 0.9]),
+            spec = FaultSpec(flip=rng.random() ** 4 / 200,
+                             drop=rng.choice([0, 0.5, rng.random() * 0.5]),
                              dup=rng.random(), slip=rng.randint(0, 9), skew=rng.randint(0, 15),
                              disconnect=rng.randint(0, 3), disconnect_cycles=rng.randint(1, 999),
-                             clock=rng.uniform(0.01, 4), seed=rng.randint(0, 1 << 40))
+                             clock=rng.uniform(1 / 16, 16), seed=rng.randint(0, 1 << 40))
             assert FaultSpec.parse(str(spec)) == spec
 
     def test_frozen_and_typed(self):
-        spec = FaultSpec(flip=0.1, clock=2)
+        spec = FaultSpec(flip=0.001, clock=2)
         assert isinstance(spec.flip, float) and isinstance(spec.clock, float)
         with pytest.raises(AttributeError):
             spec.flip = 0.5
-        assert hash(spec) == hash(FaultSpec(flip=0.1, clock=2.0))
+        assert hash(spec) == hash(FaultSpec(flip=0.001, clock=2.0))
 
     def test_spaces(self):
-        assert FaultSpec.parse(" flip = 0.05 , seed=2 ") == FaultSpec(flip=0.05, seed=2)
+        assert FaultSpec.parse(" flip = 0.005 , seed=2 ") == FaultSpec(flip=0.005, seed=2)
 
     @pytest.mark.parametrize("text, key, value", [
         ("flip=1.5", "flip", "1.5"), ("flip=-0.1", "flip", "-0.1"), ("drop=2", "drop", "2"),
@@ -619,7 +624,15 @@ class TestFaultSpec:
         ("skew=-1", "skew", "-1"), ("disconnect=two", "disconnect", "two"),
         ("disconnect_cycles=0", "disconnect_cycles", "0"), ("clock=0", "clock", "0"),
         ("clock=-1", "clock", "-1"), ("clock=inf", "clock", "inf"), ("seed=-3", "seed", "-3"),
-        ("seed=0x10", "seed", "0x10"), ("flip=0.1,skew=99", "skew", "99"),
+        ("seed=0x10", "seed", "0x10"), ("flip=0.001,skew=99", "skew", "99"),
+        # Rates at which a mesh cannot progress (docs/mesh.md, "Fault specs"), and just past
+        # each bound.
+        ("flip=0.1", "flip", "0.1"), ("drop=0.9", "drop", "0.9"), ("clock=1e9", "clock", "1e9"),
+        ("disconnect=1e9", "disconnect", "1e9"), ("flip=0.0051", "flip", "0.0051"),
+        ("drop=0.51", "drop", "0.51"), ("clock=16.5", "clock", "16.5"),
+        ("clock=0.06", "clock", "0.06"), ("disconnect=10001", "disconnect", "10001"),
+        ("slip=10001", "slip", "10001"),
+        ("disconnect_cycles=10001", "disconnect_cycles", "10001"),
     ])
     def test_bad_value(self, text, key, value):
         with raises_exactly(ValueError, f"{key}={value}: {key} must be {RANGE[key]}"):
@@ -636,11 +649,32 @@ class TestFaultSpec:
         with raises_exactly(ValueError, f"{key}={value}: {key} must be {RANGE[key]}"):
             FaultSpec().replace(**kwargs)
 
+    def test_bounds_are_accepted(self):
+        """Every bound itself is a spec that runs (docs/mesh.md, "Fault specs")."""
+        spec = FaultSpec.parse("flip=0.005,drop=0.5,dup=1,slip=10000,disconnect=10000,"
+                               "disconnect_cycles=10000,clock=16")
+        assert (spec.flip, spec.drop, spec.clock, spec.disconnect_cycles) == (0.005, 0.5, 16, 10000)
+        assert FaultSpec.parse("clock=0.0625").clock == 1 / 16
+
+    def test_check_run(self):
+        """At most four slips and one disconnect per step of a run."""
+        spec = FaultSpec(slip=64, disconnect=16)
+        assert spec.check_run(16) is spec
+        assert ALL.check_run(1) is ALL
+        with raises_exactly(ValueError, "slip=64: a run of 15 steps takes at most 60 slips "
+                                        "(4 per step)"):
+            spec.check_run(15)
+        with raises_exactly(ValueError, "disconnect=2: a run of 1 step takes at most 1 "
+                                        "disconnects (1 per step)"):
+            FaultSpec(disconnect=2).check_run(1)
+        with raises_exactly(ValueError, "steps must be an integer of at least 1, not 0"):
+            spec.check_run(0)
+
     def test_unknown_key(self):
         with raises_exactly(ValueError, f"jitter=3: unknown fault 'jitter'; the keys are {KEYS}"):
-            FaultSpec.parse("flip=0.1,jitter=3")
+            FaultSpec.parse("flip=0.001,jitter=3")
 
-    @pytest.mark.parametrize("text, item", [("flip", "flip"), ("flip=0.1,,seed=2", "(empty)"),
+    @pytest.mark.parametrize("text, item", [("flip", "flip"), ("flip=0.001,,seed=2", "(empty)"),
                                             ("0.5", "0.5")])
     def test_not_key_value(self, text, item):
         with raises_exactly(ValueError, f"{item}: a fault must be written KEY=VALUE with KEY one "
@@ -652,8 +686,8 @@ class TestFaultSpec:
             FaultSpec.parse("seed=2,all")
 
     def test_twice(self):
-        with raises_exactly(ValueError, "flip=0.2: flip is given twice"):
-            FaultSpec.parse("flip=0.1,flip=0.2")
+        with raises_exactly(ValueError, "flip=0.002: flip is given twice"):
+            FaultSpec.parse("flip=0.001,flip=0.002")
 
     def test_not_a_string(self):
         with raises_exactly(TypeError, "A fault specification must be a string, not 3"):
