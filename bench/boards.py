@@ -71,9 +71,9 @@ def row_from_report(board, report, source):
     fmax = _fmax(report)
     constraint = min((v["constraint"] for v in report.get("fmax_mhz", {}).values()),
                      default=None)
-    from bitgrid.boards import _SUMMARY
+    from bitgrid.boards.toolflow import SUMMARY
     utilization = report.get("utilization", {})
-    ram_bels = {bel: utilization[bel] for bel in _SUMMARY[board.family]["RAM"]
+    ram_bels = {bel: utilization[bel] for bel in SUMMARY[board.family]["RAM"]
                 if bel in utilization}
     return {"board": board.name, "fpga": board.fpga, "storage": report["storage"],
             "grid": report["grid"], "cells": report["cells"],

@@ -19,7 +19,7 @@ Notation: ``k`` = 1 (SDR) or 2 (DDR) bits per lane per cycle; a line symbol is
 :data:`~bitgrid.hdl.link.phy.LINE_BITS` = 10 bits (2-bit sync header and a byte), so a *word*
 (one symbol per lane) takes ``p = 10 / k`` cycles; one word in :data:`ALIGN_INTERVAL` (``A`` =
 16) is an ALIGN word. A DATA frame of ``b`` payload bits (``b`` = half a tile side: the lanes of
-one parity) has ``S_D = 5 + ceil(b / 8)`` symbols (:func:`bitgrid.link.frame_symbols`: kind,
+one parity) has ``S_D = 5 + ceil(b / 8)`` symbols (:func:`bitgrid.protocol.link.frame_symbols`: kind,
 seq, ack, payload, 2 CRC bytes), an ACK frame ``S_A = 4``.
 
 *Serialisation (throughput) bound.* Per subcycle each link direction carries one DATA frame,
@@ -202,7 +202,7 @@ def payload_bits(side):
 def frame_symbols_per_subcycle(bits, acks=0):
     """Symbols one link direction carries per subcycle: a DATA frame of ``bits`` payload bits and
     ``acks`` ACK frames."""
-    from bitgrid.link import FrameKind, frame_symbols
+    from bitgrid.protocol.link import FrameKind, frame_symbols
     return frame_symbols(FrameKind.DATA, bits) + acks * frame_symbols(FrameKind.ACK)
 
 
@@ -260,7 +260,7 @@ def phy_burst_latency(lanes, ddr, bursts, *, line_delay=0, words=12):
     the mesh runs), in Amaranth's simulator.
 
     :param bursts: a list of bursts, each a list of ``(byte, ctrl)`` symbols (a link-layer frame
-        or frames, :mod:`bitgrid.link`).
+        or frames, :mod:`bitgrid.protocol.link`).
     :param words: after alignment, each burst is sent once after every idle gap of 0 ..
         ``words * p - 1`` cycles (``p = 10 / k``), so that it starts at every word phase and at
         several ALIGN phases.
@@ -338,7 +338,7 @@ def _phy_key(lanes, ddr, bits):
 
 
 def _phy_row(lanes, ddr, bits, words):
-    from bitgrid.link import encode_ack, encode_data
+    from bitgrid.protocol.link import encode_ack, encode_data
     data = encode_data(0, 0, 0, bits)
     start = timer()
     with_ack, alone = phy_burst_latency(lanes, ddr, [encode_ack(0) + data, data], words=words)

@@ -109,7 +109,7 @@ def _cocotb_row(simulator, size, storage, steps, seed, quiet=True):
            "idle_cycles": 0,
            "cases": [{"name": "bench", "luts": [int(v) for v in config.luts.reshape(-1)],
                       "inputs": inputs, "expected": None, "crc": None}]}
-    result, process_seconds = runner.run_bench(build, job, quiet=quiet)
+    result, process_seconds = runner.run_testbench(build, job, quiet=quiet)
     case = result["cases"][0]
     step_seconds = case["wall_seconds"] - case["load_seconds"] - case["readback_seconds"]
     return _row(simulator, size, storage, steps, step_seconds,
@@ -191,7 +191,7 @@ def measure(sizes=None, *, simulators=SIMULATORS, amaranth_sizes=None, steps=DEF
     rtl_sizes = check_sizes(SUITE_SIZES if sizes is None else sizes)
     amaranth_sizes = check_sizes(amaranth_sizes if amaranth_sizes is not None
                                  else AMARANTH_SIZES if sizes is None else sizes)
-    runner._check_storage(storage)
+    terms.check_storage(storage)
     if not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps must be a positive integer, not {steps!r}")
     skipped, rtl = [], []

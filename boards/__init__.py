@@ -144,7 +144,7 @@ def get_board(name):
 
 # Re-exports (after the registry: these modules import it).
 from .top import DEFAULT_BAUD, LED_FUNCTIONS, BoardTop  # noqa: E402
-from .toolflow import SUMMARY as _SUMMARY, BuildError, build, format_report  # noqa: E402
+from .toolflow import BuildError, build, format_report  # noqa: E402
 from .resources import GridTooLargeError, check_fits, max_grid  # noqa: E402
 from .programmer import FlashError, check_design, flash  # noqa: E402
 from .image import ImageError, check_image  # noqa: E402

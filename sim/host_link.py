@@ -6,7 +6,7 @@ with the test bench :mod:`bitgrid.sim.host_link_bench` in a background thread, a
 ordinary :class:`~bitgrid.host.ProtocolTarget` over a :class:`SimLinkTransport`: the host
 runtime runs in this process, and every byte it sends crosses a Unix-domain socket to the test
 bench, which drives it onto the controller's ``rx`` pin through the bit-level UART model
-(:class:`bitgrid.sim.host_bench.UartModel`) and sends back what the controller answers on
+(:class:`bitgrid.sim.testbench.host.UartModel`) and sends back what the controller answers on
 ``tx``. Closing the target ends the simulator.
 
 The socket carries messages (:func:`send_message`, :func:`receive_message`): the host sends
@@ -20,7 +20,7 @@ The socket carries messages (:func:`send_message`, :func:`receive_message`): the
 
 The transport's :meth:`~SimLinkTransport.clock` is the simulation time of the last answer, so
 the target's timeouts count simulated time (as with
-:class:`bitgrid.sim.host_bench.SimUartTransport`).
+:class:`bitgrid.sim.testbench.host.SimUartTransport`).
 """
 
 import os
@@ -86,7 +86,7 @@ def send_answer(sock, seconds, data=b""):
 
 
 class _Simulation:
-    """The simulator run (:func:`bitgrid.sim.runner.run_bench`) in a background thread."""
+    """The simulator run (:func:`bitgrid.sim.runner.run_testbench`) in a background thread."""
 
     def __init__(self, build, job, *, keep, quiet):
         self.error = None
@@ -97,7 +97,7 @@ class _Simulation:
 
     def _run(self, build, job, keep, quiet):
         try:
-            self.result, _ = _runner.run_bench(build, job, keep=keep, quiet=quiet,
+            self.result, _ = _runner.run_testbench(build, job, keep=keep, quiet=quiet,
                                                test_module=LINK_TEST_MODULE)
         except BaseException as error:       # reported by the thread that waits for it
             self.error = error

@@ -4,7 +4,7 @@ board of :func:`bitgrid.sim.host_link.open_sim_target` (``open_target("sim")``).
 :func:`serve_host_link` connects to the Unix-domain socket named by the job (format
 ``bitgrid-host-job-v1`` with a ``socket`` entry and no cases), then serves the host's messages
 (:mod:`bitgrid.sim.host_link`) one at a time: a ``WRITE`` goes onto ``rx`` through the bit-level
-:class:`~bitgrid.sim.host_bench.UartModel`, a ``READ`` runs the simulation until the controller
+:class:`~bitgrid.sim.testbench.host.UartModel`, a ``READ`` runs the simulation until the controller
 has sent a frame delimiter on ``tx`` or the timeout passed. The simulation does not advance
 while the host thinks, so the host's timeouts are simulated time. It ends when the host sends
 ``QUIT`` or closes the socket, and writes a complete, empty result
@@ -21,7 +21,7 @@ from cocotb.simtime import get_sim_time
 from cocotb.triggers import RisingEdge
 
 from .host import HOST_JOB_FORMAT, HOST_RESULT_FORMAT
-from .host_bench import UartModel
+from .testbench.host import UartModel
 from .host_link import QUIT, READ, WRITE, receive_message, send_answer
 from .runner import read_job, write_result
 

@@ -21,31 +21,26 @@ import tempfile
 import time
 from pathlib import Path
 
-from bitgrid.terms import STORAGES, check_storage
+from bitgrid.terms import STORAGES
 from bitgrid.toolchain import find_tool, setup_environment  # noqa: F401 (patched by tests)
 
 from . import jobs, processes
 from .backends import (BACKENDS, SIMULATORS, WAVE_FORMATS, Backend, LibraryMissingError,
                        available, backend as _backend, simulator_version, wave_format)
-from .builds import (HOST_DIVISOR, HOST_TOP, TOP, Build, SimulationError, build, build_design,
+from .builds import (HOST_DIVISOR, HOST_TOP, TOP, Build, SimulationError, build,
                     grid_verilog_file, host_verilog_file, runner_for)
 from .cache import cache_dir, cached_verilog, progress
 from .jobs import JOB_ENV, JOB_FORMAT, RESULT_FORMAT, read_job, write_result
 
 __all__ = ["SIMULATORS", "STORAGES", "TOP", "TESTBENCH_MODULE", "WAVE_FORMATS", "Backend",
            "BACKENDS", "Build", "SimulationError", "cache_dir", "grid_verilog_file", "build",
-           "run_testbench", "run_bench", "check_plusargs", "simulator_version", "wave_format",
+           "run_testbench", "check_plusargs", "simulator_version", "wave_format",
            "available", "LibraryMissingError",
            "HOST_TOP", "HOST_DIVISOR", "host_verilog_file", "cached_verilog", "JOB_ENV",
            "JOB_FORMAT", "RESULT_FORMAT", "read_job", "write_result"]
 
 #: The cocotb test module of the grid.
 TESTBENCH_MODULE = "bitgrid.sim.testbench.grid"
-
-# Old private names, used by callers outside this folder until they move to the new modules.
-_check_storage = check_storage
-_build_design = build_design
-
 
 def _wave_arguments(backend, build_, waves_path):
     """``(test_args, plusargs, suffix)`` of a run that dumps waveforms to ``waves_path`` (none
@@ -159,6 +154,3 @@ def run_testbench(build_, job, *, waves_path=None, keep=False, quiet=False,
         shutil.rmtree(run_dir, ignore_errors=True)
     return result, seconds
 
-
-#: Old name of :func:`run_testbench` (a run of a test bench, not a benchmark).
-run_bench = run_testbench

@@ -11,7 +11,7 @@ neighbour. Each direction is independent and has the same layers (docs/mesh.md):
   layer, present only in simulation builds, that corrupt the line on command
   (:class:`FaultControlSignature`).
 * the **link layer** (:mod:`bitgrid.hdl.link.layer`): frames with a sequence number, an
-  acknowledgement and a CRC (:data:`bitgrid.link.LINK_FRAME_CRC`), go-back-N retransmission
+  acknowledgement and a CRC (:data:`bitgrid.protocol.link.LINK_FRAME_CRC`), go-back-N retransmission
   from a replay buffer, and credit (a full replay buffer stalls the sender).
 
 Symbol control codes: the link layer uses control codes ``0x00..0x7f``; ``0x80..0xff`` belong to

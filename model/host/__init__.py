@@ -14,29 +14,19 @@
   mismatches to the exit status).
 """
 
-# The wire format, re-exported (FEATURES ... STORAGE_CODES for bitgrid.hdl.host until it imports
-# bitgrid.protocol.host itself).
-from bitgrid.protocol.host import (  # noqa: F401
-    FEATURES, FRAMING_ERRORS, FRAMING_RESPONSE, GATEWARE_VERSION, HOST_CRC, LOAD_REJECTS,
-    MAX_BODY_LIMIT, PROTOCOL_VERSION, STORAGE_CODES, Command, DeviceStatus, Feature, Identity,
-    LinkError, NoAnswerError, Status, TargetError, answer_length, decode_frame,
+# The wire format, re-exported: a host program needs only ``bitgrid.host``.
+from bitgrid.protocol.host import (
+    FEATURES, FRAMING_ERRORS, GATEWARE_VERSION, HOST_CRC, PROTOCOL_VERSION, Command, DeviceStatus, Feature,
+    Identity, LinkError, NoAnswerError, Status, TargetError, answer_length, decode_frame,
     edge_block_size, encode_frame, host_crc, max_body, max_payload, pack_edges, unpack_edges)
-from bitgrid.protocol.link import LINK_FRAME_CRC
 
 from .device import DeviceModel
 from .targets import (DEFAULT_RETRIES, DEFAULT_TIMEOUT, TARGETS, EmulatorTarget, ProtocolTarget,
                       Target, open_target, run_vectors)
 from .transports import LineNoise, LoopbackTransport, SerialTransport, Transport
 
-#: Old name of the CRC-16/XMODEM object, from when the host protocol and the inter-chip link
-#: layer shared it: now the link layer's :data:`bitgrid.protocol.link.LINK_FRAME_CRC` (the host
-#: protocol's is :data:`HOST_CRC`, CRC-16/IBM-3740 since protocol version 2). Kept until every
-#: user imports the new names.
-LINK_CRC = LINK_FRAME_CRC
-link_crc = LINK_FRAME_CRC.compute
-
-__all__ = ["LINK_CRC", "HOST_CRC", "PROTOCOL_VERSION", "GATEWARE_VERSION", "Command", "Status",
-           "Feature", "FRAMING_ERRORS", "link_crc", "host_crc", "encode_frame", "decode_frame",
+__all__ = ["HOST_CRC", "PROTOCOL_VERSION", "GATEWARE_VERSION", "Command", "Status",
+           "Feature", "FEATURES", "FRAMING_ERRORS", "host_crc", "encode_frame", "decode_frame",
            "edge_block_size", "pack_edges", "unpack_edges", "max_payload", "max_body",
            "answer_length", "Identity", "DeviceStatus", "LinkError", "NoAnswerError",
            "TargetError", "DeviceModel", "Transport", "LoopbackTransport", "LineNoise",

@@ -1,7 +1,6 @@
 """The frame format of the inter-chip link layer (SPEC section 8): its constants and a pure-Python
 codec, the reference of the gateware (:class:`bitgrid.hdl.link.layer.LinkLayer`) and what tests,
-documentation and benches use to build and read frames. (``bitgrid.link`` is an old name of this
-module.)
+documentation and benches use to build and read frames.
 
 A frame is a run of :data:`~bitgrid.hdl.link.Symbol` values (a byte and a control flag), given
 here as ``(byte, ctrl)`` tuples:

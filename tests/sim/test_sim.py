@@ -251,7 +251,6 @@ def no_build(monkeypatch, tmp_path):
     def forbidden(*args, **kwargs):
         raise AssertionError("a build or simulation started")
     monkeypatch.setattr(runner, "build", forbidden)
-    monkeypatch.setattr(runner, "run_bench", forbidden)
     monkeypatch.setattr(runner, "run_testbench", forbidden)
     monkeypatch.setattr(runner, "grid_verilog_file", forbidden)
     yield cache

@@ -1,6 +1,6 @@
 # amaranth: UnusedElaboratable=no
 """The link layer of the inter-chip link (SPEC section 8): the frame codec
-(``bitgrid.link``) and the gateware (``bitgrid.hdl.link.layer.LinkLayer``) in Amaranth's
+(``bitgrid.protocol.link``) and the gateware (``bitgrid.hdl.link.layer.LinkLayer``) in Amaranth's
 simulator. The gateware sends exactly the codec's symbols; two link layers back to back through
 a channel model that throttles, delays, flips bits, drops symbols, drops and duplicates whole
 frames and cuts the line deliver every payload exactly once and in order in both directions, and
@@ -17,8 +17,7 @@ from amaranth.lib.wiring import In, Out
 
 from bitgrid.hdl.link import SymbolStream
 from bitgrid.hdl.link.layer import COUNTERS, LinkLayer
-from bitgrid.host import LINK_CRC
-from bitgrid.link import (LINK_FRAME_CRC, Frame, FrameError, FrameKind, decode, encode_ack,
+from bitgrid.protocol.link import (LINK_FRAME_CRC, Frame, FrameError, FrameKind, decode, encode_ack,
                           encode_data, frame_crc, frame_symbols, line_efficiency, payload_bytes)
 from support.gateware import raises_exactly, simulate
 
@@ -48,14 +47,14 @@ class TestCodec:
     def test_data_layout(self):
         symbols = encode_data(0x12, 0x34, 0xABCDE, 20)
         body = bytes([0x12, 0x34, 0xDE, 0xBC, 0x0A])
-        crc = LINK_CRC.compute(bytes([0x01]) + body)
+        crc = LINK_FRAME_CRC.compute(bytes([0x01]) + body)
         assert symbols == ([(0x01, 1)] + [(b, 0) for b in body]
                            + [(crc >> 8, 0), (crc & 0xFF, 0)])
-        assert LINK_CRC.compute(bytes([0x01]) + body + crc.to_bytes(2, "big")) == 0
+        assert LINK_FRAME_CRC.compute(bytes([0x01]) + body + crc.to_bytes(2, "big")) == 0
 
     def test_ack_layout(self):
         crc = frame_crc(FrameKind.ACK, b"\x07")
-        assert crc == LINK_CRC.compute(b"\x02\x07")
+        assert crc == LINK_FRAME_CRC.compute(b"\x02\x07")
         assert encode_ack(7) == [(0x02, 1), (0x07, 0), (crc >> 8, 0), (crc & 0xFF, 0)]
 
     def test_round_trip(self):

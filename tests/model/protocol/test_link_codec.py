@@ -1,6 +1,6 @@
 """The link layer's frame CRC (``bitgrid.protocol.link.LINK_FRAME_CRC``) against an independent
-bit-serial CRC-16/XMODEM, and the old module name ``bitgrid.link``. The rest of the codec is
-tested in ``tests/hdl/link/test_link_layer.py`` (with the gateware that must send the same symbols)."""
+bit-serial CRC-16/XMODEM. The rest of the codec is tested in
+``tests/hdl/link/test_link_layer.py``, with the gateware that must send the same symbols."""
 
 import random
 
@@ -36,9 +36,3 @@ def test_frames_carry_the_crc_of_kind_and_body():
     ack = bytes(byte for byte, _ in link.encode_ack(0x5A))
     assert xmodem(ack[:-2]) == int.from_bytes(ack[-2:], "big")
 
-
-def test_old_module_name():
-    import bitgrid.link
-    assert bitgrid.link.__all__ == link.__all__
-    for name in link.__all__:
-        assert getattr(bitgrid.link, name) is getattr(link, name)

@@ -1,4 +1,0 @@
-"""Old name of :mod:`bitgrid.sim.testbench.host` (kept importable until the final sweep)."""
-
-from .testbench.host import *  # noqa: F401,F403
-from .testbench.host import __all__  # noqa: F401
