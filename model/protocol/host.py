@@ -40,9 +40,9 @@ import typing
 from amaranth.lib import crc
 from cobs import cobs
 
-from ..checks import check_int
-from ..config import check_grid_size
-from ..terms import DIRECTIONS, STORAGES, Edges, N, S
+from bitgrid.checks import check_int
+from bitgrid.config import check_grid_size
+from bitgrid.terms import DIRECTIONS, STORAGES, Edges, N, S
 
 __all__ = [
     "PROTOCOL_VERSION", "GATEWARE_VERSION", "HOST_CRC", "host_crc", "MAX_BODY_LIMIT",
