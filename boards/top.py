@@ -8,7 +8,7 @@ from bitgrid._overrides import silence_unused
 from bitgrid.checks import check_int
 from bitgrid.config import check_grid_size
 from bitgrid.hdl.host import HostController
-from bitgrid.terms import SIDES
+from bitgrid.terms import parse_sides
 
 from . import get_board
 from .links import LINK_PINOUTS, add_link_resources, link_resource_name
@@ -52,7 +52,7 @@ class BoardTop(wiring.Component):
             self._board = board = get_board(board)
             self._size = check_grid_size(*(size or board.default_size), what="board grid")
             self._baud = check_int(baud, "baud", minimum=1)
-            link = "".join(s for s in SIDES if s in str(link).upper())
+            link = parse_sides(link, what="link")
             pinouts = LINK_PINOUTS[board.name]
             for side in link:
                 if side not in pinouts:

@@ -378,3 +378,10 @@ def test_bench_boards_builds_missing_only_when_asked(tmp_path, monkeypatch):
     row = result["rows"][-1]
     assert row["source"].startswith("built now: ") and row["grid"] == "x".join(
         map(str, BOARDS["tangnano9k"].default_size))
+
+
+def test_board_top_refuses_unknown_link_sides():
+    """A link side that is not one of N, E, S, W is refused, not dropped."""
+    with pytest.raises(ValueError) as info:
+        BoardTop("icebreaker", size=(4, 4), link="EX")
+    assert str(info.value) == "Link must be a string of distinct sides from 'NESW', not 'EX'"
