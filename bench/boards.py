@@ -194,7 +194,5 @@ def format_part(part):
 
 
 if __name__ == "__main__":      # the same as `bitgrid bench boards`
-    import sys
-
     from bitgrid.cli.bench import bench
     bench(["boards", *sys.argv[1:]], prog_name="python -m bitgrid.bench")

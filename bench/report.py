@@ -1,5 +1,6 @@
 """The suite's report: the design's performance goals against the measured figures, the
-growth-exponent table, the machine summary and the PNG of the scaling curves (matplotlib, the optional ``bench`` extra)."""
+growth-exponent table, the machine summary and the PNG of the scaling curves (matplotlib, the
+optional ``bench`` extra)."""
 
 import sys
 

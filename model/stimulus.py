@@ -228,7 +228,8 @@ def stimulus(width, height, *, vectors=None, inputs=None, steps=None):
         ``vectors``) and the list of input :class:`~bitgrid.terms.Edges`, one per subcycle (at
         least one).
     :raises StimulusError: both or neither of ``vectors``/``inputs`` (and no ``steps``),
-        ``steps`` beyond 0 to :data:`MAX_STEPS`, an empty file, more ``steps`` than the vector file has, or a bad file.
+        ``steps`` beyond 0 to :data:`MAX_STEPS`, an empty file, more ``steps`` than the vector
+        file has, or a bad file.
     :raises OSError: if a file cannot be read.
     """
     if vectors and inputs:

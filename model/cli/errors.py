@@ -5,8 +5,8 @@
 * ``1``: a run completed and some step did not match (a mismatch report is printed);
 * ``2``: bad input or environment: a bad bitstream, a size mismatch, a malformed vector file, a
   bad option, a file that cannot be read or written, a missing tool (the message says how to
-  install it), a failed simulation, build or link, a job too large for the memory; also an unexpected error (a bug), reported
-  as ``error: internal error: ...`` with where to report it;
+  install it), a failed simulation, build or link, a job too large for the memory; also an
+  unexpected error (a bug), reported as ``error: internal error: ...`` with where to report it;
 * ``130``: interrupted (Ctrl-C).
 
 Every error is one line ``error: ...`` on standard error (never a traceback). Commands do not
