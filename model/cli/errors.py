@@ -101,7 +101,31 @@ def message(error, templates=None):
 class Group(click.Group):
     """A command group that turns every exception of its commands into the exit status
     contract (module docstring): ``error: ...`` and exit 2, never a traceback; Ctrl-C exits
-    130; a closed output pipe (``| head``) ends quietly with 0."""
+    130; a closed output pipe (``| head``) ends quietly with 0. A usage error (an unknown
+    option, a bad value) is one line too, naming the ``--help`` to read, instead of click's
+    usage block."""
+
+    def main(self, *args, standalone_mode=True, **kwargs):
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            status = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as error:     # a group given no command
+            error.show()
+            sys.exit(error.exit_code)
+        except click.UsageError as error:
+            where = f"; see '{error.ctx.command_path} --help'" if error.ctx is not None else ""
+            click.echo(f"error: {error.format_message().rstrip('.')}{where}", err=True)
+            sys.exit(error.exit_code)
+        except click.ClickException as error:
+            error.show()
+            sys.exit(error.exit_code)
+        except click.exceptions.Abort:
+            click.echo("interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        # Commands end with sys.exit(status) or return None; click returns the status of
+        # ctx.exit() (e.g. --help, --version) in place of raising.
+        sys.exit(status if isinstance(status, int) else EXIT_OK)
 
     def invoke(self, ctx):
         try:

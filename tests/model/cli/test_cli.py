@@ -271,7 +271,7 @@ def test_slice_join_errors_exit_2(tmp_path):
         (["bitstream", "slice", bgbs, "--mesh", "2by2"],
          "Invalid value for '--mesh': mesh '2by2' is not of the form COLSxROWS"),
         (["bitstream", "slice", bgbs, "--mesh", "2x2", "-o", tmp_path / "file"],
-         "is a file."),
+         "is a file; see 'main bitstream slice --help'"),
         (["bitstream", "slice", tmp_path / "none.bgbs", "--mesh", "2x2"],
          "No such file or directory"),
         (["bitstream", "join", c[0], c[1], c[2], "--mesh", "2x2", "-o", out],

@@ -103,3 +103,23 @@ def test_group_maps_the_errors_of_its_commands():
     assert result.output.startswith("error: internal error: ZeroDivisionError: division by "
                                     "zero; this is a bug in bitgrid")
     assert "Traceback" not in result.output and os.linesep not in result.output[:-1]
+
+
+@pytest.mark.parametrize("args, line", [
+    (["emulate", "--nope"], "error: No such option '--nope'; see 'bitgrid emulate --help'"),
+    (["bogus"], "error: No such command 'bogus'; see 'bitgrid --help'"),
+    (["sim", "x.bgbs", "--simulator", "xsim"],
+     "error: Invalid value for '--simulator': 'xsim' is not one of 'icarus', 'verilator'; see "
+     "'bitgrid sim --help'"),
+    (["emulate"], "error: Missing argument 'BITSTREAM'; see 'bitgrid emulate --help'"),
+])
+def test_usage_errors_are_one_line(args, line):
+    """A usage error is one line naming the help to read, not click's usage block, exit 2."""
+    result = CliRunner().invoke(main, args, prog_name="bitgrid")
+    assert (result.exit_code, result.output) == (2, line + "\n")
+
+
+def test_no_command_prints_the_help():
+    result = CliRunner().invoke(main, [], prog_name="bitgrid")
+    assert result.output.startswith("Usage: bitgrid [OPTIONS] COMMAND [ARGS]...")
+    assert "Commands:" in result.output
