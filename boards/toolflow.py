@@ -9,10 +9,12 @@ import re
 import subprocess
 import time
 
+from bitgrid.files import atomic_write
+from bitgrid.terms import parse_sides
+
 from . import get_board
 from .platforms import PRODUCTS, TOOLS, tool_env, tool_versions
 from .progress import YOWASP_NOTICE, LogFollower, LogTail, yowasp_compiles
-from .links import _parse_sides
 from .resources import check_fits
 from .top import DEFAULT_BAUD, BoardTop
 
@@ -161,7 +163,7 @@ def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid"
     board = get_board(board)
     if not force:                  # before the top is made (a large grid takes a while)
         check_fits(board, tuple(size) if size else board.default_size,
-                   links=len(_parse_sides(link)) if link else 0)
+                   links=len(parse_sides(link, what='link')) if link else 0)
     commands = tool_env(board)
     top = BoardTop(board, size=size, baud=baud, link=link, lanes=lanes)
     platform = board.platform()
@@ -204,8 +206,7 @@ def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid"
         progress(f"{stage}: done in {stage_seconds[tool]:.1f} s")
     report = _parse_report(board, build_dir, name, top.size, time.monotonic() - started,
                            stage_seconds, baud)
-    with open(os.path.join(build_dir, "report.json"), "w") as f:
-        json.dump(report, f, indent=2)
+    atomic_write(os.path.join(build_dir, "report.json"), json.dumps(report, indent=2))
     report["output"] = build_dir
     return report
 

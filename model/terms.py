@@ -164,8 +164,10 @@ def _to_word(value):
         return int(value, 16)
     if isinstance(value, (int, np.integer)):
         return int(value)
-    bits = np.asarray(value, dtype=np.uint8)   # a sequence of lane bits
-    return int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little")
+    bits = list(value)                          # a sequence of lane bits, lane 0 first
+    if any(bit not in (0, 1) for bit in bits):
+        raise ValueError(f"Lane bits are 0 or 1, not {bits!r}")
+    return sum(int(bit) << lane for lane, bit in enumerate(bits))
 
 
 def parity(x, y):

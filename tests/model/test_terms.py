@@ -94,3 +94,10 @@ def test_edges_check_lanes():
     with pytest.raises(ValueError) as info:
         terms.Edges(s=0x1F).check_lanes(4, 2, what="Stream 3: Edge input")
     assert str(info.value) == "Stream 3: Edge input S=0x1f has bits beyond its 4 lanes"
+
+
+def test_edges_lane_bits_are_0_or_1():
+    assert Edges.coerce([[True, 0, 1], 0, 0, 0]).n == 0b101
+    for bad in ([300], [2], [0.5], ["1"]):
+        with pytest.raises(ValueError, match="Lane bits are 0 or 1"):
+            Edges.coerce([bad, 0, 0, 0])
