@@ -31,7 +31,7 @@ test-slow: $(STAMP)
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) --durations=10
 
-# The whole benchmark suite (about 11 minutes on 2 cores, 6 of them the mesh link part; not
+# The whole benchmark suite (11 minutes on an idle 2-core machine, 6 of them the mesh link part; not
 # part of `make test`; the boards part reads earlier build reports): prints the
 # tables, writes out/bench/bench.json and out/bench/scaling.png. matplotlib (the `bench` extra)
 # is installed here only, for the plot. `python -m bitgrid.bench --quick` is a shorter run.
