@@ -19,7 +19,7 @@ _ORDERS = click.Choice([order.label for order in ScanOrder])
 
 @click.group()
 def bitstream():
-    """Inspect and convert BGBS bitstreams (SPEC section 5)."""
+    """Inspect and convert BitGrid programs (BGBS files, SPEC section 5)."""
 
 
 @bitstream.command()

@@ -34,7 +34,7 @@ DEMO_PAIRS = [(0, 0), (1, 1), (100, 55), (200, 100), (255, 1), (255, 255), (37, 
 @click.option("--seed", type=int, default=1, show_default=True,
               help="Seed of the random operands (adder) and of the noise on unused lanes.")
 def example(program, bits, text, output, seed):
-    """Write one of the project's example programs as a bitstream plus a vector file.
+    """Write one of the project's example programs (a .bgbs BitGrid program) plus a vector file.
 
     adder: an n-bit ripple-carry adder (a on W_in, b on E_in, sum on E_out, carry on S_out).
     text: 8 pass-through lanes W->E carrying a text stream, one byte per 2 subcycles.

@@ -21,13 +21,13 @@ __all__ = ["emulate", "sim", "run"]
 
 
 @click.command()
-@click.argument("bitstream", type=click.Path(dir_okay=False))
+@click.argument("bitstream", metavar="PROGRAM", type=click.Path(dir_okay=False))
 @run_options
 @click.option("--save-vectors", "save_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Also record the run (the inputs of --inputs/--steps and the outputs) as a "
                    "bitgrid-vectors-v1 file, for --vectors of emulate, sim and run.")
 def emulate(bitstream, vectors, inputs, steps, as_json, save_path):
-    """Run BITSTREAM on the reference emulator.
+    """Run PROGRAM (a BitGrid program, .bgbs) on the reference emulator.
 
     With --vectors, check every step against the file (exit 0 all match, 1 mismatch);
     otherwise print the edge outputs of each subcycle. --save-vectors turns such a run into a
@@ -100,7 +100,7 @@ def _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay):
 
 
 @click.command()
-@click.argument("bitstream", type=click.Path(dir_okay=False))
+@click.argument("bitstream", metavar="PROGRAM", type=click.Path(dir_okay=False))
 @run_options
 @click.option("--simulator", type=click.Choice(SIMULATORS), default="icarus",
               show_default=True, help="RTL simulator, driven by cocotb.")
@@ -110,7 +110,7 @@ def _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay):
               help="Dump waveforms to this file (.fst or .vcd).")
 @click.option("--mesh", type=MeshType(), metavar="COLSxROWS",
               help="Run on a simulated mesh of COLSxROWS chips joined by links (SPEC section 8): "
-                   "each chip gets its slice of BITSTREAM.")
+                   "each chip gets its slice of PROGRAM.")
 @click.option("--faults", type=FaultsType(), metavar="SPEC",
               help="With --mesh: link faults to inject, as KEY=VALUE,...: flip (bit error "
                    "probability, <= 0.005), drop and dup (frame probabilities, drop <= 0.5), "
@@ -126,7 +126,7 @@ def _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay):
 @click.option("--line-delay", type=click.IntRange(0, 4096), default=0, show_default=True,
               help="With --mesh: extra latency of every link, in cycles.")
 @click.option("--fixed", is_flag=True,
-              help="Compile BITSTREAM into the gateware (the grid's power-up configuration) "
+              help="Compile PROGRAM into the gateware (the grid's power-up configuration) "
                    "instead of loading it through the configuration port; it is still read "
                    "back. One build per program.")
 @click.option("--build-arg", "build_args", multiple=True, metavar="ARGS",
@@ -138,7 +138,7 @@ def _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay):
                    "Repeatable.")
 def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, mesh, faults,
         lanes, ddr, line_delay, fixed, build_args, plusargs):
-    """Run BITSTREAM on the RTL grid in cocotb (Icarus or Verilator).
+    """Run PROGRAM (a BitGrid program, .bgbs) on the RTL grid in cocotb (Icarus or Verilator).
 
     The bitstream is loaded through the grid's configuration port and read back; every step is
     compared with the reference emulator and, with --vectors, with the file. Exit 0 when all
@@ -219,7 +219,7 @@ def _print_mesh_counters(result, err):
 
 
 @click.command()
-@click.argument("bitstream", type=click.Path(dir_okay=False))
+@click.argument("bitstream", metavar="PROGRAM", type=click.Path(dir_okay=False))
 @run_options
 @click.option("--target", "target_spec", default="emu", show_default=True,
               help="Where to run: emu (reference emulator), serial:PORT (a board over its "
@@ -235,7 +235,7 @@ def _print_mesh_counters(result, err):
 @click.pass_context
 def run(ctx, bitstream, vectors, inputs, steps, as_json, target_spec, baud, timeout,
         simulator):
-    """Run BITSTREAM on a target through the host runtime (bitgrid.host).
+    """Run PROGRAM (a BitGrid program, .bgbs) on a target through the host runtime (bitgrid.host).
 
     With --vectors, check every step against the file (exit 0 all match, 1 mismatch);
     otherwise print the edge outputs of each subcycle. No device, or one that does not answer,

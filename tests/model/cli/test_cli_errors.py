@@ -111,7 +111,7 @@ def test_group_maps_the_errors_of_its_commands():
     (["sim", "x.bgbs", "--simulator", "xsim"],
      "error: Invalid value for '--simulator': 'xsim' is not one of 'icarus', 'verilator'; see "
      "'bitgrid sim --help'"),
-    (["emulate"], "error: Missing argument 'BITSTREAM'; see 'bitgrid emulate --help'"),
+    (["emulate"], "error: Missing argument 'PROGRAM'; see 'bitgrid emulate --help'"),
 ])
 def test_usage_errors_are_one_line(args, line):
     """A usage error is one line naming the help to read, not click's usage block, exit 2."""
