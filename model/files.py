@@ -8,6 +8,7 @@ no temporary file behind.
 
 import contextlib
 import os
+import stat
 import tempfile
 
 __all__ = ["atomic_write", "TEMPORARY_SUFFIX"]
@@ -39,6 +40,10 @@ def atomic_write(path, content, *, encoding="utf-8"):
     A new file gets the permissions of :func:`open` (``0o666`` less the umask); a replaced one
     keeps its own.
 
+    A symbolic link is followed: its target is the file replaced, the link stays. A target that
+    is not a regular file (a device such as ``/dev/null``, a FIFO) is never replaced: the
+    content is written into it as it is, and an error such as ``/dev/full``'s is raised.
+
     :param path: the target file (str or path-like).
     :param content: ``bytes``; ``str`` (written in ``encoding``); or a callable ``writer(file)``
         that writes into the binary file object it is given.
@@ -46,12 +51,18 @@ def atomic_write(path, content, *, encoding="utf-8"):
     :raises OSError: if the file cannot be written (a missing or read-only folder, a full disk),
         with ``filename`` the target's path; or whatever ``content`` raises.
     """
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
+    given = path = os.fspath(path)
+    if os.path.islink(path):
+        path = os.path.realpath(path)
     try:
-        mode = os.stat(path).st_mode & 0o7777
+        status = os.stat(path)
     except OSError:
-        mode = 0o666 & ~_umask()
+        status = None
+    if status is not None and not stat.S_ISREG(status.st_mode):
+        _write_in_place(given, content, encoding)
+        return given
+    folder = os.path.dirname(os.path.abspath(path))
+    mode = status.st_mode & 0o7777 if status is not None else 0o666 & ~_umask()
     temporary, writing = None, False
     try:
         descriptor, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.",
@@ -82,4 +93,18 @@ def atomic_write(path, content, *, encoding="utf-8"):
             os.fsync(directory)
         finally:
             os.close(directory)
-    return path
+    return given
+
+
+def _write_in_place(path, content, encoding):
+    """Write into a target that is not a regular file (a device, a FIFO), as ``open`` would."""
+    try:
+        with open(path, "wb") as file:
+            if callable(content):
+                content(file)
+            else:
+                file.write(content.encode(encoding) if isinstance(content, str) else content)
+    except OSError as error:
+        if error.filename is None:
+            raise OSError(error.errno, error.strerror or str(error), path) from error
+        raise

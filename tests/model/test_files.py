@@ -90,3 +90,35 @@ def test_permissions_new_file_from_umask_replaced_file_keeps_its_own(tmp_path):
     atomic_write(kept, "new")
     assert stat.S_IMODE(os.stat(kept).st_mode) == 0o751
     assert kept.read_text() == "new"
+
+
+def test_a_symbolic_link_is_followed(tmp_path):
+    target, link = tmp_path / "target.v", tmp_path / "link.v"
+    target.write_bytes(b"old")
+    link.symlink_to(target)
+    assert atomic_write(link, b"new") == os.fspath(link)
+    assert link.is_symlink() and target.read_bytes() == b"new"
+    assert sorted(os.listdir(tmp_path)) == ["link.v", "target.v"]
+
+
+def test_a_device_is_written_into_never_replaced(tmp_path):
+    """``-o /dev/null`` must not replace /dev/null by a file (as root a rename would);
+    /dev/full's error is the disk's error, named for the target."""
+    atomic_write("/dev/null", b"discarded")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    with pytest.raises(OSError) as info:
+        atomic_write("/dev/full", b"x" * 100000)
+    assert info.value.errno == errno.ENOSPC and info.value.filename == "/dev/full"
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_a_fifo_is_written_into(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    import threading
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    atomic_write(fifo, b"through the pipe")
+    reader.join(10)
+    assert got == [b"through the pipe"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
