@@ -126,6 +126,6 @@ def check_fits(board, size, *, storage=None, links=0):
                 f" (the {USABLE[name]:.0%} of {board.capacity[name]} that place and route uses)"
             link = f" with {links} link side(s)" if links else ""
             raise GridTooLargeError(
-                f"a {size[0]}x{size[1]} grid{link} does not fit the {board.name}: it needs about "
+                f"a grid of {size[0]}x{size[1]} cells{link} does not fit the {board.name}: it needs about "
                 f"{need} {RESOURCE_NAMES.get(name, name)}, the board has {have}{share}; "
                 f"{fit} (bitgrid boards); use a smaller --size, or --force to try anyway")

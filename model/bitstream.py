@@ -231,8 +231,8 @@ def load(path, *, width=None, height=None):
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
         if not stat.S_ISREG(mode):
-            raise BitstreamError("not a file", f"{_file_kind(mode)}, not a file; give the "
-                                 "path of a .bgbs file")
+            raise BitstreamError("not a file", f"this is {_file_kind(mode)}; give the path "
+                                 "of a .bgbs file")
         file = open(fd, "rb", buffering=0)
     except BaseException:
         os.close(fd)

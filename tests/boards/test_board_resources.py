@@ -97,7 +97,7 @@ def test_build_refuses_a_too_large_grid_before_any_tool(monkeypatch, tmp_path):
     result = invoke("build", "--board", "icebreaker", "--size", "6x6", "--output", out)
     assert result.exit_code == 2
     assert result.output.strip() == (
-        "error: a 6x6 grid does not fit the icebreaker: it needs about 6540 logic cells, the "
+        "error: a grid of 6x6 cells does not fit the icebreaker: it needs about 6540 logic cells, the "
         "board has 5280; the largest estimated to fit is 6x4 (bitgrid boards); use a smaller "
         "--size, or --force to try anyway")
     assert ran == [] and not out.exists()
@@ -108,7 +108,7 @@ def test_build_refuses_a_tile_with_its_link(monkeypatch, tmp_path):
     result = invoke("build", "--board", "icebreaker", "--size", "6x4", "--link", "E",
                     "--output", tmp_path / "out")
     assert result.exit_code == 2
-    assert "a 6x4 grid with 1 link side(s) does not fit the icebreaker" in result.output
+    assert "a grid of 6x4 cells with 1 link side(s) does not fit the icebreaker" in result.output
     assert "the largest estimated to fit is 4x4" in result.output
     assert ran == []
 

@@ -357,7 +357,7 @@ else:
     print("loaded")
 """
 
-_NOT_A_FILE = "not a file: {kind}, not a file; give the path of a .bgbs file"
+_NOT_A_FILE = "not a file: this is {kind}; give the path of a .bgbs file"
 
 
 def _child(args, timeout=60):
