@@ -8,6 +8,7 @@ apply and the edge outputs expected after it, as lower-case hex words.
 import json
 import os
 import re
+import stat
 import typing
 
 from .bitstream import MAGIC
@@ -109,7 +110,13 @@ def load_case(path):
         :data:`MAX_FILE_BYTES`.
     """
     with open(path, "rb") as file:
-        data = file.read(MAX_FILE_BYTES + 1)
+        mode = os.fstat(file.fileno())
+        if stat.S_ISCHR(mode.st_mode) or stat.S_ISBLK(mode.st_mode) or stat.S_ISSOCK(mode.st_mode):
+            raise VectorFormatError(f"{path}: not a vector file: this is a device or socket; give "
+                                    "the path of a .json vector file")
+        if stat.S_ISREG(mode.st_mode) and mode.st_size > MAX_FILE_BYTES:
+            raise VectorFormatError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB")
+        data = file.read(MAX_FILE_BYTES + 1)        # a FIFO: read up to the limit
     if data.startswith(MAGIC):
         raise VectorFormatError(f"{path} looks like a BGBS BitGrid program, not a vector file "
                                 "(give it as the PROGRAM argument)")

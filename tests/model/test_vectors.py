@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from bitgrid import Configuration, Edges, Emulator
+from bitgrid import Configuration, Edges, Emulator, vectors
 from bitgrid.bitstream import load as load_bitstream
 from bitgrid.vectors import (BadStreamCase, Mismatch, VectorCase, VectorFormatError,
                              compare_step, format_mismatches, load_case, make_case, save_case)
@@ -286,3 +286,19 @@ def test_badstream_needs_expect_error(tmp_path):
                     '"bitstream": "x.bgbs"}')
     with pytest.raises(VectorFormatError, match="expect_error"):
         load_case(str(path))
+
+
+def test_a_device_is_not_read_as_a_vector_file():
+    """/dev/urandom is refused at once (not read up to the size limit)."""
+    with pytest.raises(vectors.VectorFormatError) as info:
+        vectors.load_case("/dev/urandom")
+    assert str(info.value) == ("/dev/urandom: not a vector file: this is a device or socket; "
+                               "give the path of a .json vector file")
+
+
+def test_a_large_file_is_refused_from_its_size(tmp_path, monkeypatch):
+    path = tmp_path / "big.json"
+    path.write_text("[" + " " * 100 + "]")
+    monkeypatch.setattr(vectors, "MAX_FILE_BYTES", 64)
+    with pytest.raises(vectors.VectorFormatError, match="larger than 0 MiB"):
+        vectors.load_case(path)
