@@ -1,7 +1,8 @@
 """The README's commands, extracted and run as a newcomer would: from the repository root, in
 order, with the virtualenv's commands on the path.
 
-Every ```sh block is run with ``bash -e`` (any failing command fails the test). A block right
+Every ```sh block is run with ``bash -e`` (any failing command fails the test); the one that
+simulates a mesh of chips is in the slow set. A block right
 after a ``<!-- readme: parse only ... -->`` comment needs a board or minutes of tools: each of
 its ``bitgrid`` lines is parsed by the real command line (unknown commands, options or bad
 values fail) and each ``make`` line is dry-run (``make -n``), without running anything. The
@@ -32,7 +33,10 @@ def _blocks():
     for match in _BLOCK.finditer(text):
         line = text.count("\n", 0, match.start(2)) + 1
         kind = "parse" if match.group(1) else match.group(2)
-        blocks.append(pytest.param(kind, match.group(3), id=f"line{line}-{kind}"))
+        # A simulated mesh of chips takes half a minute: in the slow set (CI runs it too).
+        marks = [pytest.mark.slow] if "--mesh" in match.group(3) and "bitgrid sim" in \
+            match.group(3) else []
+        blocks.append(pytest.param(kind, match.group(3), id=f"line{line}-{kind}", marks=marks))
     return blocks
 
 
