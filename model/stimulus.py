@@ -13,11 +13,11 @@ the file and what is wrong, and lets :class:`OSError` of an unreadable file thro
 import json
 import re
 
-from .terms import SIDES, Edges
+from .terms import SIDES, Edges, side_lanes
 from .vectors import BadStreamCase, VectorFormatError, load_case
 
 __all__ = ["StimulusError", "MAX_STEPS", "MAX_INPUT_BYTES", "parse_inputs", "load_inputs",
-           "load_vectors", "stimulus", "record_vectors", "lane_counts"]
+           "load_vectors", "stimulus", "record_vectors"]
 
 #: The most subcycles a run takes (``--steps``, or the steps of an edge-input stream): a
 #: million, minutes on the reference emulator and hours in an RTL simulator.
@@ -34,12 +34,6 @@ _SIDE_WORDS = {s.lower() for s in SIDES} | {f"{s.lower()}_in" for s in SIDES}
 class StimulusError(ValueError):
     """A stimulus that cannot be run: a malformed or empty file, a size mismatch, conflicting
     or missing options."""
-
-
-def lane_counts(width, height):
-    """``{"N": width, "E": height, "S": width, "W": height}``: the lanes of each edge bus of a
-    ``width`` x ``height`` grid."""
-    return dict(zip(SIDES, (width, height) * 2))
 
 
 def _hex_word(text):
@@ -155,7 +149,7 @@ def parse_inputs(text, width, height, *, where="<inputs>"):
         line) and the side, e.g. ``in.txt: step 3 (line 5): N: has bits beyond its 8 lanes``;
         also for more than :data:`MAX_STEPS` steps.
     """
-    lanes = lane_counts(width, height)
+    lanes = {side: side_lanes(side, width, height) for side in SIDES}
     if text.lstrip().startswith(("[", "{")):
         steps = _json_steps(text, lanes, where)
     else:

@@ -17,6 +17,8 @@ test bench modules).
 import json
 import os
 
+from bitgrid.files import atomic_write
+
 __all__ = ["JOB_ENV", "JOB_FORMATS", "RESULT_FORMATS", "JOB_FORMAT", "RESULT_FORMAT",
            "write_job", "read_job", "write_result", "read_result", "new_result"]
 
@@ -33,10 +35,7 @@ JOB_FORMAT, RESULT_FORMAT = JOB_FORMATS["grid"], RESULT_FORMATS["grid"]
 
 
 def _atomic_write(path, obj):
-    temporary = f"{path}.tmp"
-    with open(temporary, "w", encoding="utf-8") as file:
-        json.dump(obj, file)
-    os.replace(temporary, path)
+    atomic_write(path, json.dumps(obj))
 
 
 def write_job(directory, job):

@@ -15,6 +15,8 @@ import os
 import re
 from pathlib import Path
 
+from bitgrid.files import atomic_write
+
 __all__ = ["GROUPS", "vcd_signals", "save_file_path", "write_save_file"]
 
 #: ``(group name, ports)`` in display order (ports of the grid top, see
@@ -126,7 +128,5 @@ def write_save_file(waves_path, *, top, simulator, marker, widths):
             lines += ["@22" if wide and port != "subcycle" else "@24" if wide else "@28", name]
         lines += ["@1000200", f"-{group}"]
     path = save_file_path(waves_path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text("\n".join(lines) + "\n")
-    os.replace(temporary, path)
+    atomic_write(path, "\n".join(lines) + "\n")
     return path

@@ -8,8 +8,8 @@ import click
 
 from bitgrid.bitstream import BitstreamError
 from bitgrid.bitstream import load as _load
-from bitgrid.stimulus import MAX_STEPS, lane_counts, stimulus
-from bitgrid.terms import SIDES
+from bitgrid.stimulus import MAX_STEPS, stimulus
+from bitgrid.terms import SIDES, side_lanes
 from bitgrid.vectors import format_mismatches
 
 from .errors import EXIT_MISMATCH, EXIT_OK, BadInput
@@ -85,8 +85,7 @@ def run_stimulus(bitstream, vectors, inputs, steps, as_json):
 
 
 def _hex(edges, width, height):
-    lanes = lane_counts(width, height)
-    return {s: f"0x{edges.side(s):0{(lanes[s] + 3) // 4}x}" for s in SIDES}
+    return {s: f"0x{edges.side(s):0{(side_lanes(s, width, height) + 3) // 4}x}" for s in SIDES}
 
 
 def print_steps(inputs, outputs, width, height, as_json):

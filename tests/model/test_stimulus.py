@@ -7,13 +7,9 @@ import os
 import pytest
 
 from bitgrid import Edges
-from bitgrid.stimulus import (StimulusError, lane_counts, load_inputs, load_vectors,
+from bitgrid.stimulus import (StimulusError, load_inputs, load_vectors,
                               parse_inputs, stimulus)
 from support.conformance import conformance_dir, load_conformance
-
-
-def test_lane_counts():
-    assert lane_counts(4, 6) == {"N": 4, "E": 6, "S": 4, "W": 6}
 
 
 def test_text_stream_words_comments_and_commas():

@@ -101,3 +101,7 @@ def test_edges_lane_bits_are_0_or_1():
     for bad in ([300], [2], [0.5], ["1"]):
         with pytest.raises(ValueError, match="Lane bits are 0 or 1"):
             Edges.coerce([bad, 0, 0, 0])
+
+
+def test_side_lanes():
+    assert [terms.side_lanes(side, 4, 6) for side in terms.SIDES] == [4, 6, 4, 6]
