@@ -12,7 +12,6 @@ the top's ports and the simulator's naming of the top scope.
 """
 
 import os
-import re
 from pathlib import Path
 
 from bitgrid.files import atomic_write
@@ -68,14 +67,6 @@ def vcd_signals(path):
                 found[f"{scope}.{name}{bits}"] = (scope, name, width, bits)
         index += 1
     return found
-
-
-def vcd_timescale(path):
-    """The ``$timescale`` of the VCD file ``path`` as text (``"1ps"``), or None."""
-    with open(path, encoding="utf-8", errors="replace") as file:
-        head = file.read(4096)
-    match = re.search(r"\$timescale\s+(\S+)\s*(\S*)\s+\$end", head)
-    return None if match is None else (match[1] + match[2]).replace(" ", "")
 
 
 def _port_names(waves_path, top, simulator, widths):

@@ -70,6 +70,7 @@ class MeshTestbench(Testbench):
         self.spec = self.job_spec = FaultSpec.parse(job.get("faults") or "none")
         self.stall_cycles = job.get("stall_cycles", 20000)
         self.tiles = list(self.shape.chips())           # (col, row), index = row * cols + col
+        self._subcycle = [getattr(dut, f"subcycle__{i}") for i in range(len(self.tiles))]
         self._clock_tasks = []         # Clock drivers, stopped when the clock ratio changes
         self._pending = []             # fault events started and not yet over
         self._busy = {}                # link -> Event set when its last fault event is over
@@ -238,7 +239,7 @@ class MeshTestbench(Testbench):
         return found
 
     def subcycles(self):
-        return [int(getattr(self.dut, f"subcycle__{i}").value) for i in range(len(self.tiles))]
+        return [int(handle.value) for handle in self._subcycle]   # every cycle: handles found once
 
     def link_status(self):
         """Every link's counters: a list of dicts in link order."""
