@@ -13,6 +13,7 @@ import click
 from bitgrid import __version__
 
 from . import bench, bitstream, boards, examples, run, verilog
+from . import eval as _eval
 from .errors import EXIT_BAD_INPUT, EXIT_MISMATCH, EXIT_OK, BadInput, Group
 
 __all__ = ["main", "BadInput", "EXIT_OK", "EXIT_MISMATCH", "EXIT_BAD_INPUT"]
@@ -31,6 +32,7 @@ def main():
 # The commands in the order of `bitgrid --help`'s source (click lists them sorted); the
 # package's attributes stay the modules (bitgrid.cli.run is the module of `bitgrid run`).
 for _command in (verilog.verilog, run.emulate, run.sim, bitstream.bitstream, examples.example,
-                 examples.demo, bench.bench, run.run, boards.boards, boards.build, boards.flash):
+                 examples.demo, bench.bench, run.run, boards.boards, boards.build, boards.flash,
+                 _eval.eval_):
     main.add_command(_command)
 del _command

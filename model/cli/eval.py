@@ -1,0 +1,116 @@
+"""``bitgrid eval``: run a BitGrid program by port names, a CSV of input rows in, a CSV of
+output rows out (:mod:`bitgrid.evaluate`)."""
+
+import sys
+
+import click
+
+from bitgrid.terms import SIMULATORS
+
+from .common import check_writable, load_bitstream
+from .errors import BadInput, explain
+
+__all__ = ["eval_"]
+
+
+class _Progress:
+    """A tqdm bar over subcycles on stderr, only when stderr is a terminal (or ``force``)."""
+
+    def __init__(self, force=False):
+        self._bar = None
+        self._on = force or sys.stderr.isatty()
+
+    def __call__(self, done, total):
+        if not self._on:
+            return
+        if self._bar is None:
+            from tqdm import tqdm
+            self._bar = tqdm(total=total, desc="subcycles", unit="sc", file=sys.stderr,
+                             leave=False)
+        self._bar.update(done - self._bar.n)
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
+
+
+@click.command("eval")
+@click.argument("bitstream", metavar="PROGRAM", type=click.Path(dir_okay=False))
+@click.option("--ports", "ports_path", required=True, type=click.Path(dir_okay=False),
+              metavar="PORTS.json", help="The program's port map (bitgrid-ports-v1, written by "
+                                         "bitgrid asm and bitgrid compile; docs/ports.md).")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), metavar="IN.csv",
+              help="Input rows: a header of input port names, then one line of values per "
+                   "design cycle (decimal or 0x hex; negative for signed ports).")
+@click.option("--cycles", type=click.IntRange(1, 1_000_000), metavar="N",
+              help="For a port map without input ports (a free-running counter): run N design "
+                   "cycles instead of reading --csv.")
+@click.option("--target", default="emu", show_default=True, metavar="TARGET",
+              help="Where to run: emu (reference emulator), fast (bit-parallel emulator), sim "
+                   "(the RTL grid in cocotb), loopback (the Python model of a board's host "
+                   "protocol) or serial:PORT (a board, e.g. serial:/dev/ttyUSB0).")
+@click.option("--simulator", type=click.Choice(SIMULATORS), default="icarus",
+              show_default=True, help="RTL simulator of --target sim.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="OUT.csv",
+              help="Write the output rows here (default: standard output).")
+@click.option("--progress", "show_progress", is_flag=True,
+              help="Show a progress bar on stderr even when it is not a terminal.")
+def eval_(bitstream, ports_path, csv_path, cycles, target, simulator, output, show_progress):
+    """Run PROGRAM (a BitGrid program, .bgbs) by port names: one output row per input row.
+
+    Row k of IN.csv holds the input ports' values during design cycle k; the output CSV
+    (header: the output port names, values in decimal) has one row per input row, each output
+    read when the port map's latency and skews say it holds that row's value. Rows stream
+    through the pipeline, one per period; the fill and the drain are added here.
+    Example, after 'bitgrid asm adder.bgasm -o out/adder.bgbs':
+
+    \b
+      printf 'a,b\\n1,2\\n0xff,1\\n' > in.csv
+      bitgrid eval out/adder.bgbs --ports out/adder.ports.json --csv in.csv
+    """
+    from bitgrid import evaluate as ev
+    from bitgrid import ports as _ports
+    bs = load_bitstream(bitstream)
+    portmap = _ports.load(ports_path)
+    portmap.check_grid(bs.width, bs.height)
+    if not portmap.outputs:
+        raise BadInput(f"{ports_path}: the port map has no output ports, so there is nothing "
+                       "to print")
+    if portmap.inputs:
+        if cycles is not None:
+            raise BadInput(f"--cycles is for a port map without input ports; {ports_path} has "
+                           f"{', '.join(p.name for p in portmap.inputs)}: give them in --csv")
+        if csv_path is None:
+            raise BadInput(f"give the input rows with --csv IN.csv (header: "
+                           f"{','.join(p.name for p in portmap.inputs)})")
+        rows = ev.read_csv(csv_path, portmap)
+    else:
+        if csv_path is not None:
+            raise BadInput(f"{ports_path} has no input ports: run it with --cycles N instead "
+                           "of --csv")
+        if cycles is None:
+            raise BadInput(f"{ports_path} has no input ports: give the number of design "
+                           "cycles with --cycles N")
+        rows = [{}] * cycles
+    try:
+        ev.check_target(target)
+    except ValueError as error:
+        raise BadInput(f"--target: {error}") from None
+    if output is not None:
+        check_writable(output)
+    explain("link", f"no device at {target}: {{error}}")
+    explain("simulation", f"the {simulator} simulation failed to build or run: {{error}}")
+    progress = _Progress(show_progress)
+    try:
+        result = ev.evaluate(bs.config, portmap, rows, target=target, simulator=simulator,
+                             progress=progress)
+    finally:
+        progress.close()
+    text = ev.format_csv(portmap, result)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from bitgrid.files import atomic_write
+        atomic_write(output, text)
+        click.echo(f"wrote {output}: {len(result)} rows of "
+                   f"{', '.join(p.name for p in portmap.outputs)}", err=True)

@@ -1,0 +1,420 @@
+"""Running a program by port names (``bitgrid eval``): rows of port values in, rows out.
+
+A program's port map (:mod:`bitgrid.ports`, ``bitgrid-ports-v1``) names groups of edge lanes
+as ports and gives the program's timing. :func:`evaluate` turns a list of *rows* (one dict
+``{input port: int}`` per design cycle) into the per-subcycle edge inputs, runs them on a
+target, and reads each output port at the subcycle the port map says it holds that row's
+value, giving one dict ``{output port: int}`` per row. It is cycle based, as a Verilog
+simulation is (issue 12): row ``k`` holds the inputs during design cycle ``k``; a
+combinational output reflects row ``k``, a registered output the state after ``k`` clock edges.
+
+Timing (exactly the module docstring of :mod:`bitgrid.ports`, SPEC section 4), with ``P`` the
+period, ``L`` the latency and ``s`` a bit's skew (all in subcycles, subcycle 0 the first after
+reset):
+
+* rows stream through the pipeline, one per period: an input bit carries row ``k`` during
+  subcycles ``k*P + s .. (k+1)*P + s - 1``; before row 0 reaches it the lane is 0, after the
+  last row it keeps the last row's value (the *drain*). Lanes that no input port names are 0.
+* output bit ``s`` of row ``k`` is read after subcycle ``k*P + L + s - 1`` (index ``k*P + L +
+  s - 1`` of the list of per-subcycle edge outputs).
+* ``n`` rows run :meth:`PortMap.cycles_needed(n) <bitgrid.ports.PortMap.cycles_needed>` =
+  ``(n - 1)*P + L + max(output skew)`` subcycles from reset: the fill and drain are added
+  here, the caller gives only the rows.
+
+The pieces, one each, shared by every target: :func:`edge_inputs` (rows -> per-subcycle
+:class:`~bitgrid.terms.Edges`), :func:`run_edges` (run them on a target), :func:`sample`
+(per-subcycle edge outputs -> rows). Targets (:data:`TARGETS`): ``emu`` (the reference
+:class:`~bitgrid.emulator.Emulator`), ``fast`` (:class:`~bitgrid.fastemu.FastEmulator`),
+``sim`` (the RTL grid in cocotb through :func:`bitgrid.sim.run_case`, on Icarus or Verilator),
+and the host runtime's ``loopback`` and ``serial:PORT`` (:func:`bitgrid.host.open_target`).
+
+CSV files (:func:`read_csv`, :func:`format_csv`): the header names the input ports (any order,
+each once); each further line is one row, each value decimal (``-3``, for a signed port) or
+``0x`` hex (``0xff``, ``-0x10``); blank lines are skipped. The output CSV is headed by the
+output port names (port-map order) with decimal values (negative for signed ports).
+"""
+
+import csv
+import io
+import os
+
+from .checks import check_int
+from .config import Configuration
+from .ports import MAX_PORT_BITS, PortMap
+from .terms import Edges
+
+__all__ = ["TARGETS", "CsvError", "check_target", "check_rows", "edge_inputs", "sample_points",
+           "run_edges", "sample", "evaluate", "parse_value", "read_csv", "parse_csv", "format_csv",
+           "MAX_ROWS", "MAX_CSV_BYTES"]
+
+#: The targets :func:`evaluate` runs on (``serial:PORT`` names a port, e.g. ``serial:/dev/ttyUSB0``).
+TARGETS = ("emu", "fast", "sim", "loopback", "serial:PORT")
+#: Most rows one evaluation takes.
+MAX_ROWS = 1_000_000
+#: Largest CSV file read (bytes).
+MAX_CSV_BYTES = 64 << 20
+#: Most subcycles one STEP request of the host protocol runs (protocol.host.MAX_STEPS).
+_MAX_STEP_REQUEST = 0xFFFF
+#: Most characters of one CSV value's digits (a 4096-bit port in decimal, with separators).
+_MAX_DIGITS = 2 * 1234
+
+
+class CsvError(ValueError):
+    """A CSV file of port values that cannot be used; the message names the file, the line and
+    the column or port: ``in.csv:3: column b: value 300 does not fit port b (8 bits, unsigned:
+    0..255)``."""
+
+
+# Rows and stimulus ----------------------------------------------------------------------------
+
+def check_rows(portmap, rows):
+    """``rows`` as a list of dicts ``{input port: int}``, each giving every input port of
+    ``portmap`` a value that fits it (:meth:`bitgrid.ports.Port.encode`).
+
+    :raises ValueError: ``Row 3: no value for input port b`` / ``Row 0: unknown port c; the
+        input ports are a, b`` / ``Row 2: Value 300 does not fit port a (8 bits, ...)`` /
+        ``Row 1: port a takes an integer, not '7'`` / more than :data:`MAX_ROWS` rows.
+    :raises TypeError: if ``rows`` is not a list of mappings.
+    """
+    if not isinstance(portmap, PortMap):
+        raise TypeError(f"Expected a PortMap, not {portmap!r}")
+    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
+        raise TypeError(f"Rows are a list of dicts {{port: value}}, not {rows!r}")
+    rows = list(rows)
+    if len(rows) > MAX_ROWS:
+        raise ValueError(f"{len(rows)} rows: at most {MAX_ROWS} in one evaluation")
+    names = [port.name for port in portmap.inputs]
+    result = []
+    for k, row in enumerate(rows):
+        if not hasattr(row, "keys"):
+            raise TypeError(f"Row {k} is not a dict {{port: value}}: {row!r}")
+        for name in row:
+            if name not in names:
+                kind = ("is an output port" if name in portmap else "is not a port")
+                raise ValueError(f"Row {k}: {name!r} {kind}; the input ports are "
+                                 f"{', '.join(names) or '(none)'}")
+        clean = {}
+        for port in portmap.inputs:
+            if port.name not in row:
+                raise ValueError(f"Row {k}: no value for input port {port.name}")
+            value = row[port.name]
+            check_int(value, f"Row {k}: port {port.name} value", error=TypeError)
+            try:
+                port.encode(int(value))
+            except ValueError as error:
+                raise ValueError(f"Row {k}: {error}") from None
+            clean[port.name] = int(value)
+        result.append(clean)
+    return result
+
+
+def edge_inputs(portmap, rows):
+    """The edge inputs of every subcycle that runs ``rows`` (see the module docstring).
+
+    :param rows: checked rows (:func:`check_rows`), one per design cycle.
+    :returns: list of :class:`~bitgrid.terms.Edges`, ``portmap.cycles_needed(len(rows))`` long
+        (empty for no rows); element ``t`` is applied during subcycle ``t``.
+    """
+    rows = check_rows(portmap, rows)
+    if not rows:
+        return []
+    total, period = portmap.cycles_needed(len(rows)), portmap.period
+    # Each input bit contributes one lane bit: (word index, lane, skew, bits of every row).
+    lanes = []
+    for port in portmap.inputs:
+        values = [port.encode(row[port.name]) for row in rows]
+        for i, bit in enumerate(port.bits):
+            lanes.append((int(bit.side), bit.lane, bit.skew, [v[i] for v in values]))
+    last = len(rows) - 1
+    steps = []
+    for t in range(total):
+        words = [0, 0, 0, 0]
+        for side, lane, skew, bits in lanes:
+            if t >= skew and bits[min((t - skew) // period, last)]:
+                words[side] |= 1 << lane
+        steps.append(Edges(*words))
+    return steps
+
+
+def sample_points(portmap, count):
+    """For ``count`` rows, the subcycle index at which each output bit is read: a list (one
+    entry per row) of dicts ``{output port: [index of bit 0, index of bit 1, ...]}``, index
+    ``k*period + latency + skew - 1`` (SPEC section 4; :mod:`bitgrid.ports`)."""
+    count = check_int(count, "Rows", minimum=0)
+    return [{port.name: [k * portmap.period + portmap.latency + bit.skew - 1
+                         for bit in port.bits] for port in portmap.outputs}
+            for k in range(count)]
+
+
+def sample(portmap, outputs, count):
+    """The output rows of ``count`` rows from the per-subcycle edge outputs.
+
+    :param outputs: a sequence (or a dict by subcycle index) of :class:`~bitgrid.terms.Edges`,
+        element ``t`` the edge outputs after subcycle ``t``; it must hold every index of
+        :func:`sample_points`.
+    :returns: list of ``count`` dicts ``{output port: int}`` (decoded, sign-extended for signed
+        ports).
+    """
+    rows = []
+    for points in sample_points(portmap, count):
+        row = {}
+        for port in portmap.outputs:
+            bits = [(outputs[t][int(bit.side)] >> bit.lane) & 1
+                    for t, bit in zip(points[port.name], port.bits)]
+            row[port.name] = port.decode(bits)
+        rows.append(row)
+    return rows
+
+
+# Targets --------------------------------------------------------------------------------------
+
+def check_target(target):
+    """``target`` if it is one of :data:`TARGETS`.
+
+    :raises ValueError: ``Unknown target 'x': use emu, fast, sim, loopback or serial:PORT``.
+    """
+    if target in ("emu", "fast", "sim", "loopback"):
+        return target
+    if isinstance(target, str) and target.startswith("serial:") and len(target) > 7:
+        return target
+    raise ValueError(f"Unknown target {target!r}: use emu, fast, sim, loopback or "
+                     "serial:PORT")
+
+
+def _report(progress, done, total):
+    if progress is not None:
+        progress(done, total)
+
+
+def run_edges(config, steps, *, target="emu", simulator="icarus", needed=None, progress=None):
+    """Run ``config`` from reset with the edge inputs ``steps`` (one per subcycle) on
+    ``target``; return the edge outputs after each subcycle.
+
+    :param needed: optional set of the subcycle indices whose outputs are wanted; a host-runtime
+        target (``loopback``, ``serial:``) then runs the subcycles between them in one request
+        each and returns a dict ``{index: Edges}`` holding only those (the other targets return
+        every subcycle's outputs as a list either way).
+    :param progress: optional callable ``progress(done, total)`` in subcycles.
+    :raises ValueError: for an unknown target or simulator.
+    :raises bitgrid.sim.SimulationError: if the RTL simulation fails, the grid does not accept
+        or read back the configuration, or disagrees with the reference emulator.
+    :raises bitgrid.host.LinkError: if a host-runtime target does not answer.
+    """
+    target = check_target(target)
+    if not isinstance(config, Configuration):
+        raise TypeError(f"Expected a Configuration, not {config!r}")
+    total = len(steps)
+    if target in ("emu", "fast"):
+        if target == "emu":
+            from .emulator import Emulator
+            engine = Emulator(config)
+        else:
+            from .fastemu import FastEmulator
+            engine = FastEmulator(config)
+        outputs = []
+        for t, edges in enumerate(steps):
+            outputs.append(engine.step(edges))
+            if (t + 1) % 4096 == 0:
+                _report(progress, t + 1, total)
+        _report(progress, total, total)
+        return outputs
+    if target == "sim":
+        from .terms import check_simulator
+        check_simulator(simulator)
+        from bitgrid.sim import SimulationError, run_case
+        _report(progress, 0, total)
+        result = run_case(config, steps, simulator=simulator, name="eval",
+                          quiet=progress is None)
+        if not result.ok:
+            raise SimulationError(f"the {simulator} grid did not run the program as the "
+                                  f"reference emulator does: {result.summary(limit=3)}")
+        _report(progress, total, total)
+        return list(result.outputs)
+    from .host import open_target
+    needed = set(range(total)) if needed is None else {t for t in needed if 0 <= t < total}
+    outputs = {}
+    with open_target(target, width=config.width, height=config.height,
+                     simulator=simulator, quiet=progress is None) as device:
+        device.load(config)
+        t = 0
+        while t < total:
+            # Run subcycles t .. end - 1 in one request: same inputs, no output wanted between.
+            end = t + 1
+            while end < total and end - t < _MAX_STEP_REQUEST and steps[end] == steps[t] \
+                    and end - 1 not in needed:
+                end += 1
+            edges = device.step(end - t, steps[t])
+            if end - 1 in needed:
+                outputs[end - 1] = edges
+            t = end
+            _report(progress, t, total)
+    return outputs
+
+
+def evaluate(config, portmap, rows, *, target="emu", simulator="icarus", progress=None):
+    """Run the program ``config`` by port names: one output row per input row.
+
+    :param config: :class:`~bitgrid.config.Configuration` of a ``portmap.width`` x
+        ``portmap.height`` grid.
+    :param portmap: its :class:`~bitgrid.ports.PortMap` (ports, period, latency, skews).
+    :param rows: list of dicts ``{input port: int}``, one per design cycle, every input port
+        given (for a port map without inputs: a list of empty dicts, one per cycle).
+    :param target: one of :data:`TARGETS`.
+    :param simulator: ``"icarus"`` or ``"verilator"``, for ``sim``.
+    :param progress: optional callable ``progress(done, total)`` in subcycles.
+    :returns: list of dicts ``{output port: int}``, one per row (module docstring for when each
+        is read).
+    :raises bitgrid.ports.PortMapError: if the port map is for another grid size.
+    :raises ValueError: for a row that lacks or mis-names a port, or a value that does not fit;
+        for an unknown target.
+    :raises TypeError: for rows that are not dicts of integers.
+    """
+    if not isinstance(config, Configuration):
+        raise TypeError(f"Expected a Configuration, not {config!r}")
+    if not isinstance(portmap, PortMap):
+        raise TypeError(f"Expected a PortMap, not {portmap!r}")
+    portmap.check_grid(config.width, config.height)
+    check_target(target)
+    rows = check_rows(portmap, rows)
+    if not rows:
+        return []
+    steps = edge_inputs(portmap, rows)
+    needed = {t for points in sample_points(portmap, len(rows))
+              for indices in points.values() for t in indices}
+    outputs = run_edges(config, steps, target=target, simulator=simulator, needed=needed,
+                        progress=progress)
+    return sample(portmap, outputs, len(rows))
+
+
+# CSV ------------------------------------------------------------------------------------------
+
+def parse_value(text):
+    """The integer written ``text``: decimal (``12``, ``-3``) or ``0x`` hex (``0xff``,
+    ``-0x10``); ``_`` between digits allowed, spaces around ignored.
+
+    :raises ValueError: ``not a decimal or 0x hex integer: 'abc'``.
+    """
+    body = text.strip()
+    sign, digits = (-1, body[1:]) if body.startswith("-") else (1, body)
+    hexadecimal = digits[:2].lower() == "0x"
+    digits = digits[2:] if hexadecimal else digits
+    allowed = "0123456789abcdefABCDEF_" if hexadecimal else "0123456789_"
+    if not digits or digits[0] == "_" or digits[-1] == "_" or "__" in digits \
+            or any(c not in allowed for c in digits):
+        raise ValueError(f"not a decimal or 0x hex integer: {text!r}")
+    if len(digits) > _MAX_DIGITS:
+        raise ValueError(f"{len(digits)} digits: more than any port of at most "
+                         f"{MAX_PORT_BITS} bits holds")
+    value = int(digits, 16 if hexadecimal else 10)
+    return sign * value
+
+
+def parse_csv(text, portmap, *, where="<csv>"):
+    """Rows (list of dicts ``{input port: int}``) from CSV ``text`` (module docstring).
+
+    :raises CsvError: naming ``where``, the line and the column or port, for an empty file, a
+        header that names an unknown port, an output port or a port twice, or lacks an input
+        port; a line with too few or too many values; a value that is not an integer or does
+        not fit its port; a port map without input ports; more than :data:`MAX_ROWS` rows.
+    """
+    inputs = [port.name for port in portmap.inputs]
+    if not inputs:
+        raise CsvError(f"{where}: the port map has no input ports, so there is nothing for a "
+                       "CSV to give; run a number of cycles instead (bitgrid eval --cycles N)")
+    if "\x00" in text:
+        line = text[:text.index("\x00")].count("\n") + 1
+        raise CsvError(f"{where}:{line}: a NUL byte: this is not a CSV text file")
+    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True, strict=True)
+    header = None
+    rows = []
+    try:
+        for record in reader:
+            line = reader.line_num
+            if not record or all(not field.strip() for field in record) and len(record) <= 1:
+                continue                                # a blank line
+            if header is None:
+                header = [field.strip() for field in record]
+                _check_header(header, portmap, f"{where}:{line}")
+                ports = [portmap[name] for name in header]
+                continue
+            if len(record) != len(header):
+                raise CsvError(f"{where}:{line}: {len(record)} values, the header has "
+                               f"{len(header)} ({', '.join(header)})")
+            if len(rows) >= MAX_ROWS:
+                raise CsvError(f"{where}:{line}: more than {MAX_ROWS} rows; split the file")
+            row = {}
+            for column, (port, field) in enumerate(zip(ports, record), start=1):
+                at = f"{where}:{line}: column {column} ({port.name})"
+                try:
+                    value = parse_value(field)
+                    port.encode(value)
+                except ValueError as error:
+                    message = str(error)
+                    raise CsvError(f"{at}: {message[0].lower() + message[1:]}") from None
+                row[port.name] = value
+            rows.append(row)
+    except csv.Error as error:
+        raise CsvError(f"{where}:{reader.line_num}: not CSV: {error}") from None
+    if header is None:
+        raise CsvError(f"{where}: empty; the first line names the input ports "
+                       f"({','.join(inputs)}), each further line gives one row of values")
+    if not rows:
+        raise CsvError(f"{where}: no rows after the header; give one line of values per "
+                       "design cycle")
+    return rows
+
+
+def _check_header(header, portmap, at):
+    inputs = [port.name for port in portmap.inputs]
+    seen = set()
+    for column, name in enumerate(header, start=1):
+        if name in seen:
+            raise CsvError(f"{at}: column {column}: port {name} is named twice")
+        seen.add(name)
+        if name not in portmap:
+            raise CsvError(f"{at}: column {column}: no port {name!r}; the input ports are "
+                           f"{', '.join(inputs)}")
+        if portmap[name].direction != "in":
+            raise CsvError(f"{at}: column {column}: {name} is an output port; the header "
+                           f"names the input ports ({', '.join(inputs)})")
+    missing = [name for name in inputs if name not in seen]
+    if missing:
+        raise CsvError(f"{at}: no column for input port{'s' if len(missing) > 1 else ''} "
+                       f"{', '.join(missing)}; the header names every input port")
+
+
+def read_csv(path, portmap):
+    """Rows from the CSV file ``path`` (:func:`parse_csv`).
+
+    :raises CsvError: for a file that is not UTF-8 text, larger than :data:`MAX_CSV_BYTES`,
+        or whose content is refused by :func:`parse_csv` (the message names ``path`` and the
+        line).
+    :raises OSError: if the file cannot be read.
+    """
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise CsvError(f"{path}: not a regular file")
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_CSV_BYTES + 1)
+    if len(data) > MAX_CSV_BYTES:
+        raise CsvError(f"{path}: larger than {MAX_CSV_BYTES >> 20} MiB; split the rows over "
+                       "several files")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise CsvError(f"{path}:{line}: not UTF-8 text (byte 0x{data[error.start]:02x}): "
+                       "this is not a CSV file") from None
+    return parse_csv(text, portmap, where=str(path))
+
+
+def format_csv(portmap, rows):
+    """CSV text of output rows: a header of the output port names (port-map order), then one
+    line per row, decimal values."""
+    names = [port.name for port in portmap.outputs]
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(names)
+    for row in rows:
+        writer.writerow([int(row[name]) for name in names])
+    return out.getvalue()
+
