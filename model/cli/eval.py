@@ -62,17 +62,20 @@ def eval_(bitstream, ports_path, csv_path, cycles, target, simulator, output, sh
     (header: the output port names, values in decimal) has one row per input row, each output
     read when the port map's latency and skews say it holds that row's value. Rows stream
     through the pipeline, one per period; the fill and the drain are added here.
-    Example, after 'bitgrid asm adder.bgasm -o out/adder.bgbs':
+    Example, with the port map adder.ports.json of adder.bgbs:
 
     \b
       printf 'a,b\\n1,2\\n0xff,1\\n' > in.csv
-      bitgrid eval out/adder.bgbs --ports out/adder.ports.json --csv in.csv
+      bitgrid eval adder.bgbs --ports adder.ports.json --csv in.csv
     """
     from bitgrid import evaluate as ev
     from bitgrid import ports as _ports
     bs = load_bitstream(bitstream)
     portmap = _ports.load(ports_path)
-    portmap.check_grid(bs.width, bs.height)
+    try:
+        portmap.check_grid(bs.width, bs.height)
+    except _ports.PortMapError as error:
+        raise BadInput(f"{ports_path}: {error}") from None
     if not portmap.outputs:
         raise BadInput(f"{ports_path}: the port map has no output ports, so there is nothing "
                        "to print")
