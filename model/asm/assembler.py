@@ -1,0 +1,236 @@
+"""From parsed statements to a configuration and a port map (docs/asm.md).
+
+:func:`build` applies the statements of :func:`bitgrid.asm.parser.parse` in order: it sets
+cell outputs (each output once: a second setting is an error naming both places), places
+library macros, collects the port declarations into a :class:`bitgrid.ports.PortMap`, and,
+when the text declares ports but no ``latency``, computes the latency from the program's path
+timing (:func:`bitgrid.analysis.path_timing`).
+"""
+
+import typing
+
+import numpy as np
+
+from ..bitstream import ScanOrder
+from ..config import Configuration
+from ..ports import Port, PortBit, PortMap, PortMapError
+from ..terms import DIRECTIONS, side_lanes
+from .lexer import AsmError
+from .parser import SHORTHANDS, Cell, Grid, Latency, Order, Period, Place, PortDecl
+
+__all__ = ["Assembly", "build", "compute_latency"]
+
+
+class Assembly(typing.NamedTuple):
+    """The result of assembling: ``config`` (a :class:`~bitgrid.config.Configuration`),
+    ``portmap`` (a :class:`~bitgrid.ports.PortMap`, or None when the text declares no ports)
+    and ``order`` (the :class:`~bitgrid.bitstream.ScanOrder` of the ``order`` statement,
+    row-major by default)."""
+    config: Configuration
+    portmap: typing.Optional[PortMap]
+    order: ScanOrder
+
+
+class _Port:
+    def __init__(self, decl):
+        self.direction, self.signed, self.where = decl.direction, decl.signed, decl.where
+        self.bits = {}          # bit -> (PortBit, where)
+
+
+def _once(seen, statement, what):
+    if seen is not None:
+        raise AsmError(statement.where, f"{what} is given twice; first at {seen.where}")
+    return statement
+
+
+def build(statements, *, file="<text>", library=None):
+    """Assemble ``statements`` (from :func:`~bitgrid.asm.parser.parse`) into an
+    :class:`Assembly`.
+
+    :param file: the name used for errors of the whole program (a missing ``grid``).
+    :param library: the macro table for ``place`` (default :data:`bitgrid.library.MACROS`).
+    :raises AsmError: naming the file, line and column of the first problem.
+    """
+    grid = order = period = latency = None
+    luts = claims = None
+    ports = {}
+    lanes = {}      # (direction, side, lane) -> (port, bit, where)
+    for statement in statements:
+        if isinstance(statement, Grid):
+            grid = _once(grid, statement, "the grid size")
+            luts = np.zeros((grid.height, grid.width, 4), np.uint16)
+            claims = {}
+            continue
+        if isinstance(statement, Order):
+            order = _once(order, statement, "the scan order")
+            try:
+                ScanOrder.parse(statement.order)
+            except ValueError:
+                raise AsmError(statement.where, f"unknown scan order {statement.order!r}; use "
+                                                "row-major, column-major or snake") from None
+            continue
+        if isinstance(statement, Period):
+            period = _once(period, statement, "the period")
+            if statement.value % 2:
+                raise AsmError(statement.where, f"the period is an even number of subcycles "
+                                                f"(whole cycles), not {statement.value}")
+            continue
+        if isinstance(statement, Latency):
+            latency = _once(latency, statement, "the latency")
+            continue
+        if grid is None:
+            raise AsmError(statement.where, "the grid size comes first: start with a line "
+                                            "like 'grid 8 x 8'")
+        if isinstance(statement, Cell):
+            _cell(statement, grid, luts, claims)
+        elif isinstance(statement, Place):
+            _place(statement, grid, luts, claims, ports, lanes, library)
+        elif isinstance(statement, PortDecl):
+            _port(statement, grid, ports, lanes)
+    if grid is None:
+        raise AsmError(None, f"{file}: no 'grid W x H' line; a program starts with its grid "
+                             "size")
+    config = Configuration(grid.width, grid.height, luts)
+    scan = ScanOrder.parse(order.order) if order else ScanOrder.ROW_MAJOR
+    if not ports:
+        return Assembly(config, None, scan)
+    portmap = _portmap(grid, ports, period, latency, config, file)
+    return Assembly(config, portmap, scan)
+
+
+def _claim(claims, x, y, side, where):
+    first = claims.get((x, y, side))
+    if first is not None:
+        raise AsmError(where, f"output {side.name} of cell ({x}, {y}) is set twice; first at "
+                              f"{first}")
+    claims[(x, y, side)] = where
+
+
+def _check_cells(statement, grid, xs, ys):
+    for axis, values, size in (("x", xs, grid.width), ("y", ys, grid.height)):
+        if values[-1] >= size:
+            raise AsmError(statement.where, f"cell {axis} {values[-1]} is outside the "
+                                            f"{grid.width} x {grid.height} grid (0..{size - 1})")
+
+
+def _cell(statement, grid, luts, claims):
+    _check_cells(statement, grid, statement.xs, statement.ys)
+    if statement.shorthand is not None:
+        tables = SHORTHANDS[statement.shorthand]
+        for y in statement.ys:
+            for x in statement.xs:
+                for side in DIRECTIONS:
+                    _claim(claims, x, y, side, statement.where)
+                luts[y, x] = tables
+        return
+    for y in statement.ys:
+        for x in statement.xs:
+            for assign in statement.assigns:
+                _claim(claims, x, y, assign.side, assign.where)
+                luts[y, x, assign.side] = assign.table
+
+
+def _port(decl, grid, ports, lanes):
+    port = ports.get(decl.name)
+    if port is None:
+        port = ports[decl.name] = _Port(decl)
+    elif port.direction != decl.direction:
+        raise AsmError(decl.where, f"port {decl.name} is an {port.direction}put port (declared "
+                                   f"at {port.where}); it cannot also be an {decl.direction}put")
+    elif port.signed != decl.signed and decl.signed:
+        port.signed = True
+    for bit, side, lane, skew, where in decl.bits:
+        count = side_lanes(side, grid.width, grid.height)
+        if lane >= count:
+            raise AsmError(where, f"lane {lane} is outside the {side.name} edge of the "
+                                  f"{grid.width} x {grid.height} grid (lanes 0..{count - 1})")
+        if bit in port.bits:
+            raise AsmError(where, f"bit {bit} of port {decl.name} is declared twice; first at "
+                                  f"{port.bits[bit][1]}")
+        key = (decl.direction, side, lane)
+        if key in lanes:
+            other, other_bit, first = lanes[key]
+            raise AsmError(where, f"{decl.direction}put lane {side.name}{lane} already carries "
+                                  f"bit {other_bit} of port {other} (at {first})")
+        lanes[key] = (decl.name, bit, where)
+        port.bits[bit] = (PortBit(side, lane, skew), where)
+
+
+def _portmap(grid, ports, period, latency, config, file):
+    entries = []
+    for name, port in ports.items():
+        missing = [i for i in range(max(port.bits) + 1) if i not in port.bits]
+        if missing:
+            raise AsmError(port.where, f"port {name} has no bit {missing[0]}; its bits are "
+                                       "numbered from 0 without gaps")
+        bits = tuple(port.bits[i][0] for i in range(len(port.bits)))
+        entries.append(Port(name, port.direction, bits, port.signed))
+    period_value = period.value if period else 2
+    if latency is None:
+        value, problem = compute_latency(config, entries)
+        if problem:
+            where = next((p.where for p in ports.values() if p.direction == "out"),
+                         next(iter(ports.values())).where)
+            raise AsmError(where, f"{problem}; declare the program's timing with "
+                                  "'latency N' (subcycles)")
+        latency_value = value
+    else:
+        latency_value = latency.value
+    try:
+        return PortMap(grid.width, grid.height, entries, period=period_value,
+                       latency=latency_value)
+    except PortMapError as error:
+        where = latency.where if latency is not None else next(iter(ports.values())).where
+        for name, port in ports.items():
+            if str(error).startswith(f"Port {name} "):
+                where = port.where
+                break
+        raise AsmError(where, str(error)) from None
+
+
+def compute_latency(config, ports):
+    """The one latency that every combinational path of ``config`` from an input port bit to
+    an output port bit agrees on (bitgrid.ports' timing semantics).
+
+    A path of length ``L`` (:func:`bitgrid.analysis.path_timing`, for an input changing at
+    subcycle ``skew_in``) from an input bit of skew ``skew_in`` to an output bit of skew
+    ``skew_out`` needs ``latency = skew_in + L - skew_out``.
+
+    :param ports: :class:`~bitgrid.ports.Port` objects (with their skews).
+    :returns: ``(latency, None)``, or ``(None, problem)`` with a one-line description when the
+        paths disagree, none exists, or an output depends on an input through a loop.
+    """
+    from ..analysis import EdgeInput, EdgeOutput, path_timing
+    inputs = {}
+    for port in ports:
+        if port.direction == "in":
+            for i, bit in enumerate(port.bits):
+                inputs[EdgeInput(bit.side, bit.lane)] = (f"{port.name}[{i}]", bit.skew)
+    outputs = {EdgeOutput(bit.side, bit.lane): (f"{port.name}[{i}]", bit.skew)
+               for port in ports if port.direction == "out" for i, bit in enumerate(port.bits)}
+    if not outputs:
+        return None, "the text declares no output port, so there is no latency to compute"
+    timing = path_timing(config, list(outputs))
+    found = {}      # latency -> (input name, output name, length)
+    for node, (out_name, out_skew) in outputs.items():
+        for source in sorted({s for s, _ in timing.paths[node]}, key=str):
+            if source not in inputs:
+                continue
+            in_name, in_skew = inputs[source]
+            for length in timing.lengths(node, source, start=in_skew):
+                found.setdefault(in_skew + length - out_skew, (in_name, out_name, length))
+        for source in timing.sequential.get(node, ()):
+            if source in inputs:
+                return None, (f"output {out_name} depends on input {inputs[source][0]} through "
+                              "a loop (state), so its latency is not a path length")
+    if not found:
+        return None, "no output port depends on an input port through the cells"
+    if len(found) > 1:
+        (l1, (i1, o1, n1)), (l2, (i2, o2, n2)) = sorted(found.items())[:2]
+        return None, (f"the paths disagree: {i1} -> {o1} takes {n1} subcycles (latency {l1}), "
+                      f"{i2} -> {o2} takes {n2} (latency {l2})")
+    return next(iter(found)), None
+
+
+def _place(statement, grid, luts, claims, ports, lanes, library):
+    raise AsmError(statement.where, "place: the macro library is not available yet")

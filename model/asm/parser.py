@@ -1,0 +1,461 @@
+"""The statements of BitGrid assembly text (docs/asm.md), parsed from tokens, with includes.
+
+:func:`parse` turns a file (or text) into a flat list of statements, each a named tuple with the
+:class:`~bitgrid.asm.lexer.Where` of its first token; ``include "file"`` is replaced by the
+statements of that file (relative to the including file; a file that includes itself, directly
+or through others, is refused). Cell outputs are evaluated at once into their 16-bit LUTs
+(SPEC section 3), so the statements hold tables, not expression trees.
+"""
+
+import os
+import typing
+
+from ..terms import DIRECTIONS, Direction
+from .lexer import AsmError, Where, tokenize
+
+__all__ = ["Grid", "Order", "Period", "Latency", "PortDecl", "Cell", "Assign", "Place",
+           "parse", "parse_expression", "MAX_INCLUDE_DEPTH", "MAX_SOURCE_BYTES"]
+
+#: Includes nested deeper than this are refused (a cycle is refused at once).
+MAX_INCLUDE_DEPTH = 64
+#: The largest source file read (bytes).
+MAX_SOURCE_BYTES = 64 << 20
+
+_MASK = 0xFFFF
+_INPUTS = {"n": 0xAAAA, "e": 0xCCCC, "s": 0xF0F0, "w": 0xFF00}
+_SIDES = {"N": Direction.N, "E": Direction.E, "S": Direction.S, "W": Direction.W,
+          "NORTH": Direction.N, "EAST": Direction.E, "SOUTH": Direction.S, "WEST": Direction.W}
+#: Whole-cell shorthands: name -> tables [N, E, S, W] (SPEC section 3).
+SHORTHANDS = {
+    "pass": (0xF0F0, 0xFF00, 0xAAAA, 0xCCCC),       # every signal continues straight on
+    "reflect": (0xAAAA, 0xCCCC, 0xF0F0, 0xFF00),    # each output echoes its own side's input
+    "zero": (0, 0, 0, 0),                           # the unconfigured cell, as a wall
+}
+
+
+class Grid(typing.NamedTuple):
+    width: int
+    height: int
+    where: Where
+
+
+class Order(typing.NamedTuple):
+    order: str
+    where: Where
+
+
+class Period(typing.NamedTuple):
+    value: int
+    where: Where
+
+
+class Latency(typing.NamedTuple):
+    value: int
+    where: Where
+
+
+class PortDecl(typing.NamedTuple):
+    """``in``/``out`` NAME[bits] lanes: ``bits`` is a list of ``(bit, side, lane, skew,
+    where)`` in the order written."""
+    direction: str
+    name: str
+    bits: list
+    signed: bool
+    where: Where
+
+
+class Assign(typing.NamedTuple):
+    side: Direction
+    table: int
+    where: Where        # of the side's letter
+
+
+class Cell(typing.NamedTuple):
+    """``cell X,Y: ...``: ``xs`` and ``ys`` are ranges; ``assigns`` a list of
+    :class:`Assign`; ``shorthand`` the name of ``pass``/``reflect``/``zero`` or None."""
+    xs: range
+    ys: range
+    assigns: list
+    shorthand: typing.Optional[str]
+    where: Where
+
+
+class Place(typing.NamedTuple):
+    """``place NAME(param=value, ...) at X,Y [as PREFIX]``."""
+    macro: str
+    params: dict
+    x: int
+    y: int
+    prefix: typing.Optional[str]
+    where: Where
+    param_where: dict
+
+
+class _Cursor:
+    def __init__(self, tokens):
+        self.tokens, self.i = tokens, 0
+
+    @property
+    def token(self):
+        return self.tokens[self.i]
+
+    def peek(self, ahead=1):
+        return self.tokens[min(self.i + ahead, len(self.tokens) - 1)]
+
+    def next(self):
+        token = self.tokens[self.i]
+        if token.kind != "end":
+            self.i += 1
+        return token
+
+    def at(self, kind, text=None):
+        token = self.token
+        return token.kind == kind and (text is None or token.text == text)
+
+    def accept(self, kind, text=None):
+        if self.at(kind, text):
+            return self.next()
+        return None
+
+    def expect(self, kind, what):
+        if self.token.kind != kind:
+            raise AsmError(self.token.where, f"expected {what}, found {self.token}")
+        return self.next()
+
+    def keyword(self, text):
+        token = self.token
+        if token.kind == "name" and token.text.lower() == text:
+            return self.next()
+        return None
+
+    def number(self, what, *, minimum=0, maximum=None):
+        token = self.token
+        if token.kind != "number":
+            raise AsmError(token.where, f"expected {what} (a number), found {token}")
+        if token.value < minimum or (maximum is not None and token.value > maximum):
+            bound = f"{minimum}..{maximum}" if maximum is not None else f"at least {minimum}"
+            raise AsmError(token.where, f"{what} must be {bound}, not {token.value}")
+        return self.next().value
+
+    def range(self, what, *, maximum=None):
+        """``A`` or ``A..B`` (either order): the list of values, in the order written."""
+        first = self.number(what, maximum=maximum)
+        if not self.accept(".."):
+            return [first]
+        last = self.number(what, maximum=maximum)
+        step = 1 if last >= first else -1
+        return list(range(first, last + step, step))
+
+    def end_of_statement(self):
+        token = self.token
+        if token.kind not in ("newline", "end"):
+            raise AsmError(token.where, f"unexpected {token}; one statement per line")
+        self.next()
+
+
+def _side(token):
+    side = _SIDES.get(token.text.upper()) if token.kind == "name" else None
+    if side is None:
+        raise AsmError(token.where, f"unknown side {token.text!r}; use N, E, S, W")
+    return side
+
+
+# Expressions -----------------------------------------------------------------------------------
+def _expression(cur):
+    condition = _or(cur)
+    if not cur.accept("?"):
+        return condition
+    then = _expression(cur)
+    cur.expect(":", "':' of 'c ? x : y'")
+    other = _expression(cur)
+    return (condition & then) | (~condition & other & _MASK)
+
+
+def _or(cur):
+    value = _xor(cur)
+    while cur.accept("|"):
+        value |= _xor(cur)
+    return value
+
+
+def _xor(cur):
+    value = _and(cur)
+    while cur.accept("^"):
+        value ^= _and(cur)
+    return value
+
+
+def _and(cur):
+    value = _unary(cur)
+    while cur.accept("&"):
+        value &= _unary(cur)
+    return value
+
+
+def _unary(cur):
+    if cur.accept("~") or cur.accept("!"):
+        return _unary(cur) ^ _MASK
+    return _atom(cur)
+
+
+def _atom(cur):
+    token = cur.token
+    if token.kind == "number":
+        cur.next()
+        if token.text[:2].lower() == "0x":
+            if token.value > _MASK:
+                raise AsmError(token.where, f"a LUT table has 16 bits; {token.text} is more")
+            return token.value
+        if token.value in (0, 1):
+            return _MASK if token.value else 0
+        raise AsmError(token.where, f"a constant is 0 or 1, not {token.text}; write a whole "
+                                    "16-bit table in hex, like 0x96A5")
+    if token.kind == "name":
+        name = token.text.lower()
+        if name in _INPUTS:
+            cur.next()
+            return _INPUTS[name]
+        if name == "maj":
+            cur.next()
+            cur.expect("(", "'(' after maj")
+            args = [_expression(cur)]
+            while cur.accept(","):
+                args.append(_expression(cur))
+            close = cur.expect(")", "')' closing maj(...)")
+            if len(args) != 3:
+                raise AsmError(close.where, f"maj takes 3 arguments, not {len(args)}")
+            a, b, c = args
+            return (a & b) | (a & c) | (b & c)
+        raise AsmError(token.where, f"unknown name {token.text!r} in an expression; the "
+                                    "inputs are n, e, s, w, the constants 0 and 1")
+    if cur.accept("("):
+        value = _expression(cur)
+        cur.expect(")", "')'")
+        return value
+    raise AsmError(token.where, f"expected an expression of n, e, s, w, 0 and 1, found {token}")
+
+
+def parse_expression(text, file="<expression>"):
+    """The 16-bit LUT (SPEC section 3) of one expression of ``n, e, s, w``, ``0``, ``1``,
+    hex tables and ``~ ! & ^ | ?: maj()``; for example ``parse_expression("n ^ e") == 0x6666``.
+
+    :raises AsmError: naming the column of the problem.
+    """
+    cur = _Cursor(tokenize(text, file))
+    value = _expression(cur)
+    cur.end_of_statement()
+    if not cur.at("end"):
+        raise AsmError(cur.token.where, f"unexpected {cur.token} after the expression")
+    return value
+
+
+# Statements ------------------------------------------------------------------------------------
+def _grid(cur, where):
+    width = cur.number("the grid width", minimum=2, maximum=0xFFFE)
+    token = cur.token
+    if token.kind == "name" and token.text.lower() == "x":
+        cur.next()
+    elif token.kind == "name" and token.text[:1].lower() == "x" and token.text[1:].isdigit():
+        # "8x8" lexes as 8 and x8
+        cur.next()
+        height = int(token.text[1:])
+        if not 2 <= height <= 0xFFFE:
+            raise AsmError(token.where, f"the grid height must be 2..65534, not {height}")
+        return Grid(width, height, where)
+    else:
+        raise AsmError(token.where, f"expected 'x' between width and height (grid 8 x 8), "
+                                    f"found {token}")
+    height = cur.number("the grid height", minimum=2, maximum=0xFFFE)
+    return Grid(width, height, where)
+
+
+def _lanes(cur):
+    """``SIDE lanes {, [SIDE] lanes}``: a list of ``(side, lane, where)``."""
+    result = []
+    side = _side(cur.expect("name", "a side (N, E, S, W) and lanes, like W 2..9"))
+    while True:
+        where = cur.token.where
+        for lane in cur.range("a lane number"):
+            result.append((side, lane, where))
+        if not cur.at(","):
+            return result
+        cur.next()
+        if cur.at("name"):
+            side = _side(cur.next())
+
+
+def _port(cur, direction, where):
+    name_token = cur.accept("string") or cur.expect("name", "a port name")
+    name = name_token.value
+    indices = None
+    if cur.accept("["):
+        indices = cur.range("a bit number")
+        cur.expect("]", "']' closing the bit range")
+    lanes = _lanes(cur)
+    if indices is None:
+        indices = list(range(len(lanes)))
+    if len(indices) != len(lanes):
+        raise AsmError(where, f"port {name} names {len(indices)} bits on {len(lanes)} lanes; "
+                              "give one lane per bit")
+    signed = False
+    skews = None
+    while cur.at("name"):
+        token = cur.next()
+        word = token.text.lower()
+        if word == "signed":
+            signed = True
+        elif word == "skew":
+            skew_where = cur.token.where
+            skews = cur.range("a skew (subcycles)")
+            while cur.accept(","):
+                skews += cur.range("a skew (subcycles)")
+            if len(skews) == 1:
+                skews = skews * len(lanes)
+            if len(skews) != len(lanes):
+                raise AsmError(skew_where, f"port {name} has {len(lanes)} bits and "
+                                           f"{len(skews)} skews; give one skew, or one per bit")
+        else:
+            raise AsmError(token.where, f"unknown port option {token.text!r}; use signed or "
+                                        "skew")
+    skews = skews or [0] * len(lanes)
+    bits = [(bit, side, lane, skew, lane_where)
+            for bit, (side, lane, lane_where), skew in zip(indices, lanes, skews)]
+    return PortDecl(direction, name, bits, signed, name_token.where)
+
+
+def _cell(cur, where):
+    xs = cur.range("the cell's x")
+    cur.expect(",", "',' between x and y (cell 3,0: ...)")
+    ys = cur.range("the cell's y")
+    cur.expect(":", "':' after the cell's coordinates (cell 3,0: E = w)")
+    xs = range(min(xs), max(xs) + 1)
+    ys = range(min(ys), max(ys) + 1)
+    token = cur.token
+    if token.kind == "name" and token.text.lower() in SHORTHANDS \
+            and cur.peek().kind in ("newline", "end"):
+        cur.next()
+        return Cell(xs, ys, [], token.text.lower(), where)
+    assigns = []
+    while True:
+        targets = []
+        while True:
+            token = cur.expect("name", "an output side (N, E, S, W) and '=', like E = w")
+            side = _side(token)
+            cur.expect("=", f"'=' after output {side.name}")
+            targets.append((side, token.where))
+            if not (cur.at("name") and cur.peek().kind == "="):
+                break
+        table = _expression(cur)
+        assigns += [Assign(side, table, side_where) for side, side_where in targets]
+        if not cur.accept(","):
+            return Cell(xs, ys, assigns, None, where)
+
+
+def _value(cur):
+    token = cur.next()
+    if token.kind in ("number", "string"):
+        return token.value
+    if token.kind == "name":
+        lower = token.text.lower()
+        if lower in ("true", "false"):
+            return lower == "true"
+        if lower in _SIDES and len(lower) == 1:
+            return token.text.upper()
+        return token.text
+    raise AsmError(token.where, f"expected a parameter value (a number, a name or a "
+                                f"\"string\"), found {token}")
+
+
+def _place(cur, where):
+    macro = cur.expect("name", "a macro name (place adder(bits=8) at 0,0)").text
+    params, param_where = {}, {}
+    if cur.accept("("):
+        while not cur.at(")"):
+            name = cur.expect("name", "a parameter name")
+            cur.expect("=", f"'=' after parameter {name.text}")
+            if name.text in params:
+                raise AsmError(name.where, f"parameter {name.text} is given twice")
+            param_where[name.text] = name.where
+            params[name.text] = _value(cur)
+            if not cur.accept(","):
+                break
+        cur.expect(")", "')' closing the parameters")
+    if not cur.keyword("at"):
+        raise AsmError(cur.token.where, f"expected 'at X,Y' after the macro, found {cur.token}")
+    x = cur.number("the x offset")
+    cur.expect(",", "',' between x and y")
+    y = cur.number("the y offset")
+    prefix = None
+    if cur.keyword("as"):
+        prefix = cur.expect("name", "a prefix for the macro's port names").text
+    return Place(macro, params, x, y, prefix, where, param_where)
+
+
+def _read(path, where):
+    try:
+        with open(path, "rb") as file:
+            data = file.read(MAX_SOURCE_BYTES + 1)
+    except OSError as error:
+        raise AsmError(where, f"cannot read {path}: {error.strerror or error}") from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise AsmError(where, f"{path} is larger than {MAX_SOURCE_BYTES >> 20} MiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise AsmError(where, f"{path}: byte {error.start} is not UTF-8 text") from None
+
+
+def parse(text, file="<text>", *, base=None, _stack=()):
+    """The statements of ``text``, with every ``include`` replaced by its file's statements.
+
+    :param file: the name used in messages (and, with ``base=None``, the folder includes are
+        relative to; ``<text>`` means the current folder).
+    :raises AsmError: ``file:line:column: message`` for the first problem.
+    """
+    folder = base if base is not None else (
+        os.path.dirname(file) if not file.startswith("<") else os.getcwd())
+    cur = _Cursor(tokenize(text, file))
+    statements = []
+    while not cur.at("end"):
+        if cur.accept("newline"):
+            continue
+        token = cur.expect("name", "a statement (grid, cell, in, out, place, include, ...)")
+        word, where = token.text.lower(), token.where
+        if word == "grid":
+            statements.append(_grid(cur, where))
+        elif word == "order":
+            value = cur.expect("name", "a scan order (row-major, column-major, snake)")
+            statements.append(Order(value.text, value.where))
+        elif word == "period":
+            statements.append(Period(cur.number("the period (subcycles)", minimum=2), where))
+        elif word == "latency":
+            statements.append(Latency(cur.number("the latency (subcycles)"), where))
+        elif word in ("in", "out"):
+            statements.append(_port(cur, word, where))
+        elif word == "cell":
+            statements.append(_cell(cur, where))
+        elif word == "place":
+            statements.append(_place(cur, where))
+        elif word == "include":
+            name = cur.expect("string", 'a file name in quotes (include "lanes.bga")')
+            cur.end_of_statement()
+            path = os.path.join(folder, name.value)
+            key = os.path.realpath(path)
+            chain = [entry for entry, _ in _stack] + [os.path.realpath(file)]
+            if key in chain:
+                raise AsmError(name.where, f"include cycle: {name.value} includes itself "
+                                           "through " + " -> ".join(
+                                               os.path.basename(p) for p in chain[chain.index(
+                                                   key):] + [key]))
+            if len(_stack) >= MAX_INCLUDE_DEPTH:
+                raise AsmError(name.where, f"includes nested deeper than {MAX_INCLUDE_DEPTH}")
+            shown = os.path.relpath(path) if not os.path.isabs(name.value) else path
+            statements += parse(_read(path, name.where), shown,
+                                base=os.path.dirname(path),
+                                _stack=_stack + ((os.path.realpath(file), name.where),))
+            continue
+        else:
+            raise AsmError(where, f"unknown statement {token.text!r}; use grid, order, period, "
+                                  "latency, in, out, cell, place or include")
+        cur.end_of_statement()
+    return statements

@@ -1,0 +1,97 @@
+"""``bitgrid asm`` and ``bitgrid disasm``: BitGrid assembly text to a BGBS program and its port
+map, and back (docs/asm.md)."""
+
+import os
+import pathlib
+
+import click
+
+from bitgrid import ports as _ports
+from bitgrid.bitstream import Bitstream
+from bitgrid.files import atomic_write
+
+from .common import check_writable, load_bitstream
+
+__all__ = ["asm", "disasm", "ports_path"]
+
+
+def ports_path(bitstream_path):
+    """The port map written beside a bitstream: ``out/adder.bgbs`` -> ``out/adder.ports.json``
+    (another name keeps its suffix: ``x.bin`` -> ``x.bin.ports.json``)."""
+    root, ext = os.path.splitext(os.fspath(bitstream_path))
+    return (root if ext.lower() == ".bgbs" else os.fspath(bitstream_path)) + ".ports.json"
+
+
+@click.command()
+@click.argument("program", metavar="PROGRAM.bga", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="The BGBS program to write (default: PROGRAM with .bgbs). The port map, "
+                   "when the text declares ports, goes beside it as OUT.ports.json.")
+@click.option("--ports", "ports_out", type=click.Path(dir_okay=False),
+              help="Write the port map here instead of OUT.ports.json.")
+def asm(program, output, ports_out):
+    """Assemble BitGrid assembly text (docs/asm.md) into a BitGrid program.
+
+    Writes the BGBS bitstream and, if the text declares ports, its port map
+    (bitgrid-ports-v1), each whole or not at all. Errors name the file, line and column
+    (exit 2).
+
+    \b
+    Example:
+      bitgrid asm docs/examples/xor.bga -o out/xor.bgbs
+      -> out/xor.bgbs and out/xor.ports.json
+    """
+    from bitgrid.asm import EXTENSION, assemble_program
+    if output is None:
+        root, ext = os.path.splitext(program)
+        output = (root if ext.lower() == EXTENSION else program) + ".bgbs"
+    check_writable(output)
+    result = assemble_program(pathlib.Path(program))
+    ports_file = None
+    if result.portmap is not None:
+        ports_file = ports_out or ports_path(output)
+        check_writable(ports_file)
+    bitstream = Bitstream(result.config, result.order)
+    atomic_write(output, bitstream.to_bytes())
+    configured = int((result.config.luts != 0).any(axis=2).sum())
+    click.echo(f"wrote {output}: {result.config.width} x {result.config.height} grid, "
+               f"{configured} cells configured, {bitstream.order.label}")
+    if ports_file is not None:
+        _ports.save(ports_file, result.portmap)
+        portmap = result.portmap
+        click.echo(f"wrote {ports_file}: ports {', '.join(p.name for p in portmap.ports)}; "
+                   f"period {portmap.period}, latency {portmap.latency} subcycles")
+
+
+@click.command()
+@click.argument("bitstream", type=click.Path(dir_okay=False))
+@click.option("--ports", "ports_file", type=click.Path(dir_okay=False),
+              help="The program's port map (bitgrid-ports-v1): its ports, period and latency "
+                   "are written as declarations.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the text here (default: print it).")
+def disasm(bitstream, ports_file, output):
+    """Print a BitGrid program as BitGrid assembly text (docs/asm.md).
+
+    Each LUT is written as its minimal expression of n, e, s, w; pass-through cells as
+    `pass`, routing cells with a comment (wire, turn, crossing, fan-out); unconfigured cells
+    are left out. `bitgrid asm` of the text gives the identical bitstream (and port map).
+
+    \b
+    Example:
+      bitgrid disasm out/xor.bgbs --ports out/xor.ports.json -o xor.bga
+    """
+    from bitgrid.asm import disassemble
+    bs = load_bitstream(bitstream)
+    portmap = None
+    if ports_file is not None:
+        portmap = _ports.load(ports_file)
+        portmap.check_grid(bs.width, bs.height)
+    if output is not None:
+        check_writable(output)
+    text = disassemble(bs, portmap, source=os.path.basename(bitstream))
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        atomic_write(output, text)
+        click.echo(f"wrote {output}", err=True)
