@@ -1,0 +1,420 @@
+"""Moving, rotating and mirroring programs (``bitgrid transform``), with their port maps.
+
+A transform is a :class:`Geometry`: a map of cells ``(x, y) -> (x', y')`` of a ``width`` x
+``height`` grid into a ``new_width`` x ``new_height`` grid, and the map of sides it induces
+(``sides[d]`` is where old side ``d`` points now). Coordinates as SPEC section 2: ``x`` east,
+``y`` south, ``(0, 0)`` the north-west cell.
+
+============  ==============================  ================  =========================
+transform     cell (x, y) goes to             sides             new grid
+============  ==============================  ================  =========================
+move DX,DY    (x + DX, y + DY)                unchanged         ``--size`` (default same)
+rotate 90     (H - 1 - y, x)   (clockwise)    N->E->S->W->N     H x W
+rotate 180    (W - 1 - x, H - 1 - y)          N<->S, E<->W      W x H
+rotate 270    (y, W - 1 - x)                  N->W->S->E->N     H x W
+mirror x      (W - 1 - x, y)  (x reversed)    E<->W             W x H
+mirror y      (x, H - 1 - y)  (y reversed)    N<->S             W x H
+============  ==============================  ================  =========================
+
+Cells (SPEC section 3): the input a moved cell reads on side ``sides[d]`` comes from the image
+of the neighbour it read on side ``d``, so its LUT for output ``sides[d]`` is its old LUT for
+output ``d`` with the address bits permuted the same way (:func:`permute_lut`: new address bit
+``sides[d]`` is old address bit ``d``).
+
+Edges: lane ``i`` of old side ``d`` faces boundary cell ``b``; it becomes the lane of side
+``sides[d]`` facing the image of ``b``. Rotations and mirrors keep every side on the grid's
+edge. A move may take a side off the edge (``move 2,0`` puts the old W boundary at column 2):
+that is allowed only if no cell of that boundary reads its input from that side or drives its
+output there, and no port bit is on that side (:class:`TransformError` names the cell or port);
+the new grid's edge lanes that face no old edge lane carry inputs 0. Cells that would fall off
+the new grid must be all-zero (else an error names the first).
+
+Timing (SPEC sections 4 and 10). Even moves and the 180-degree rotation keep every cell's
+parity and so every timing: the program runs exactly as before, on the re-indexed lanes.
+Rotations by 90 and 270 degrees, single mirrors and odd moves swap the parity of every cell
+(the grid's sides are even), so every cell would update one subcycle away from where it used
+to. They are **refused** unless ``retime=True`` (``--retime``), which delays the whole program
+by one subcycle: run the transformed program with every input one subcycle later and it gives
+every output one subcycle later, exactly (the port map: every input skew + 1, latency + 1; a
+vector file: one all-zero step first). That holds because the cells that now update first
+(the old odd-parity cells) see only the reset zeros on that first subcycle; so re-timing
+requires each of them to output 0 for all-zero inputs (bit 0 of all four LUTs clear), and a
+cell that does not is named in the refusal.
+"""
+
+import typing
+
+import numpy as np
+
+from .analysis import support_masks
+from .checks import check_choice, check_int
+from .config import Configuration, check_grid_size
+from .ports import PortBit, PortMap, PortMapError
+from .terms import DIRECTIONS, E, Edges, N, S, W, Direction, side_lanes
+
+__all__ = ["TransformError", "Geometry", "move", "rotate", "mirror", "permute_lut",
+           "permute_tables", "transform_config", "transform_portmap", "transform_edges",
+           "check_timing", "Transformed", "transform", "ROTATIONS", "AXES"]
+
+#: Rotations in degrees (clockwise: north turns to east).
+ROTATIONS = (90, 180, 270)
+#: Mirror axes: ``x`` reverses x (east <-> west), ``y`` reverses y (north <-> south).
+AXES = ("x", "y")
+
+
+class TransformError(ValueError):
+    """A transform that cannot be applied to this program; the message names the cell, side or
+    port and what to do."""
+
+
+class Geometry(typing.NamedTuple):
+    """A cell map ``(x, y) -> (a*x + b*y + ox, c*x + d*y + oy)`` from a ``width`` x ``height``
+    grid into a ``new_width`` x ``new_height`` one, with ``sides[k]`` the new direction of old
+    side ``k``. Build one with :func:`move`, :func:`rotate` or :func:`mirror`."""
+    name: str
+    width: int
+    height: int
+    new_width: int
+    new_height: int
+    matrix: tuple                   # (a, b, c, d)
+    offset: tuple                   # (ox, oy)
+    sides: tuple                    # sides[k]: Direction
+
+    def cell(self, x, y):
+        """The image ``(x', y')`` of cell ``(x, y)`` (it may lie outside the new grid)."""
+        a, b, c, d = self.matrix
+        ox, oy = self.offset
+        return a * x + b * y + ox, c * x + d * y + oy
+
+    @property
+    def swaps_parity(self):
+        """True if every cell's parity ``(x + y) % 2`` changes (SPEC section 10)."""
+        x, y = self.cell(0, 0)
+        return (x + y) % 2 == 1
+
+    def inside(self, x, y):
+        """Whether ``(x, y)`` is a cell of the new grid."""
+        return 0 <= x < self.new_width and 0 <= y < self.new_height
+
+    def keeps_edge(self, side):
+        """Whether the old boundary on ``side`` lands on the new grid's boundary on
+        ``sides[side]`` (always for rotations and mirrors; for a move only if it does not
+        shift away from that edge)."""
+        side = Direction(side)
+        x, y = self.cell(*_boundary_cell(side, 0, self.width, self.height))
+        new = self.sides[side]
+        return {N: y == 0, S: y == self.new_height - 1, W: x == 0,
+                E: x == self.new_width - 1}[new]
+
+    def lane(self, side, lane):
+        """``(new side, new lane)`` of lane ``lane`` of old side ``side``, or ``None`` if that
+        side leaves the edge or the lane's cell falls off the new grid."""
+        side = Direction(side)
+        if not self.keeps_edge(side):
+            return None
+        x, y = self.cell(*_boundary_cell(side, lane, self.width, self.height))
+        if not self.inside(x, y):
+            return None
+        new = self.sides[side]
+        return new, (x if new in (N, S) else y)
+
+
+def _boundary_cell(side, lane, width, height):
+    """The cell that lane ``lane`` of ``side`` faces (SPEC section 2)."""
+    return {N: (lane, 0), S: (lane, height - 1), W: (0, lane), E: (width - 1, lane)}[side]
+
+
+def move(dx, dy, width, height, *, new_width=None, new_height=None):
+    """The move of every cell by ``(dx, dy)`` cells, into a ``new_width`` x ``new_height``
+    grid (default: the same size).
+
+    :raises ValueError: for a non-integer offset or a bad new size.
+    """
+    dx, dy = check_int(dx, "Move dx"), check_int(dy, "Move dy")
+    width, height = check_grid_size(width, height)
+    new_width, new_height = check_grid_size(width if new_width is None else new_width,
+                                            height if new_height is None else new_height)
+    return Geometry(f"move {dx},{dy}", width, height, new_width, new_height, (1, 0, 0, 1),
+                    (dx, dy), DIRECTIONS)
+
+
+def rotate(degrees, width, height):
+    """The clockwise rotation by ``degrees`` (90, 180 or 270) of a ``width`` x ``height`` grid
+    (see the module docstring for the cell and side maps).
+
+    :raises ValueError: ``Rotation must be one of 90, 180, 270, not 45``.
+    """
+    degrees = check_choice(degrees, "Rotation", ROTATIONS)
+    width, height = check_grid_size(width, height)
+    if degrees == 90:
+        return Geometry("rotate 90", width, height, height, width, (0, -1, 1, 0),
+                        (height - 1, 0), (E, S, W, N))
+    if degrees == 180:
+        return Geometry("rotate 180", width, height, width, height, (-1, 0, 0, -1),
+                        (width - 1, height - 1), (S, W, N, E))
+    return Geometry("rotate 270", width, height, height, width, (0, 1, -1, 0),
+                    (0, width - 1), (W, N, E, S))
+
+
+def mirror(axis, width, height):
+    """The mirror image reversing ``axis`` (``"x"``: east <-> west; ``"y"``: north <-> south)
+    of a ``width`` x ``height`` grid.
+
+    :raises ValueError: ``Mirror axis must be one of 'x', 'y', not 'z'``.
+    """
+    axis = check_choice(axis, "Mirror axis", AXES)
+    width, height = check_grid_size(width, height)
+    if axis == "x":
+        return Geometry("mirror x", width, height, width, height, (-1, 0, 0, 1),
+                        (width - 1, 0), (N, W, S, E))
+    return Geometry("mirror y", width, height, width, height, (1, 0, 0, -1),
+                    (0, height - 1), (S, E, N, W))
+
+
+_move, _rotate, _mirror = move, rotate, mirror     # (transform's keyword arguments hide them)
+
+
+# LUTs -----------------------------------------------------------------------------------------
+
+def _address_map(sides):
+    """``new[a]``: the new address of old address ``a`` (old bit ``k`` goes to bit
+    ``sides[k]``), for all 16 addresses."""
+    return [sum(((a >> k) & 1) << int(sides[k]) for k in range(4)) for a in range(16)]
+
+
+def permute_lut(lut, sides):
+    """The 16-bit LUT whose bit ``a'`` is bit ``a`` of ``lut``, where address ``a'`` has bit
+    ``sides[k]`` equal to bit ``k`` of ``a`` (SPEC section 3: address bit 0 is input N). So a
+    LUT of ``n`` rotated by 90 degrees (``sides = (E, S, W, N)``) becomes a LUT of ``e``.
+
+    :raises ValueError: if ``lut`` is not a 16-bit integer or ``sides`` not a permutation of
+        the four directions.
+    """
+    lut = check_int(lut, "LUT", minimum=0, maximum=0xFFFF)
+    sides = _check_sides(sides)
+    new = _address_map(sides)
+    return sum(((lut >> a) & 1) << new[a] for a in range(16))
+
+
+def permute_tables(tables, sides):
+    """The tables ``[N, E, S, W]`` of a cell turned by ``sides``: new LUT ``sides[k]`` is old
+    LUT ``k`` with its addresses permuted (:func:`permute_lut`)."""
+    sides = _check_sides(sides)
+    tables = list(tables)
+    if len(tables) != 4:
+        raise ValueError(f"A cell has 4 tables (N, E, S, W), not {len(tables)}")
+    result = [0] * 4
+    for k in range(4):
+        result[int(sides[k])] = permute_lut(tables[k], sides)
+    return tuple(result)
+
+
+def _check_sides(sides):
+    sides = tuple(Direction(s) for s in sides)
+    if sorted(sides) != list(DIRECTIONS):
+        raise ValueError(f"sides must map N, E, S, W onto all four directions, not {sides}")
+    return sides
+
+
+_TABLES = {}
+
+
+def _lut_table(sides):
+    """The permuted value of every 16-bit LUT (``uint16`` array of 65536), cached."""
+    if sides not in _TABLES:
+        values = np.arange(1 << 16, dtype=np.uint32)
+        result = np.zeros(1 << 16, dtype=np.uint32)
+        for a, target in enumerate(_address_map(sides)):
+            result |= ((values >> a) & 1) << target
+        _TABLES[sides] = result.astype(np.uint16)
+    return _TABLES[sides]
+
+
+# Configurations, port maps, edges -------------------------------------------------------------
+
+def transform_config(config, geometry):
+    """Re-index the cells and LUTs of ``config`` by ``geometry`` (no timing check: see
+    :func:`check_timing`).
+
+    :returns: a new :class:`~bitgrid.config.Configuration` of ``geometry.new_width`` x
+        ``geometry.new_height``.
+    :raises TransformError: ``cell (7, 2) would move to (9, 2), outside the 8 x 8 grid``
+        (the first configured cell in row-major order that falls off).
+    """
+    _check_config(config, geometry)
+    ys, xs = np.nonzero((config.luts != 0).any(axis=2))
+    a, b, c, d = geometry.matrix
+    ox, oy = geometry.offset
+    nx, ny = a * xs + b * ys + ox, c * xs + d * ys + oy
+    off = (nx < 0) | (nx >= geometry.new_width) | (ny < 0) | (ny >= geometry.new_height)
+    if off.any():
+        i = int(np.argmax(off))
+        raise TransformError(f"cell ({xs[i]}, {ys[i]}) would move to ({nx[i]}, {ny[i]}), "
+                             f"outside the {geometry.new_width} x {geometry.new_height} grid; "
+                             "only all-zero cells may fall off (choose another offset or a "
+                             "larger --size)")
+    table = _lut_table(geometry.sides)
+    luts = np.zeros((geometry.new_height, geometry.new_width, 4), dtype=np.uint16)
+    for k in range(4):
+        luts[ny, nx, int(geometry.sides[k])] = table[config.luts[ys, xs, k]]
+    result = Configuration(geometry.new_width, geometry.new_height, luts)
+    _check_edges_kept(config, geometry)
+    return result
+
+
+def _check_config(config, geometry):
+    if not isinstance(config, Configuration):
+        raise TypeError(f"Expected a Configuration, not {config!r}")
+    if not isinstance(geometry, Geometry):
+        raise TypeError(f"Expected a Geometry (see move, rotate, mirror), not {geometry!r}")
+    if (config.width, config.height) != (geometry.width, geometry.height):
+        raise TransformError(f"The transform is for a {geometry.width} x {geometry.height} "
+                             f"grid, the program is {config.width} x {config.height}")
+
+
+def _check_edges_kept(config, geometry):
+    """A side that leaves the edge must not be read or driven by its boundary cells."""
+    masks = support_masks(config.luts)
+    for side in DIRECTIONS:
+        if geometry.keeps_edge(side):
+            continue
+        for lane in range(side_lanes(side, config.width, config.height)):
+            x, y = _boundary_cell(side, lane, config.width, config.height)
+            reads = any(masks[y, x, k] >> side & 1 for k in range(4))
+            drives = config.luts[y, x, side] != 0
+            if reads or drives:
+                what = ("reads its input from" if reads else "drives its output to")
+                nx, ny = geometry.cell(x, y)
+                raise TransformError(
+                    f"cell ({x}, {y}) {what} the {side.letter} edge, but {geometry.name} "
+                    f"takes that boundary off the edge (the cell lands at ({nx}, {ny}) of the "
+                    f"{geometry.new_width} x {geometry.new_height} grid); move the program "
+                    f"so that its {side.letter} side stays on the edge")
+
+
+def check_timing(config, geometry, *, retime=False):
+    """Subcycles of latency the transform adds: 0 if it keeps every cell's parity; 1 if it
+    swaps them and ``retime`` is true (see the module docstring).
+
+    :raises TransformError: if it swaps the parity without ``retime``, or with ``retime`` and a
+        cell of odd parity that does not output 0 for all-zero inputs (named).
+    """
+    _check_config(config, geometry)
+    if not geometry.swaps_parity:
+        return 0
+    if not retime:
+        raise TransformError(f"{geometry.name} swaps the phase of every cell (SPEC section 10), "
+                             "which changes the program's timing: add --retime to delay it "
+                             "by one subcycle at its ports (latency + 1), or use an even move "
+                             "or a 180-degree rotation")
+    first = config.luts & 1
+    parity = (np.add.outer(np.arange(config.height), np.arange(config.width)) % 2) == 1
+    bad = parity & first.any(axis=2)
+    if bad.any():
+        y, x = (int(v) for v in np.argwhere(bad)[0])
+        outputs = "".join(d.letter for d in DIRECTIONS if first[y, x, d])
+        raise TransformError(f"cannot re-time {geometry.name}: cell ({x}, {y}) (odd parity) "
+                             f"outputs 1 on {outputs} for all-zero inputs, so delaying the "
+                             "program by one subcycle changes what it does on its first "
+                             "subcycle; use an even move or a 180-degree rotation instead")
+    return 1
+
+
+def transform_portmap(portmap, geometry, *, latency_added=0):
+    """The port map of the transformed program: every bit on its new side and lane; with
+    ``latency_added`` (0 or 1, from :func:`check_timing`) every input skew and the latency grow
+    by that much.
+
+    :raises TransformError: if the port map is for another grid, or a port bit is on a side
+        that leaves the edge or on a lane that falls off.
+    """
+    if not isinstance(portmap, PortMap):
+        raise TypeError(f"Expected a PortMap, not {portmap!r}")
+    if (portmap.width, portmap.height) != (geometry.width, geometry.height):
+        raise TransformError(f"The port map is for a {portmap.width} x {portmap.height} grid, "
+                             f"the program is {geometry.width} x {geometry.height}")
+    added = check_int(latency_added, "latency_added", minimum=0, maximum=1)
+
+    def moved(port, bit):
+        index = port.bits.index(bit)
+        target = geometry.lane(bit.side, bit.lane)
+        if target is None:
+            raise TransformError(f"port {port.name} bit {index} ({bit.side.letter} lane "
+                                 f"{bit.lane}) leaves the grid's edge under {geometry.name}; "
+                                 f"keep the {bit.side.letter} side of the program on the edge")
+        side, lane = target
+        skew = bit.skew + added if port.direction == "in" else bit.skew
+        return PortBit(side, lane, skew)
+
+    try:
+        return portmap.map_bits(moved, width=geometry.new_width, height=geometry.new_height,
+                                latency=portmap.latency + added)
+    except PortMapError as error:
+        raise TransformError(f"the moved port map does not fit: {error}") from None
+
+
+def transform_edges(edges, geometry):
+    """Edge words of the old grid re-indexed onto the new one (:meth:`Geometry.lane`; lanes
+    of a side that leaves the edge, or that fall off, are dropped; new lanes are 0)."""
+    edges = Edges.coerce(edges)
+    words = [0, 0, 0, 0]
+    for side in DIRECTIONS:
+        word = edges[side]
+        for lane in range(side_lanes(side, geometry.width, geometry.height)):
+            if word >> lane & 1:
+                target = geometry.lane(side, lane)
+                if target is not None:
+                    words[target[0]] |= 1 << target[1]
+    return Edges(*words)
+
+
+class Transformed(typing.NamedTuple):
+    """The result of :func:`transform`: the new ``config``, its ``portmap`` (None if none was
+    given), the ``geometry`` and ``latency_added`` (subcycles: 0, or 1 when re-timed)."""
+    config: Configuration
+    portmap: typing.Optional[PortMap]
+    geometry: Geometry
+    latency_added: int
+
+
+def transform(config, portmap=None, *, move=None, rotate=None, mirror=None, size=None,
+              retime=False):
+    """Apply one transform to a program and its port map.
+
+    :param move: ``(dx, dy)`` in cells; ``size`` ``(width, height)`` of the new grid (moves
+        only; default the same size).
+    :param rotate: 90, 180 or 270 (degrees, clockwise).
+    :param mirror: ``"x"`` or ``"y"``.
+    :param retime: allow a transform that swaps every cell's parity, by delaying the program
+        one subcycle (module docstring).
+    :returns: :class:`Transformed`.
+    :raises ValueError: unless exactly one of ``move``, ``rotate``, ``mirror`` is given, or for
+        ``size`` without ``move``.
+    :raises TransformError: see :func:`transform_config`, :func:`check_timing` and
+        :func:`transform_portmap`.
+    """
+    given = [name for name, value in (("move", move), ("rotate", rotate), ("mirror", mirror))
+             if value is not None]
+    if len(given) != 1:
+        raise ValueError("Give exactly one of move, rotate and mirror"
+                         + (f", not {' and '.join(given)}" if given else ""))
+    if size is not None and move is None:
+        raise ValueError("A new size goes with a move; a rotation or mirror keeps the grid's "
+                         "own size (a rotation by 90 or 270 degrees swaps width and height)")
+    if not isinstance(config, Configuration):
+        raise TypeError(f"Expected a Configuration, not {config!r}")
+    width, height = config.width, config.height
+    if move is not None:
+        dx, dy = move
+        new_width, new_height = size if size is not None else (None, None)
+        geometry = _move(dx, dy, width, height, new_width=new_width, new_height=new_height)
+    elif rotate is not None:
+        geometry = _rotate(rotate, width, height)
+    else:
+        geometry = _mirror(mirror, width, height)
+    new_config = transform_config(config, geometry)
+    added = check_timing(config, geometry, retime=retime)
+    new_portmap = None
+    if portmap is not None:
+        new_portmap = transform_portmap(portmap, geometry, latency_added=added)
+    return Transformed(new_config, new_portmap, geometry, added)
