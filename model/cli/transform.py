@@ -1,0 +1,104 @@
+"""``bitgrid transform``: move, rotate or mirror a BitGrid program and its port map
+(:mod:`bitgrid.transform`)."""
+
+import os
+
+import click
+
+from .common import check_writable, load_bitstream
+from .errors import BadInput
+from .params import SizeType
+
+__all__ = ["transform", "ports_path_for"]
+
+
+def _offset(text):
+    try:
+        dx, dy = (int(v) for v in text.split(","))
+    except ValueError:
+        raise BadInput(f"--move {text!r}: give the offset as DX,DY in cells, e.g. --move 2,0 "
+                       "(east 2) or --move 0,-2 (north 2)") from None
+    return dx, dy
+
+
+def ports_path_for(output):
+    """The port-map file written beside ``output``: ``OUT.bgbs`` -> ``OUT.ports.json``."""
+    root = output[:-len(".bgbs")] if output.endswith(".bgbs") else output
+    return root + ".ports.json"
+
+
+@click.command()
+@click.argument("bitstream", metavar="PROGRAM", type=click.Path(dir_okay=False))
+@click.option("--move", "offset", metavar="DX,DY",
+              help="Move every cell by DX cells east and DY cells south (negative: west, "
+                   "north). All-zero cells may fall off the grid, no other.")
+@click.option("--rotate", type=click.Choice(["90", "180", "270"]),
+              help="Rotate clockwise by this many degrees (90 and 270 swap width and height).")
+@click.option("--mirror", type=click.Choice(["x", "y"]),
+              help="Mirror: x reverses x (east <-> west), y reverses y (north <-> south).")
+@click.option("--size", type=SizeType(), metavar="WxH",
+              help="With --move: the size of the new grid (default: the program's own).")
+@click.option("--ports", "ports_in", type=click.Path(dir_okay=False), metavar="P.json",
+              help="The program's port map (bitgrid-ports-v1): moved with the program and "
+                   "written as OUT.ports.json.")
+@click.option("--retime", is_flag=True,
+              help="Allow a transform that swaps every cell's phase (rotate 90/270, mirror, "
+                   "odd move) by delaying the program one subcycle at its ports (latency + 1).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              metavar="OUT.bgbs", help="The transformed BitGrid program.")
+def transform(bitstream, offset, rotate, mirror, size, ports_in, retime, output):
+    """Move, rotate or mirror PROGRAM (a BitGrid program, .bgbs), with its port map.
+
+    Each LUT moves with its cell and has its address bits and outputs re-indexed (a cell
+    rotated by 90 degrees reads on E what it read on N). Even moves and --rotate 180 keep
+    every cell's phase and every timing. --rotate 90/270, a --mirror and odd moves swap every
+    cell's phase (SPEC section 10): they are refused unless --retime, which delays the program
+    by one subcycle (every input skew and the latency + 1 in the port map). Examples:
+
+    \b
+      bitgrid transform adder.bgbs --ports adder.ports.json --rotate 180 -o adder_r.bgbs
+      bitgrid transform adder.bgbs --move 0,2 --size 8x12 -o adder_low.bgbs
+      bitgrid transform adder.bgbs --ports adder.ports.json --mirror x --retime -o m.bgbs
+    """
+    from bitgrid import bitstream as _bitstream
+    from bitgrid import ports as _ports
+    from bitgrid import transform as tf
+    chosen = [name for name, value in (("--move", offset), ("--rotate", rotate),
+                                       ("--mirror", mirror)) if value is not None]
+    if len(chosen) != 1:
+        raise BadInput("give exactly one of --move DX,DY, --rotate 90|180|270 and --mirror "
+                       "x|y" + (f" (not {' and '.join(chosen)})" if chosen else ""))
+    if size is not None and offset is None:
+        raise BadInput("--size goes with --move; a rotation or mirror keeps the program's "
+                       "size (90 and 270 degrees swap width and height)")
+    bs = load_bitstream(bitstream)
+    portmap = None
+    if ports_in is not None:
+        portmap = _ports.load(ports_in)
+        try:
+            portmap.check_grid(bs.width, bs.height)
+        except _ports.PortMapError as error:
+            raise BadInput(f"{ports_in}: {error}") from None
+    ports_out = ports_path_for(output) if portmap is not None else None
+    if os.path.abspath(output) == os.path.abspath(bitstream):
+        raise BadInput(f"-o {output} is PROGRAM itself; write the transformed program to a "
+                       "new file")
+    check_writable(output)
+    if ports_out is not None:
+        if os.path.abspath(ports_out) == os.path.abspath(ports_in):
+            raise BadInput(f"-o {output} would overwrite the port map {ports_in}; choose "
+                           "another output name")
+        check_writable(ports_out)
+    result = tf.transform(bs.config, portmap, move=_offset(offset) if offset else None,
+                          rotate=int(rotate) if rotate else None, mirror=mirror, size=size,
+                          retime=retime)
+    _bitstream.save(output, result.config, bs.order)
+    if ports_out is not None:
+        _ports.save(ports_out, result.portmap)
+    geometry = result.geometry
+    timing = ("every cell's phase kept, timing unchanged" if not geometry.swaps_parity else
+              "every cell's phase swapped, re-timed: latency + 1 subcycle (inputs one "
+              "subcycle later)")
+    click.echo(f"wrote {output}: {geometry.name}, {geometry.new_width} x "
+               f"{geometry.new_height} grid; {timing}"
+               + (f"; port map {ports_out}" if ports_out else ""), err=True)
