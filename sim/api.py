@@ -230,7 +230,7 @@ def _check_options(simulator, storage, waves):
 
 
 def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
-              keep=False, quiet=False, fixed=False, build_args=(), plusargs=()):
+              keep=False, quiet=False, fixed=False, build_args=(), plusargs=(), faults=None):
     """Run :class:`SimCase` s (see :func:`make_case`); cases of one grid size share one build
     and one simulator process.
 
@@ -242,6 +242,11 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
         "unique")`` for Verilator); a separate cached build.
     :param plusargs: run-time arguments of the simulator (e.g. ``("+verilator+rand+reset+2",)``).
     :param idle_cycles: clock cycles with ``step`` low after each step (0: back to back).
+    :param faults: test only: a :class:`bitgrid.faultmodel.FaultSet` of the cases' grid size;
+        the cases run on a grid with those hardware faults (a separate cached build, see
+        :class:`bitgrid.hdl.grid.Grid`), and the reference emulator of
+        :attr:`SimResult.emulator_mismatches` is the fault model
+        (:class:`bitgrid.faultmodel.FaultyEmulator`) with the same faults.
     :param keep: keep the simulator's run folder (job, result and log; see
         :attr:`SimResult.run_dir`).
     :param quiet: no progress lines on stderr.
@@ -265,6 +270,7 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
     if fixed and any(case.crc is not None for case in cases):
         raise ValueError("A fixed configuration is never loaded, so it has no CRC to get "
                          "wrong: run crc cases without fixed")
+    hdl_faults = _check_faults(faults, cases, fixed)
     groups = {}
     for index, case in enumerate(cases):
         group = (case.width, case.height, case.config.luts.tobytes() if fixed else None)
@@ -278,9 +284,10 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
         build = _runner.build(width, height, storage=storage, simulator=simulator,
                               waves=None if waves is None else backends.wave_format(waves),
                               quiet=quiet, init=cases[indices[0]].config if fixed else None,
-                              build_args=build_args)
+                              build_args=build_args, faults=hdl_faults)
         job = {"format": JOB_FORMATS["grid"], "width": width, "height": height,
                "clock_ns": 10, "idle_cycles": idle_cycles,
+               **({"faults": [list(f) for f in hdl_faults]} if hdl_faults else {}),
                "cases": [dict(job_case(cases[i]), **({"fixed": True} if fixed else {}))
                          for i in indices]}
         out, seconds = _runner.run_testbench(build, job, waves_path=waves, keep=keep,
@@ -292,6 +299,26 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
             results[i].plusargs = list(out.get("plusargs", ()))
             results[i].save_file = save_file
     return results
+
+
+def _check_faults(faults, cases, fixed):
+    """The :meth:`~bitgrid.faultmodel.FaultSet.hdl_faults` of ``faults`` (``()`` for None).
+
+    :raises TypeError: if ``faults`` is not a FaultSet.
+    :raises ValueError: with ``fixed``, or with a case of another grid size."""
+    if faults is None:
+        return ()
+    from bitgrid.faultmodel import FaultSet
+    if not isinstance(faults, FaultSet):
+        raise TypeError(f"faults must be a bitgrid.faultmodel.FaultSet, not {faults!r}")
+    if fixed:
+        raise ValueError("A faulty grid is built without a fixed configuration: run it "
+                         "without fixed")
+    for case in cases:
+        if (case.width, case.height) != (faults.width, faults.height):
+            raise ValueError(f"{case.name} is a {case.width} x {case.height} case, the faults "
+                             f"are for a {faults.width} x {faults.height} grid")
+    return faults.hdl_faults()
 
 
 def _save_file(waves, build, out, width, height):
@@ -334,12 +361,12 @@ def _result(raw, case, build, seconds, waves, run_dir):
 
 def run_case(config, steps, *, expected=None, simulator="icarus", storage="ff", waves=None,
              name="case", width=None, height=None, idle_cycles=1, keep=False, quiet=False,
-             fixed=False, build_args=(), plusargs=()):
+             fixed=False, build_args=(), plusargs=(), faults=None):
     """Run one configuration with the edge inputs ``steps`` on ``simulator`` and compare the
     edge outputs with ``expected`` (if given) and with the reference emulator.
 
     See :func:`make_case` for the arguments and the errors raised before any build, and
-    :func:`run_cases` for the rest (``fixed``, ``build_args``, ``plusargs``).
+    :func:`run_cases` for the rest (``fixed``, ``build_args``, ``plusargs``, ``faults``).
 
     :returns: :class:`SimResult`.
     """
@@ -347,7 +374,7 @@ def run_case(config, steps, *, expected=None, simulator="icarus", storage="ff", 
     case = make_case(config, steps, expected=expected, name=name, width=width, height=height)
     return run_cases([case], simulator=simulator, storage=storage, waves=waves,
                      idle_cycles=idle_cycles, keep=keep, quiet=quiet, fixed=fixed,
-                     build_args=build_args, plusargs=plusargs)[0]
+                     build_args=build_args, plusargs=plusargs, faults=faults)[0]
 
 
 def _vector_sim_case(case):

@@ -79,11 +79,13 @@ def _log_tail(path, lines=30):
 
 # --- The Verilog stage ----------------------------------------------------------------------
 
-def grid_verilog_file(width, height, storage="ff", *, init=None, quiet=False):
+def grid_verilog_file(width, height, storage="ff", *, init=None, quiet=False, faults=()):
     """Path of the cached Verilog of a ``width`` x ``height`` grid with ``storage``; generated
     with :func:`bitgrid.hdl.verilog.grid_verilog` on first use. With ``init`` (a
     :class:`~bitgrid.Configuration` of that size) the configuration is compiled into the
-    gateware (one cache entry per configuration).
+    gateware (one cache entry per configuration); with ``faults`` (test only, the ``(x, y,
+    kind, output, address)`` tuples of :class:`bitgrid.hdl.grid.Grid`) the grid has those
+    hardware faults (one cache entry per fault set).
 
     :raises GridSizeError: for a size SPEC section 1 does not allow.
     :raises ValueError: for an unknown storage kind.
@@ -92,6 +94,14 @@ def grid_verilog_file(width, height, storage="ff", *, init=None, quiet=False):
     width, height = check_grid_size(width, height)
     check_storage(storage)
     from bitgrid.hdl.verilog import grid_verilog
+    faults = [list(f) for f in faults]
+    if faults:
+        if init is not None:
+            raise ValueError("A faulty grid is built without a fixed configuration")
+        return cached_verilog(f"grid-{width}x{height}-{storage}-faulty", grid_verilog,
+                              f"a {width}x{height} {storage} grid with {len(faults)} "
+                              f"fault(s)", quiet=quiet, width=width, height=height,
+                              storage=storage, name=TOP, faults=faults)
     if init is None:
         return cached_verilog(f"grid-{width}x{height}-{storage}", grid_verilog,
                               f"a {width}x{height} {storage} grid", quiet=quiet, width=width,
@@ -151,7 +161,7 @@ def recipe_digest():
 
 
 def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=False,
-          top="grid", divisor=HOST_DIVISOR, init=None, build_args=()):
+          top="grid", divisor=HOST_DIVISOR, init=None, build_args=(), faults=()):
     """Build (or find in the cache) the simulation model of a grid.
 
     :param waves: ``None``, ``"vcd"`` or ``"fst"``: a waveform build (a separate cache entry).
@@ -159,6 +169,8 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
         fixed-configuration build; grid top only), see :func:`grid_verilog_file`.
     :param build_args: extra arguments of the simulator's compiler (``iverilog``,
         ``verilator``), e.g. ``("--x-assign", "unique")``: strings, part of the cache key.
+    :param faults: test only: a grid with injected hardware faults (grid top only, no
+        ``init``), see :func:`grid_verilog_file`.
     :param top: ``"grid"`` (top :data:`TOP`, :func:`grid_verilog_file`) or ``"host"`` (the
         grid behind its host controller, top :data:`HOST_TOP`, :func:`host_verilog_file` with
         ``divisor`` clock cycles per UART bit; no waveform builds).
@@ -174,7 +186,8 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
         raise ValueError(f"waves must be None, 'vcd' or 'fst', not {waves!r}")
     if top not in TOPS:
         raise ValueError(f"top must be 'grid' or 'host', not {top!r}")
-    if top == "host" and (waves or init is not None):
+    faults = tuple(faults)
+    if top == "host" and (waves or init is not None or faults):
         raise ValueError("waveform and fixed-configuration builds are only made of the grid "
                          "top")
     build_args = check_build_args(build_args)
@@ -184,11 +197,13 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
         verilog = host_verilog_file(width, height, storage, divisor, quiet=quiet)
         toplevel, prefix = HOST_TOP, f"host-d{divisor}-"
     else:
-        verilog = grid_verilog_file(width, height, storage, init=init, quiet=quiet)
+        verilog = grid_verilog_file(width, height, storage, init=init, quiet=quiet,
+                                    faults=faults)
         toplevel, prefix = TOP, ""
     fixed = "" if init is None else "-fixed"
+    fixed += "-faulty" if faults else ""
     label = (f"{simulator} {'host ' if top == 'host' else ''}{width}x{height} {storage}"
-             f"{' fixed' if fixed else ''}")
+             f"{' fixed' if init is not None else ''}{' faulty' if faults else ''}")
     return build_design(verilog, toplevel, f"{prefix}{width}x{height}-{storage}{fixed}", label,
                         simulator=simulator, waves=waves, quiet=quiet, width=width,
                         height=height, storage=storage, build_args=build_args)

@@ -87,10 +87,16 @@ class StepChecker:
     """Checks the edge outputs of every step against the reference emulator
     (:class:`~bitgrid.Emulator` of ``config``, run here) and against ``expected`` (a list of
     :class:`~bitgrid.Edges`, or None); lanes that read X/Z are mismatches with ``actual = -1``.
+    With ``faults`` (the job's ``(x, y, kind, output, address)`` lists of a faulty grid) the
+    reference is :class:`bitgrid.faultmodel.FaultyEmulator` with those faults.
     """
 
-    def __init__(self, config, expected, width, height):
-        self.emulator = Emulator(config)
+    def __init__(self, config, expected, width, height, faults=None):
+        if faults:
+            from bitgrid.faultmodel import FaultSet, FaultyEmulator
+            self.emulator = FaultyEmulator(config, FaultSet.from_hdl(width, height, faults))
+        else:
+            self.emulator = Emulator(config)
         self.expected = expected
         self.width, self.height = width, height
         self.outputs, self.mismatches, self.emulator_mismatches = [], [], []

@@ -5,6 +5,8 @@ Its one test, :func:`run_job`, reads a *job* from the JSON file named by ``$BITG
 
     {"format": "bitgrid-sim-job-v1", "width": W, "height": H, "result": "<path>",
      "clock_ns": 10, "idle_cycles": 1,
+     "faults": optional, the (x, y, kind, output, address) lists of a faulty build (test
+               only): the reference emulator is then the fault model,
      "cases": [{"name": "...", "luts": [... H*W*4 LUT tables, row-major, N E S W ...],
                 "inputs": [[n, e, s, w], ...], "expected": [[n, e, s, w], ...] or null,
                 "crc": null or an int to commit instead of the right CRC,
@@ -115,8 +117,9 @@ class GridTestbench(Testbench):
         return int(self.dut.subcycle.value), int(self.dut.phase.value)
 
 
-async def run_case(testbench, case):
-    """Run one case of a job on ``testbench``; returns the case's result object."""
+async def run_case(testbench, case, faults=None):
+    """Run one case of a job on ``testbench``; returns the case's result object. ``faults``
+    (the job's, of a faulty grid) make the reference emulator the fault model."""
     width, height = testbench.width, testbench.height
     start_wall, start_sim = time.monotonic(), get_sim_time("ns")
     config = case_config(case, width, height)
@@ -131,7 +134,7 @@ async def run_case(testbench, case):
     load_wall = time.monotonic()
     readback = await testbench.readback(config)
     readback_wall = time.monotonic()
-    checker = StepChecker(config, expected, width, height)
+    checker = StepChecker(config, expected, width, height, faults)
     step_start = get_sim_time("step")          # the waveform viewer's marker
     for t, edges in enumerate(inputs):
         checker.check(t, edges, *await testbench.step(edges))
@@ -176,7 +179,7 @@ async def run_job(dut):
         f"+{name}" if value is True else f"+{name}={value}"
         for name, value in cocotb.plusargs.items()))
     for case in job["cases"]:
-        result = await run_case(testbench, case)
+        result = await run_case(testbench, case, job.get("faults"))
         if case.get("crc") is not None:
             result["expect_rejected"] = True
         results.add(result, case_failed(result))
