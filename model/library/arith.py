@@ -1,0 +1,106 @@
+"""Arithmetic macros: full adder, ripple-carry adder, comparator and counter (SPEC sections 3
+and 4). The pipelined multiplier is in :mod:`bitgrid.library.multiplier`.
+
+All are fully pipelined: a new row every period (2 subcycles; the counter's state loop is two
+cells long, so it too counts once per full cycle). Operand bits are skewed at the ports (bit
+``i`` one subcycle after bit ``i - 1``), as the carry ripples one cell per subcycle.
+"""
+
+from ..terms import E, N, S, W
+from .basic import sketch
+from .block import block_from_program
+
+__all__ = ["SUM", "CARRY", "full_adder", "adder", "comparator", "counter"]
+
+
+def SUM(n, e, w):
+    """The full adder's sum: ``n ^ e ^ w`` (carry in, b, a)."""
+    return n ^ e ^ w
+
+
+def CARRY(n, e, w):
+    """The full adder's carry: majority of ``n, e, w``."""
+    return (n & e) | (n & w) | (e & w)
+
+
+def full_adder():
+    """One cell: a (W), b (E), carry in (N) -> sum (E), carry out (S)."""
+    program = sketch(1, 1)
+    program.cell(0, 0, e=SUM, s=CARRY)
+    ports = [("a", "in", [(W, 0)]), ("b", "in", [(E, 0)]), ("cin", "in", [(N, 0)]),
+             ("sum", "out", [(E, 0)]), ("cout", "out", [(S, 0)])]
+    return block_from_program("full_adder()", program, 1, 1, ports,
+                              doc="One cell: inputs a (W), b (E), carry in (N); outputs sum "
+                              "= a ^ b ^ cin (E) and carry out = majority (S).")
+
+
+def adder(bits, carry_in):
+    """An ``bits``-bit ripple-carry adder: a column of full-adder cells (carry south)."""
+    program = sketch(1, bits)
+    for i in range(bits):
+        if i == 0 and not carry_in:
+            program.cell(0, 0, e=lambda e, w: e ^ w, s=lambda e, w: e & w)
+        else:
+            program.cell(0, i, e=SUM, s=CARRY)
+    ports = [("a", "in", [(W, i) for i in range(bits)]),
+             ("b", "in", [(E, i) for i in range(bits)])]
+    if carry_in:
+        ports.append(("cin", "in", [(N, 0)]))
+    ports.append(("sum", "out", [(E, i) for i in range(bits)] + [(S, 0)]))
+    cin = " + cin (N lane 0)" if carry_in else ""
+    return block_from_program(f"adder(bits={bits}, carry_in={carry_in})", program, 1, bits,
+                              ports,
+                              doc=f"A column of {bits} full-adder cells, bit i on row i: a on W "
+                              f"lanes, b on E lanes{cin}; sum = a + b{' + cin' if carry_in else ''} "
+                              f"({bits + 1} bits): E lanes 0..{bits - 1}, the carry out of S "
+                              "lane 0 as the top bit. The carry moves one row per subcycle, so "
+                              "bit i is skewed by i subcycles at every port.")
+
+
+def comparator(bits):
+    """Unsigned comparison of ``a`` and ``b``: ``lt``, ``eq``, ``gt``."""
+    program = sketch(2, bits + 1)
+    for i in range(bits):
+        # Column 0: the borrow of a - b ripples south; E carries the difference bit d_i.
+        if i == 0:
+            program.cell(0, 0, s=lambda e, w: (1 - w) & e, e=lambda e, w: e ^ w)
+        else:
+            program.cell(0, i, s=lambda n, e, w: ((1 - w) & e) | ((1 - (w ^ e)) & n),
+                         e=lambda e, w: e ^ w)
+        # Column 1: b_i on to column 0 (W), and the "all equal so far" chain south.
+        if i == 0:
+            program.cell(1, 0, w=lambda e: e, s=lambda w: 1 - w)
+        else:
+            program.cell(1, i, w=lambda e: e, s=lambda n, w: n & (1 - w))
+    program.cell(0, bits, s=lambda n: n, e=lambda n: n)           # lt on, and over to col 1
+    program.cell(1, bits, e=lambda n: n, s=lambda n, w: (1 - n) & (1 - w))   # eq, gt
+    ports = [("a", "in", [(W, i) for i in range(bits)]),
+             ("b", "in", [(E, i) for i in range(bits)]),
+             ("lt", "out", [(S, 0)]), ("gt", "out", [(S, 1)]), ("eq", "out", [(E, bits)])]
+    return block_from_program(f"comparator(bits={bits})", program, 2, bits + 1, ports,
+                              doc=f"Unsigned compare of {bits}-bit a (W lanes 0..{bits - 1}) "
+                              f"and b (E lanes 0..{bits - 1}): lt = a < b (S lane 0), gt = "
+                              f"a > b (S lane 1), eq = a == b (E lane {bits}). Column 0 "
+                              "ripples the borrow of a - b south, column 1 passes b west and "
+                              "ripples 'all difference bits 0' south.")
+
+
+def counter(bits):
+    """A ``bits``-bit counter: adds the ``en`` input every design cycle."""
+    program = sketch(2, bits)
+    for i in range(bits):
+        # Cell (0, i): count bit i (from the loop cell, E) plus the carry (N).
+        outputs = {"e": lambda n, e: n ^ e}
+        outputs["s"] = lambda n, e: n & e
+        program.cell(0, i, **outputs)
+        # Cell (1, i): the state loop back to (0, i), and the count out of E.
+        program.cell(1, i, w=lambda w: w, e=lambda w: w)
+    ports = [("en", "in", [(N, 0)]), ("count", "out", [(E, i) for i in range(bits)]),
+             ("carry", "out", [(S, 0)])]
+    return block_from_program(f"counter(bits={bits})", program, 2, bits, ports, feedback=True,
+                              doc=f"A {bits}-bit counter: row k of count is the sum of en over "
+                              f"rows 0..k, modulo 2**{bits} (0 after reset). Bit i is a loop of "
+                              "two cells, (0, i) adding the carry from N and (1, i) sending the "
+                              "new bit back and out of E: the loop takes one full cycle, so it "
+                              "counts once per design cycle. carry (S lane 0) is 1 in the row "
+                              "where the count wraps to 0.")
