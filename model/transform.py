@@ -54,7 +54,7 @@ from .terms import DIRECTIONS, E, Edges, N, S, W, Direction, side_lanes
 
 __all__ = ["TransformError", "Geometry", "move", "rotate", "mirror", "permute_lut",
            "permute_tables", "transform_config", "transform_portmap", "transform_edges",
-           "check_timing", "Transformed", "transform", "ROTATIONS", "AXES"]
+           "check_edges", "check_timing", "Transformed", "transform", "ROTATIONS", "AXES"]
 
 #: Rotations in degrees (clockwise: north turns to east).
 ROTATIONS = (90, 180, 270)
@@ -233,8 +233,8 @@ def _lut_table(sides):
 # Configurations, port maps, edges -------------------------------------------------------------
 
 def transform_config(config, geometry):
-    """Re-index the cells and LUTs of ``config`` by ``geometry`` (no timing check: see
-    :func:`check_timing`).
+    """Re-index the cells and LUTs of ``config`` by ``geometry``: the configuration alone, with
+    no check of its edges (:func:`check_edges`) or timing (:func:`check_timing`).
 
     :returns: a new :class:`~bitgrid.config.Configuration` of ``geometry.new_width`` x
         ``geometry.new_height``.
@@ -257,9 +257,7 @@ def transform_config(config, geometry):
     luts = np.zeros((geometry.new_height, geometry.new_width, 4), dtype=np.uint16)
     for k in range(4):
         luts[ny, nx, int(geometry.sides[k])] = table[config.luts[ys, xs, k]]
-    result = Configuration(geometry.new_width, geometry.new_height, luts)
-    _check_edges_kept(config, geometry)
-    return result
+    return Configuration(geometry.new_width, geometry.new_height, luts)
 
 
 def _check_config(config, geometry):
@@ -272,8 +270,15 @@ def _check_config(config, geometry):
                              f"grid, the program is {config.width} x {config.height}")
 
 
-def _check_edges_kept(config, geometry):
-    """A side that leaves the edge must not be read or driven by its boundary cells."""
+def check_edges(config, geometry):
+    """Check that no boundary cell of a side that ``geometry`` takes off the edge (a move)
+    reads its input from that side or drives its output there (real LUT support,
+    :func:`bitgrid.analysis.support_masks`; a constant-0 output drives nothing).
+
+    :raises TransformError: ``cell (0, 2) reads its input from the W edge, but move 2,0 takes
+        that boundary off the edge ...``.
+    """
+    _check_config(config, geometry)
     masks = support_masks(config.luts)
     for side in DIRECTIONS:
         if geometry.keeps_edge(side):
@@ -390,8 +395,8 @@ def transform(config, portmap=None, *, move=None, rotate=None, mirror=None, size
     :returns: :class:`Transformed`.
     :raises ValueError: unless exactly one of ``move``, ``rotate``, ``mirror`` is given, or for
         ``size`` without ``move``.
-    :raises TransformError: see :func:`transform_config`, :func:`check_timing` and
-        :func:`transform_portmap`.
+    :raises TransformError: see :func:`transform_config`, :func:`check_edges`,
+        :func:`check_timing` and :func:`transform_portmap`.
     """
     given = [name for name, value in (("move", move), ("rotate", rotate), ("mirror", mirror))
              if value is not None]
@@ -413,6 +418,7 @@ def transform(config, portmap=None, *, move=None, rotate=None, mirror=None, size
     else:
         geometry = _mirror(mirror, width, height)
     new_config = transform_config(config, geometry)
+    check_edges(config, geometry)
     added = check_timing(config, geometry, retime=retime)
     new_portmap = None
     if portmap is not None:

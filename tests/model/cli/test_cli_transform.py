@@ -1,0 +1,99 @@
+"""``bitgrid transform``: the program and its port map written together, the timing reported,
+and every refusal one line with exit 2."""
+
+import pytest
+from click.testing import CliRunner
+
+from bitgrid import bitstream, ports
+from bitgrid.cli import main
+from bitgrid.evaluate import evaluate
+from bitgrid.program import Program
+from support import port_programs
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def skewed(tmp_path):
+    config, portmap, model = port_programs.skewed_routes()
+    program, portfile = tmp_path / "p.bgbs", tmp_path / "p.ports.json"
+    bitstream.save(program, config, order=2)
+    ports.save(portfile, portmap)
+    return program, portfile, model
+
+
+@pytest.mark.parametrize("args, added", [(("--rotate", "180"), 0),
+                                         (("--rotate", "90", "--retime"), 1),
+                                         (("--mirror", "x", "--retime"), 1)])
+def test_program_and_port_map_written(skewed, tmp_path, args, added):
+    program, portfile, model = skewed
+    out = tmp_path / "out.bgbs"
+    result = invoke("transform", program, "--ports", portfile, *args, "-o", out)
+    assert result.exit_code == 0, result.output
+    moved = bitstream.load(out)
+    assert int(moved.order) == 2                       # the scan order is kept
+    portmap = ports.load(tmp_path / "out.ports.json")
+    assert portmap.latency == ports.load(portfile).latency + added
+    rows = [{"a": a, "b": a % 4} for a in range(16)]
+    assert evaluate(moved.config, portmap, rows) == model(rows)
+    assert ("latency + 1 subcycle" in result.stderr) == bool(added)
+
+
+def test_parity_swap_refused_without_retime(skewed, tmp_path):
+    program, portfile, _ = skewed
+    out = tmp_path / "out.bgbs"
+    result = invoke("transform", program, "--ports", portfile, "--rotate", "270", "-o", out)
+    assert result.exit_code == 2
+    assert result.stderr == ("error: rotate 270 swaps the phase of every cell (SPEC section "
+                             "10), which changes the program's timing: add --retime to delay "
+                             "it by one subcycle at its ports (latency + 1), or use an even "
+                             "move or a 180-degree rotation\n")
+    assert not out.exists() and not (tmp_path / "out.ports.json").exists()
+
+
+def test_move_with_size(tmp_path):
+    program = Program(4, 4)
+    program.route(0, 1, "E")
+    source = tmp_path / "p.bgbs"
+    bitstream.save(source, program.config)
+    out = tmp_path / "low.bgbs"
+    result = invoke("transform", source, "--move", "0,-2", "--size", "4x2", "-o", out)
+    assert result.exit_code == 2           # cell (0, 1) would land on row -1
+    assert result.stderr.startswith("error: cell (0, 1) would move to (0, -1), outside the "
+                                    "4 x 2 grid")
+    result = invoke("transform", source, "--move", "0,2", "--size", "4x6", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert bitstream.load(out).config[2, 3] == (0, 0xFF00, 0, 0)     # E copies W
+
+
+@pytest.mark.parametrize("args, message", [
+    (("-o", "x.bgbs"), "give exactly one of --move DX,DY, --rotate 90|180|270 and --mirror "
+                       "x|y\n"),
+    (("--rotate", "90", "--mirror", "x", "-o", "x.bgbs"),
+     "give exactly one of --move DX,DY, --rotate 90|180|270 and --mirror x|y (not --rotate "
+     "and --mirror)\n"),
+    (("--rotate", "180", "--size", "8x8", "-o", "x.bgbs"), "--size goes with --move"),
+    (("--move", "2", "-o", "x.bgbs"), "--move '2': give the offset as DX,DY in cells"),
+    (("--move", "2,0", "-o", "p.bgbs"), "-o p.bgbs is PROGRAM itself"),
+])
+def test_usage_errors(skewed, tmp_path, monkeypatch, args, message):
+    program, _, _ = skewed
+    monkeypatch.chdir(tmp_path)
+    result = invoke("transform", "p.bgbs", *args)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {message}")
+    assert result.stderr.count("\n") == 1
+
+
+def test_port_map_of_another_size(skewed, tmp_path):
+    program, _, _ = skewed
+    _, small, _ = port_programs.signed_routes()
+    portfile = tmp_path / "small.json"
+    ports.save(portfile, small)
+    result = invoke("transform", program, "--ports", portfile, "--rotate", "180", "-o",
+                    tmp_path / "o.bgbs")
+    assert result.exit_code == 2
+    assert result.stderr == (f"error: {portfile}: The port map is for a 4 x 4 grid, the "
+                             "program is 8 x 8\n")
