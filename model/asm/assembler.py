@@ -7,6 +7,7 @@ when the text declares ports but no ``latency``, computes the latency from the p
 timing (:func:`bitgrid.analysis.path_timing`).
 """
 
+import difflib
 import typing
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from ..bitstream import ScanOrder
 from ..config import Configuration
 from ..ports import Port, PortBit, PortMap, PortMapError
-from ..terms import DIRECTIONS, side_lanes
+from ..terms import DIRECTIONS, Direction, side_lanes
 from .lexer import AsmError
 from .parser import SHORTHANDS, Cell, Grid, Latency, Order, Period, Place, PortDecl
 
@@ -55,6 +56,7 @@ def build(statements, *, file="<text>", library=None):
     luts = claims = None
     ports = {}
     lanes = {}      # (direction, side, lane) -> (port, bit, where)
+    periods = []    # (period, where, block name) of the macros whose ports are declared
     for statement in statements:
         if isinstance(statement, Grid):
             grid = _once(grid, statement, "the grid size")
@@ -84,7 +86,7 @@ def build(statements, *, file="<text>", library=None):
         if isinstance(statement, Cell):
             _cell(statement, grid, luts, claims)
         elif isinstance(statement, Place):
-            _place(statement, grid, luts, claims, ports, lanes, library)
+            _place(statement, grid, luts, claims, ports, lanes, library, periods)
         elif isinstance(statement, PortDecl):
             _port(statement, grid, ports, lanes)
     if grid is None:
@@ -94,6 +96,14 @@ def build(statements, *, file="<text>", library=None):
     scan = ScanOrder.parse(order.order) if order else ScanOrder.ROW_MAJOR
     if not ports:
         return Assembly(config, None, scan)
+    if period is None and periods:
+        value, where, name = periods[0]
+        for other, other_where, other_name in periods[1:]:
+            if other != value:
+                raise AsmError(other_where, f"{other_name} has period {other}, {name} (at "
+                                            f"{where}) has {value}; declare the program's "
+                                            "'period'")
+        period = Period(value, where)
     portmap = _portmap(grid, ports, period, latency, config, file)
     return Assembly(config, portmap, scan)
 
@@ -232,5 +242,58 @@ def compute_latency(config, ports):
     return next(iter(found)), None
 
 
-def _place(statement, grid, luts, claims, ports, lanes, library):
-    raise AsmError(statement.where, "place: the macro library is not available yet")
+def _macros(library):
+    if library is not None:
+        return library
+    from ..library import MACROS
+    return MACROS
+
+
+def _place(statement, grid, luts, claims, ports, lanes, library, periods):
+    """Write a library block into the grid; with ``ports``, declare its ports (which must sit
+    on grid edge lanes) as program ports, named ``PREFIX.name`` with a prefix."""
+    macros = _macros(library)
+    macro = macros.get(statement.macro)
+    if macro is None:
+        close = difflib.get_close_matches(statement.macro, list(macros), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise AsmError(statement.where, f"unknown macro {statement.macro!r}; {hint}the library "
+                                        f"has {', '.join(sorted(macros))}")
+    try:
+        block = macro.build(**statement.params)
+    except ValueError as error:
+        where = statement.where
+        for name, param_where in statement.param_where.items():
+            if f"parameter {name}" in str(error) or f"parameter {name!r}" in str(error):
+                where = param_where
+        raise AsmError(where, str(error)) from None
+    x, y = statement.x, statement.y
+    if x + block.width > grid.width or y + block.height > grid.height:
+        raise AsmError(statement.where, f"macro {block.name} ({block.width} x {block.height} "
+                                        f"cells) at {x},{y} does not fit the {grid.width} x "
+                                        f"{grid.height} grid")
+    for by in range(block.height):
+        for bx in range(block.width):
+            for side in DIRECTIONS:
+                _claim(claims, x + bx, y + by, side, statement.where)
+            luts[y + by, x + bx] = block.tables(bx, by)
+    if statement.prefix is None:
+        return
+    prefix = "" if statement.prefix is True else statement.prefix + "."
+    periods.append((block.period, statement.where, block.name))
+    for port in block.ports:
+        bits = []
+        for i, bit in enumerate(port.bits):
+            gx, gy = block.bit_cell(bit, x, y)
+            edge = {Direction.N: gy == 0, Direction.S: gy == grid.height - 1,
+                    Direction.W: gx == 0, Direction.E: gx == grid.width - 1}[bit.side]
+            if not edge:
+                raise AsmError(statement.where, f"port {port.name} bit {i} of {block.name} at "
+                                                f"{x},{y} is not on the {bit.side.name} edge of "
+                                                "the grid; place the macro against that edge, "
+                                                "or route the bit there and declare it with "
+                                                f"'{port.direction}'")
+            lane = gy if bit.side in (Direction.E, Direction.W) else gx
+            bits.append((i, bit.side, lane, bit.skew, statement.where))
+        _port(PortDecl(port.direction, prefix + port.name, bits, port.signed, statement.where),
+              grid, ports, lanes)

@@ -81,7 +81,8 @@ class Cell(typing.NamedTuple):
 
 
 class Place(typing.NamedTuple):
-    """``place NAME(param=value, ...) at X,Y [as PREFIX]``."""
+    """``place NAME(param=value, ...) at X,Y [ports [PREFIX]]``: ``prefix`` is None (no
+    ports declared), True (``ports``: the macro's own port names) or the prefix."""
     macro: str
     params: dict
     x: int
@@ -132,17 +133,20 @@ class _Cursor:
         token = self.token
         if token.kind != "number":
             raise AsmError(token.where, f"expected {what} (a number), found {token}")
-        if token.value < minimum or (maximum is not None and token.value > maximum):
-            bound = f"{minimum}..{maximum}" if maximum is not None else f"at least {minimum}"
+        if (minimum is not None and token.value < minimum) or (
+                maximum is not None and token.value > maximum):
+            bound = (f"{minimum}..{maximum}" if maximum is not None and minimum is not None
+                     else f"at least {minimum}" if minimum is not None
+                     else f"at most {maximum}")
             raise AsmError(token.where, f"{what} must be {bound}, not {token.value}")
         return self.next().value
 
-    def range(self, what, *, maximum=None):
+    def range(self, what, *, minimum=0, maximum=None):
         """``A`` or ``A..B`` (either order): the list of values, in the order written."""
-        first = self.number(what, maximum=maximum)
+        first = self.number(what, minimum=minimum, maximum=maximum)
         if not self.accept(".."):
             return [first]
-        last = self.number(what, maximum=maximum)
+        last = self.number(what, minimum=minimum, maximum=maximum)
         step = 1 if last >= first else -1
         return list(range(first, last + step, step))
 
@@ -198,6 +202,12 @@ def _unary(cur):
     return _atom(cur)
 
 
+def _close(cur, opening):
+    if cur.token.kind in ("newline", "end"):
+        raise AsmError(opening.where, "this '(' is never closed; add ')'")
+    return cur.expect(")", "')'")
+
+
 def _atom(cur):
     token = cur.token
     if token.kind == "number":
@@ -217,20 +227,21 @@ def _atom(cur):
             return _INPUTS[name]
         if name == "maj":
             cur.next()
-            cur.expect("(", "'(' after maj")
+            opening = cur.expect("(", "'(' after maj")
             args = [_expression(cur)]
             while cur.accept(","):
                 args.append(_expression(cur))
-            close = cur.expect(")", "')' closing maj(...)")
+            close = _close(cur, opening)
             if len(args) != 3:
                 raise AsmError(close.where, f"maj takes 3 arguments, not {len(args)}")
             a, b, c = args
             return (a & b) | (a & c) | (b & c)
         raise AsmError(token.where, f"unknown name {token.text!r} in an expression; the "
                                     "inputs are n, e, s, w, the constants 0 and 1")
-    if cur.accept("("):
+    opening = cur.accept("(")
+    if opening:
         value = _expression(cur)
-        cur.expect(")", "')'")
+        _close(cur, opening)
         return value
     raise AsmError(token.where, f"expected an expression of n, e, s, w, 0 and 1, found {token}")
 
@@ -250,23 +261,30 @@ def parse_expression(text, file="<expression>"):
 
 
 # Statements ------------------------------------------------------------------------------------
+def _size(cur, what):
+    token = cur.token
+    value = cur.number(f"the grid {what}", minimum=2, maximum=0xFFFE)
+    if value % 2:
+        raise AsmError(token.where, f"the grid {what} must be even (SPEC section 1), not "
+                                    f"{value}")
+    return value
+
+
 def _grid(cur, where):
-    width = cur.number("the grid width", minimum=2, maximum=0xFFFE)
+    width = _size(cur, "width")
     token = cur.token
     if token.kind == "name" and token.text.lower() == "x":
         cur.next()
     elif token.kind == "name" and token.text[:1].lower() == "x" and token.text[1:].isdigit():
-        # "8x8" lexes as 8 and x8
-        cur.next()
-        height = int(token.text[1:])
-        if not 2 <= height <= 0xFFFE:
-            raise AsmError(token.where, f"the grid height must be 2..65534, not {height}")
-        return Grid(width, height, where)
+        # "8x8" lexes as 8 and x8: read the height from the name
+        cur.tokens[cur.i] = token._replace(kind="number", text=token.text[1:],
+                                           value=int(token.text[1:]),
+                                           where=token.where._replace(
+                                               column=token.where.column + 1))
     else:
         raise AsmError(token.where, f"expected 'x' between width and height (grid 8 x 8), "
                                     f"found {token}")
-    height = cur.number("the grid height", minimum=2, maximum=0xFFFE)
-    return Grid(width, height, where)
+    return Grid(width, _size(cur, "height"), where)
 
 
 def _lanes(cur):
@@ -295,7 +313,8 @@ def _port(cur, direction, where):
     if indices is None:
         indices = list(range(len(lanes)))
     if len(indices) != len(lanes):
-        raise AsmError(where, f"port {name} names {len(indices)} bits on {len(lanes)} lanes; "
+        raise AsmError(name_token.where, f"port {name} names {len(indices)} bits on "
+                                         f"{len(lanes)} lanes; "
                               "give one lane per bit")
     signed = False
     skews = None
@@ -306,9 +325,9 @@ def _port(cur, direction, where):
             signed = True
         elif word == "skew":
             skew_where = cur.token.where
-            skews = cur.range("a skew (subcycles)")
+            skews = cur.range("a skew (subcycles)", minimum=None)
             while cur.accept(","):
-                skews += cur.range("a skew (subcycles)")
+                skews += cur.range("a skew (subcycles)", minimum=None)
             if len(skews) == 1:
                 skews = skews * len(lanes)
             if len(skews) != len(lanes):
@@ -386,8 +405,8 @@ def _place(cur, where):
     cur.expect(",", "',' between x and y")
     y = cur.number("the y offset")
     prefix = None
-    if cur.keyword("as"):
-        prefix = cur.expect("name", "a prefix for the macro's port names").text
+    if cur.keyword("ports"):
+        prefix = cur.next().text if cur.at("name") else True
     return Place(macro, params, x, y, prefix, where, param_where)
 
 
