@@ -16,7 +16,9 @@ from . import bench, bitstream, boards, examples, run, verilog
 from . import asm as _asm
 from . import eval as _eval
 from . import isolate as _isolate
+from . import place as _place
 from . import transform as _transform
+from . import view as _view
 from .errors import EXIT_BAD_INPUT, EXIT_MISMATCH, EXIT_OK, BadInput, Group
 
 __all__ = ["main", "BadInput", "EXIT_OK", "EXIT_MISMATCH", "EXIT_BAD_INPUT"]
@@ -36,7 +38,7 @@ def main():
 # package's attributes stay the modules (bitgrid.cli.run is the module of `bitgrid run`).
 for _command in (verilog.verilog, run.emulate, run.sim, bitstream.bitstream, examples.example,
                  examples.demo, bench.bench, run.run, boards.boards, boards.build, boards.flash,
-                 _eval.eval_, _isolate.isolate, _asm.asm, _asm.disasm,
-                 _transform.transform):
+                 _eval.eval_, _isolate.isolate, _place.place, _asm.asm, _asm.disasm,
+                 _transform.transform, _view.view):
     main.add_command(_command)
 del _command

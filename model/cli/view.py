@@ -1,0 +1,98 @@
+"""``bitgrid view``: a picture (SVG, PNG) or the HTML stepper of a BitGrid program, optionally
+with a run on the reference emulator (:mod:`bitgrid.view`)."""
+
+import os
+import sys
+
+import click
+
+from bitgrid.stimulus import MAX_STEPS, stimulus
+from bitgrid.vectors import compare_step
+
+from .common import check_writable, load_bitstream, verdict
+from .errors import EXIT_OK, BadInput
+
+__all__ = ["view"]
+
+
+@click.command()
+@click.argument("bitstream", metavar="PROGRAM", type=click.Path(dir_okay=False))
+@click.option("--ports", "ports_path", type=click.Path(dir_okay=False), metavar="PORTS.json",
+              help="Port map (bitgrid-ports-v1, as written by asm and compile): label the "
+                   "lanes of each named port.")
+@click.option("--vectors", type=click.Path(dir_okay=False),
+              help="bitgrid-vectors-v1 file: run its inputs on the reference emulator and show "
+                   "the signals (exit 1 if the outputs differ from the file's).")
+@click.option("--inputs", type=click.Path(dir_okay=False),
+              help="Edge-input stream (as for bitgrid emulate): run it and show the signals.")
+@click.option("--steps", type=click.IntRange(0, MAX_STEPS),
+              help="Subcycles to run (with --inputs: repeat the last input; alone: zero "
+                   "inputs; with --vectors: the first N steps).")
+@click.option("--frame", type=click.IntRange(min=0), metavar="K",
+              help="For .svg/.png with a run: show the signals after K subcycles (default: "
+                   "after the last). The HTML page steps through all of them.")
+@click.option("--title", help="Heading of the picture or page (default: the program's file "
+                              "name).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              metavar="OUT.svg|OUT.png|OUT.html", help="File to write; its suffix chooses the "
+                                                      "kind.")
+def view(bitstream, ports_path, vectors, inputs, steps, frame, title, output):
+    """Draw PROGRAM (a BitGrid program, .bgbs): every cell with its function, the phases, the
+    edge lanes and named ports; with a run, the value of every cell output.
+
+    .svg and .png are pictures (matplotlib: pip install 'bitgrid[view]'); .html is one
+    self-contained page that steps through the run subcycle by subcycle (play, step, zoom
+    and pan, a cell's LUTs and values on hover). Examples:
+
+    \b
+      bitgrid view out/adder8.bgbs -o out/adder8.svg
+      bitgrid view out/adder8.bgbs --vectors out/adder8.json -o out/adder8.html
+      bitgrid view out/adder8.bgbs --vectors out/adder8.json --frame 20 -o out/adder8.png
+    """
+    from bitgrid import ports
+    from bitgrid.view import SUFFIXES, record
+    from bitgrid.view import view as draw
+    suffix = os.path.splitext(output)[1].lower()
+    if suffix not in SUFFIXES:
+        raise BadInput(f"{output}: give a file name ending in .svg, .png or .html")
+    if frame is not None and suffix == ".html":
+        raise BadInput("--frame chooses the subcycle of an .svg or .png picture; the HTML page "
+                       "steps through all of them")
+    check_writable(output)
+    bs = load_bitstream(bitstream)
+    portmap = None
+    if ports_path is not None:
+        portmap = ports.load(ports_path).check_grid(bs.width, bs.height)
+    case = trace = None
+    if vectors or inputs or steps is not None:
+        case, stream = stimulus(bs.width, bs.height, vectors=vectors, inputs=inputs,
+                                steps=steps)
+        trace = record(bs.config, stream)
+    if frame is not None:
+        if trace is None:
+            raise BadInput("--frame shows the signals of a run: add --vectors, --inputs or "
+                           "--steps")
+        if frame > trace.subcycles:
+            raise BadInput(f"--frame {frame}: the run has {trace.subcycles} subcycles; give 0 "
+                           f"to {trace.subcycles}")
+    if suffix in (".svg", ".png"):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise BadInput("SVG and PNG pictures need matplotlib: pip install 'bitgrid[view]' "
+                           "(or write .html, which needs nothing more)") from None
+    draw(bs.config, output, portmap=portmap, trace=trace, frame=frame,
+         title=title or os.path.basename(bitstream))
+    configured = int((bs.config.luts != 0).any(axis=2).sum())
+    shown = ""
+    if trace is not None:
+        shown = (f", {trace.subcycles} subcycles" if suffix == ".html" else
+                 f", signals after {trace.subcycles if frame is None else frame} of "
+                 f"{trace.subcycles} subcycles")
+    click.echo(f"wrote {output}: {bs.width} x {bs.height} grid, {configured} configured "
+               f"cells{shown}", err=case is not None)
+    if case is None:
+        sys.exit(EXIT_OK)
+    mismatches = [m for t, o in enumerate(trace.edge_outputs)
+                  for m in compare_step(t, case.steps[t][1], o, bs.width, bs.height)]
+    sys.exit(verdict(case.name, mismatches, trace.subcycles))
