@@ -1,0 +1,534 @@
+"""Relocating a program around the bad cells of a grid (``bitgrid place``, SPEC section 10).
+
+:func:`relocate` takes a program (a :class:`~bitgrid.config.Configuration`, optionally its
+port map, :mod:`bitgrid.ports`) and a defect map (:mod:`bitgrid.defects`: every listed cell is
+unusable, whatever its kind) and returns a program that uses no bad cell and keeps the
+program's edge-to-edge behaviour. The strategies, tried in this order (each exact: every path
+from an edge input to an edge output keeps its length and parity, so every edge output has
+the same value at every subcycle, whatever the bad cells do):
+
+``unchanged``
+    no bad cell holds a cell output that a used edge output depends on (through real LUT
+    support, :mod:`bitgrid.analysis`): the program is returned as it is. A bad cell the
+    program does not use, or uses only for outputs nothing reads, needs no change.
+``detour``
+    every bad cell on the program's paths holds only *wires* (cell outputs that copy one
+    input): each wire chain through a bad cell, from the cell output that feeds it to the LUTs
+    that read it, is re-routed through free cells along a path of exactly the same number of
+    cells (so the same length and parity). The feeding LUT may be copied to another output of
+    its cell, and the reading LUTs have their address bits swapped to read the side the new
+    chain arrives from (a LUT that ignores that side reads it instead of the old one).
+``move``
+    (with a port map) the whole program moved by an offset ``(dx, dy)`` with ``dx + dy`` even
+    (every cell keeps its parity, SPEC section 10) so that no used cell is bad; every used edge
+    lane must stay on its side (a program with I/O on W and E moves north or south); the port
+    map's lanes move with it.
+
+If none applies, :class:`RelocationError` says why (a bad cell holds logic, a lane's boundary
+cell is bad, no free path of the right length): the caller refuses (``bitgrid place``: exit
+2). A compiler back end (:func:`extract_netlist` gives the netlist of a loop-free program with
+a port map) can then place it anew with re-timing.
+
+*Used* edge outputs: with a port map, the bits of its output ports; without one, every edge
+output lane whose cell output is not the constant 0 LUT. Edge inputs that no used output
+depends on may carry anything.
+"""
+
+import typing
+
+from .analysis import CellOutput, DependencyGraph, EdgeInput, EdgeOutput, path_timing
+from .cell import COPY_E, COPY_N, COPY_S, COPY_W
+from .config import Configuration
+from .defects import DefectMap
+from .netlist import CONST0, CONST1, InputPort, Lut, Netlist, OutputPort
+from .terms import DIRECTIONS, Direction, parity
+
+__all__ = ["RelocationError", "Relocation", "STRATEGIES", "used_outputs", "bad_cells_in_use",
+           "relocate", "extract_netlist"]
+
+_COPY = {Direction.N: COPY_N, Direction.E: COPY_E, Direction.S: COPY_S, Direction.W: COPY_W}
+#: The strategies of :func:`relocate`, in the order they are tried.
+STRATEGIES = ("unchanged", "detour", "move")
+#: Most states the exact-length path search visits for one wire chain.
+SEARCH_LIMIT = 200_000
+
+
+class RelocationError(ValueError):
+    """No exact relocation exists with the strategies tried; the message says what blocks it
+    and what to do."""
+
+
+class Relocation(typing.NamedTuple):
+    """The result of :func:`relocate`.
+
+    * ``config``: the relocated :class:`~bitgrid.config.Configuration` (same grid size);
+    * ``portmap``: the port map moved along (None if none was given);
+    * ``strategy``: the strategy that worked, one of :data:`STRATEGIES`;
+    * ``changes``: human-readable lines, one per change (empty for ``unchanged``);
+    * ``latency_change``: subcycles added to every path (0: exact timing, as every strategy
+      here keeps);
+    * ``offset``: ``(dx, dy)`` of a ``move`` (``(0, 0)`` otherwise).
+    """
+    config: Configuration
+    portmap: typing.Any
+    strategy: str
+    changes: tuple
+    latency_change: int = 0
+    offset: tuple = (0, 0)
+
+
+def used_outputs(graph, portmap=None):
+    """The used edge outputs of the program of ``graph`` (module docstring), a list of
+    :class:`~bitgrid.analysis.EdgeOutput`."""
+    if portmap is not None:
+        return sorted({EdgeOutput(bit.side, bit.lane) for port in portmap.outputs
+                       for bit in port.bits})
+    used = []
+    for node in graph.edge_outputs():
+        (cell,) = graph.sources(node)
+        if graph.luts[cell.y, cell.x, cell.d]:
+            used.append(node)
+    return used
+
+
+def _relevant(graph, outputs):
+    return {n for n in graph.upstream(outputs) if isinstance(n, CellOutput)}
+
+
+def bad_cells_in_use(config, defects, portmap=None):
+    """The bad cells ``(x, y)`` of ``defects`` (a :class:`~bitgrid.defects.DefectMap`) that
+    hold a cell output some used edge output depends on, sorted (row by row)."""
+    graph = config if isinstance(config, DependencyGraph) else DependencyGraph(config)
+    bad = _bad(defects, graph.width, graph.height)
+    relevant = _relevant(graph, used_outputs(graph, portmap))
+    return sorted({(n.x, n.y) for n in relevant if (n.x, n.y) in bad},
+                  key=lambda c: (c[1], c[0]))
+
+
+def _bad(defects, width, height):
+    if isinstance(defects, DefectMap):
+        defects.check_grid(width, height)
+        return defects.bad_cells
+    return frozenset(tuple(c) for c in defects)
+
+
+def relocate(config, defects, *, portmap=None, strategies=STRATEGIES):
+    """Relocate ``config`` around the bad cells of ``defects`` (module docstring).
+
+    :param config: the program, a :class:`~bitgrid.config.Configuration`.
+    :param defects: a :class:`~bitgrid.defects.DefectMap` for the same grid size (or an
+        iterable of cells ``(x, y)``).
+    :param portmap: the program's :class:`~bitgrid.ports.PortMap` (or None).
+    :param strategies: which of :data:`STRATEGIES` to try, in that order.
+    :returns: a :class:`Relocation`.
+    :raises RelocationError: if no strategy applies (the message gives each one's reason).
+    :raises bitgrid.defects.DefectMapError: for a defect map of another grid size.
+    :raises bitgrid.ports.PortMapError: for a port map of another grid size.
+    """
+    if not isinstance(config, Configuration):
+        raise TypeError(f"relocate needs a Configuration, not {config!r}")
+    unknown = set(strategies) - set(STRATEGIES)
+    if unknown:
+        raise ValueError(f"strategies are among {', '.join(STRATEGIES)}, not "
+                         f"{', '.join(sorted(unknown))}")
+    if portmap is not None:
+        portmap.check_grid(config.width, config.height)
+    graph = DependencyGraph(config)
+    bad = _bad(defects, config.width, config.height)
+    outputs = used_outputs(graph, portmap)
+    in_use = bad_cells_in_use(graph, bad, portmap)
+    if not in_use and "unchanged" in strategies:
+        return Relocation(config.copy(), portmap, "unchanged", ())
+    reasons = []
+    if "detour" in strategies:
+        try:
+            new, changes = _detour(config, bad, outputs)
+        except RelocationError as error:
+            reasons.append(f"detour: {error}")
+        else:
+            _check_same_timing(config, new, outputs)
+            return Relocation(new, portmap, "detour", tuple(changes))
+    if "move" in strategies:
+        if portmap is None:
+            reasons.append("move: moving the program changes its lanes; give its port map "
+                           "(--ports) so that the lanes move with it")
+        else:
+            try:
+                return _move(config, graph, bad, outputs, portmap)
+            except RelocationError as error:
+                reasons.append(f"move: {error}")
+    cells = ", ".join(f"({x}, {y})" for x, y in in_use)
+    raise RelocationError(f"no exact relocation around the bad cell{'s' * (len(in_use) != 1)} "
+                          f"{cells} that the program uses: " + "; ".join(reasons))
+
+
+def _check_same_timing(old, new, outputs):
+    before, after = path_timing(old, outputs), path_timing(new, outputs)
+    if before.paths != after.paths or before.sequential != after.sequential:
+        raise AssertionError("a detour changed the path timing; this is a bug in "
+                             "bitgrid.relocate")
+
+
+# Detours ---------------------------------------------------------------------------------------
+
+def _is_wire(graph, node):
+    """True if cell output ``node`` copies exactly one input (its LUT is a COPY table)."""
+    lut = int(graph.luts[node.y, node.x, node.d])
+    return lut in _COPY.values()
+
+
+def _copied(graph, node):
+    """The input side a wire ``node`` copies."""
+    lut = int(graph.luts[node.y, node.x, node.d])
+    return next(k for k, table in _COPY.items() if table == lut)
+
+
+def _chain(graph, relevant, outputs, node):
+    """The maximal wire chain through ``node``: ``(source, wires, readers)``: ``source`` feeds
+    ``wires[0]``; each wire feeds only the next one; ``readers`` read ``wires[-1]`` (cell
+    outputs of one cell, or one edge output)."""
+    def readers(n):
+        return [r for r in graph.readers(n) if r in relevant or r in outputs]
+
+    wires = [node]
+    while True:
+        (source,) = graph.sources(wires[0])
+        if isinstance(source, CellOutput) and _is_wire(graph, source) \
+                and readers(source) == [wires[0]] and source not in wires:
+            wires.insert(0, source)
+            continue
+        break
+    while True:
+        following = readers(wires[-1])
+        if len(following) == 1 and isinstance(following[0], CellOutput) \
+                and _is_wire(graph, following[0]) and following[0] not in wires:
+            wires.append(following[0])
+            continue
+        break
+    return source, wires, readers(wires[-1])
+
+
+def _detour(config, bad, outputs):
+    """Re-route every wire chain through a bad cell (module docstring): ``(config, changes)``.
+
+    :raises RelocationError: if a bad cell holds logic, or a chain has no free path of its
+        length."""
+    config = config.copy()
+    changes = []
+    outputs = set(outputs)
+    for _ in range(16 * len(bad) + 16):
+        graph = DependencyGraph(config)
+        relevant = _relevant(graph, outputs)
+        hits = sorted(n for n in relevant if (n.x, n.y) in bad)
+        if not hits:
+            return config, changes
+        logic = [n for n in hits if not _is_wire(graph, n)]
+        if logic:
+            raise RelocationError(f"bad cell ({logic[0].x}, {logic[0].y}) holds logic "
+                                  f"(output {logic[0].d.letter} is no wire), which a detour "
+                                  "cannot move")
+        source, wires, readers = _chain(graph, relevant, outputs, hits[0])
+        config = _reroute(config, graph, relevant, bad, source, wires, readers, changes)
+    raise RelocationError("the detours did not converge")
+
+
+def _reroute(config, graph, relevant, bad, source, wires, readers, changes):
+    chain = set(wires)
+    others = {}             # cell -> relevant outputs not in the chain
+    for n in relevant:
+        if n not in chain:
+            others.setdefault((n.x, n.y), set()).add(n.d)
+    width, height = graph.width, graph.height
+
+    def reads(cell, side):
+        """True if a relevant output of ``cell`` outside the chain reads input ``side``."""
+        return any(side in graph.support(cell[0], cell[1], d) for d in others.get(cell, ()))
+
+    def usable(cell, entering, leaving):
+        if cell in bad or not (0 <= cell[0] < width and 0 <= cell[1] < height):
+            return False
+        return leaving not in others.get(cell, ()) and not reads(cell, entering)
+
+    first = wires[0]
+    # Where the new chain may start: (first cell, entering side, the source's new output).
+    starts = []
+    if isinstance(source, EdgeInput):
+        starts.append(((first.x, first.y), Direction(source.side), None))
+    else:
+        p = (source.x, source.y)
+        for d in DIRECTIONS:
+            if d != source.d and d in others.get(p, ()):
+                continue
+            if d != source.d and CellOutput(p[0], p[1], d) in chain:
+                continue
+            dx, dy = d.step
+            starts.append(((p[0] + dx, p[1] + dy), d.opposite, d))
+    # Where it may end: {last cell: [(leaving side, reader side)]}.
+    ends = {}
+    last = wires[-1]
+    if len(readers) == 1 and isinstance(readers[0], EdgeOutput):
+        ends[(last.x, last.y)] = [(Direction(last.d), None)]
+        target_cell = None
+    else:
+        target_cell = (readers[0].x, readers[0].y)
+        old_side = Direction(last.d).opposite
+        for k in DIRECTIONS:
+            if k != old_side and reads(target_cell, k):
+                continue
+            dx, dy = k.step
+            ends.setdefault((target_cell[0] + dx, target_cell[1] + dy), []).append(
+                (k.opposite, k))
+    path = _find_path(starts, ends, len(wires), usable, bad, target_cell, source)
+    if path is None:
+        x, y = next((n.x, n.y) for n in wires if (n.x, n.y) in bad)
+        raise RelocationError(f"no free path of {len(wires)} cells for the wire "
+                              f"{wires[0]} .. {wires[-1]} through bad cell ({x}, {y}) "
+                              "(a path must keep its length; free the cells around it or "
+                              "leave room beside the wire)")
+    cells, entering, leaving, source_side, reader_side = path
+    # Apply: remove the old wires, write the new ones, move the source, remap the readers.
+    for n in wires:
+        tables = list(config[n.x, n.y])
+        tables[n.d] = 0
+        config[n.x, n.y] = tables
+    for cell, came, out in zip(cells, entering, leaving):
+        tables = list(config[cell])
+        tables[out] = _COPY[came]
+        config[cell] = tables
+    if isinstance(source, CellOutput) and source_side != source.d:
+        tables = list(config[source.x, source.y])
+        tables[source_side] = tables[source.d]
+        only_reader = [r for r in graph.readers(source) if r in relevant] == [wires[0]]
+        if only_reader:
+            tables[source.d] = 0
+        config[source.x, source.y] = tables
+    old_side = Direction(wires[-1].d).opposite
+    if target_cell is not None and reader_side != old_side:
+        tables = list(config[target_cell])
+        for r in readers:
+            tables[r.d] = _swap_inputs(tables[r.d], old_side, reader_side)
+        config[target_cell] = tables
+    route = " ".join(f"({x},{y})" for x, y in cells)
+    changes.append(f"wire {wires[0]} .. {wires[-1]} ({len(wires)} cells) re-routed through "
+                   f"{route}")
+    return config
+
+
+def _swap_inputs(lut, a, b):
+    """``lut`` with address bits ``a`` and ``b`` exchanged (SPEC section 3)."""
+    result = 0
+    for address in range(16):
+        bit_a, bit_b = address >> a & 1, address >> b & 1
+        swapped = address & ~((1 << a) | (1 << b)) | bit_a << b | bit_b << a
+        result |= ((lut >> swapped) & 1) << address
+    return result
+
+
+def _find_path(starts, ends, length, usable, bad, target_cell, source):
+    """A self-avoiding path of exactly ``length`` cells from a start to an end (depth-first,
+    pruned by distance, at most :data:`SEARCH_LIMIT` steps): ``(cells, entering sides,
+    leaving sides, source side, reader side)`` or None."""
+    end_cells = list(ends)
+    blocked = {target_cell} if target_cell else set()
+    if isinstance(source, CellOutput):
+        blocked.add((source.x, source.y))
+
+    def distance(cell):
+        return min(abs(cell[0] - e[0]) + abs(cell[1] - e[1]) for e in end_cells)
+
+    budget = [SEARCH_LIMIT]
+
+    def search(cells, came, went):
+        """Extend the path; returns ``(reader_side,)`` once complete, else None."""
+        budget[0] -= 1
+        if budget[0] < 0:
+            return None
+        here = cells[-1]
+        if len(cells) == length:
+            for leaving, reader_side in ends.get(here, ()):
+                if leaving != came[-1] and usable(here, came[-1], leaving):
+                    went.append(leaving)
+                    return (reader_side,)
+            return None
+        remaining = length - len(cells)
+        for leaving in DIRECTIONS:
+            if leaving == came[-1] or not usable(here, came[-1], leaving):
+                continue
+            dx, dy = leaving.step
+            following = (here[0] + dx, here[1] + dy)
+            if following in cells or following in blocked or following in bad \
+                    or distance(following) > remaining - 1:
+                continue
+            cells.append(following)
+            came.append(leaving.opposite)
+            went.append(leaving)
+            found = search(cells, came, went)
+            if found is not None:
+                return found
+            cells.pop()
+            came.pop()
+            went.pop()
+        return None
+
+    for cell, entering, source_side in starts:
+        if cell in blocked or cell in bad or distance(cell) > length - 1:
+            continue
+        cells, came, went = [cell], [entering], []
+        found = search(cells, came, went)
+        if found is not None:
+            return cells, came, went, source_side, found[0]
+        if budget[0] < 0:
+            return None
+    return None
+
+
+# Moves -----------------------------------------------------------------------------------------
+
+def _move(config, graph, bad, outputs, portmap):
+    relevant = _relevant(graph, outputs)
+    cells = {(n.x, n.y) for n in relevant}
+    used_sides = {Direction(b.side) for p in portmap.ports for b in p.bits}
+    width, height = config.width, config.height
+    xs = [x for x, _ in cells] or [0]
+    ys = [y for _, y in cells] or [0]
+    candidates = []
+    for dy in range(-min(ys), height - max(ys)):
+        for dx in range(-min(xs), width - max(xs)):
+            if (dx + dy) % 2 or (dx, dy) == (0, 0):
+                continue
+            if dx and used_sides & {Direction.W, Direction.E}:
+                continue
+            if dy and used_sides & {Direction.N, Direction.S}:
+                continue
+            candidates.append((abs(dx) + abs(dy), dx, dy))
+    for _, dx, dy in sorted(candidates):
+        if any((x + dx, y + dy) in bad for x, y in cells):
+            continue
+        moved = Configuration(width, height)
+        for y in range(height):
+            for x in range(width):
+                if (x, y) in cells or any(config[x, y]):
+                    if 0 <= x + dx < width and 0 <= y + dy < height \
+                            and (x + dx, y + dy) not in bad:
+                        moved[x + dx, y + dy] = config[x, y]
+        if not _same_after_move(graph, DependencyGraph(moved), relevant, outputs, dx, dy):
+            continue
+
+        def lane(port, bit):
+            step = dy if bit.side in (Direction.W, Direction.E) else dx
+            return bit.side, bit.lane + step, bit.skew
+
+        new_map = portmap.map_bits(lane)
+        return Relocation(moved, new_map, "move",
+                          (f"program moved by ({dx}, {dy}); its port map's lanes moved "
+                           "with it",), 0, (dx, dy))
+    raise RelocationError("no offset with x + y even keeps every used cell off the bad cells "
+                          "and every used lane on its side")
+
+
+def _shift(node, dx, dy):
+    if isinstance(node, CellOutput):
+        return CellOutput(node.x + dx, node.y + dy, node.d)
+    lane = node.lane + (dy if node.side in (Direction.W, Direction.E) else dx)
+    return type(node)(node.side, lane)
+
+
+def _same_after_move(old, new, relevant, outputs, dx, dy):
+    """True if every used output and every cell output it depends on reads, after the move,
+    exactly the moved nodes it read before (the same LUTs over the same sources)."""
+    for node in list(relevant) + list(outputs):
+        moved = _shift(node, dx, dy)
+        if isinstance(moved, CellOutput) and not new.inside(moved.x, moved.y):
+            return False
+        if isinstance(moved, EdgeOutput) and new.boundary_cell(moved.side, moved.lane) != \
+                _shift_cell(old.boundary_cell(node.side, node.lane), dx, dy):
+            return False
+        before = [_shift(s, dx, dy) for s in old.sources(node)]
+        if list(new.sources(moved)) != before:
+            return False
+    return True
+
+
+def _shift_cell(cell, dx, dy):
+    return cell[0] + dx, cell[1] + dy
+
+
+# Netlist extraction ----------------------------------------------------------------------------
+
+def extract_netlist(config, portmap, *, name="program"):
+    """The LUT netlist (:mod:`bitgrid.netlist`) of a loop-free program with a port map, for a
+    compiler back end to place anew.
+
+    Each used logic cell output (a LUT that is no wire) becomes a netlist LUT over the
+    nets its real support reads; wire chains collapse to the net they carry; edge inputs of
+    the port map's input bits are the input port nets, other edge inputs the constant 0 (the
+    lanes ``bitgrid eval`` drives 0); constant LUTs are :data:`~bitgrid.netlist.CONST0` /
+    ``CONST1``. The result is combinational (no flip-flops): exact at the port map's design
+    cycles when every path to each output bit has a length (with the bit's skews) within one
+    period ending at the latency, which is checked.
+
+    :raises RelocationError: for a program with loops upstream of its outputs (sequential
+        state) or with a path outside the period window (its rows would mix).
+    """
+    graph = DependencyGraph(config)
+    outputs = used_outputs(graph, portmap)
+    timing = path_timing(graph, outputs)
+    if timing.loops:
+        raise RelocationError(f"the program has {len(timing.loops)} feedback loop"
+                              f"{'s' * (len(timing.loops) != 1)} ({timing.loops[0]}); only a "
+                              "loop-free program becomes a combinational netlist")
+    in_bits = {}
+    for port in portmap.inputs:
+        for i, bit in enumerate(port.bits):
+            in_bits[EdgeInput(bit.side, bit.lane)] = (f"{port.name}[{i}]", bit.skew)
+    for port in portmap.outputs:
+        for bit in port.bits:
+            out = EdgeOutput(bit.side, bit.lane)
+            due = portmap.latency + bit.skew
+            for source in sorted({s for s, _ in timing.paths[out] if s in in_bits}):
+                skew_in = in_bits[source][1]
+                for length in timing.lengths(out, source, start=skew_in):
+                    real = skew_in + length
+                    if not due - portmap.period < real <= due:
+                        raise RelocationError(
+                            f"output {port.name} lane {out} sees input {source} after {real} "
+                            f"subcycles, outside the window {due - portmap.period + 1}..{due} "
+                            "of its design cycle")
+    nets, luts = {}, {}
+
+    def net(node):
+        if node in nets:
+            return nets[node]
+        if isinstance(node, EdgeInput):
+            result = in_bits.get(node, (CONST0, 0))[0]
+        elif isinstance(node, EdgeOutput):
+            result = net(graph.sources(node)[0])
+        elif graph.is_constant(node):
+            result = CONST1 if graph.luts[node.y, node.x, node.d] else CONST0
+        elif _is_wire(graph, node):
+            result = net(graph.driver(node.x, node.y, _copied(graph, node)))
+        else:
+            support = sorted(graph.support(node.x, node.y, node.d))
+            inputs = tuple(net(graph.driver(node.x, node.y, k)) for k in support)
+            lut = int(graph.luts[node.y, node.x, node.d])
+            table = 0
+            for address in range(1 << len(support)):
+                full = sum(((address >> i) & 1) << k for i, k in enumerate(support))
+                table |= ((lut >> full) & 1) << address
+            result = f"c{node.x}_{node.y}_{node.d.letter}"
+            luts[result] = Lut(inputs, table)
+        nets[node] = result
+        return result
+
+    import sys
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * len(graph.upstream(outputs)) + 1000))
+    try:
+        out_ports = {port.name: OutputPort(tuple(net(EdgeOutput(b.side, b.lane))
+                                                 for b in port.bits), port.signed)
+                     for port in portmap.outputs}
+    finally:
+        sys.setrecursionlimit(limit)
+    in_ports = {port.name: InputPort(tuple(f"{port.name}[{i}]" for i in range(port.width)),
+                                     port.signed) for port in portmap.inputs}
+    return Netlist(name, in_ports, out_ports, luts)

@@ -1,0 +1,270 @@
+"""bitgrid.relocate: programs relocated around random defect maps give, with the defective
+cells actually faulty (bitgrid.faultmodel.FaultyEmulator: dead, stuck and flipped-LUT cells),
+the same edge outputs at every subcycle as the defect-free program; refusals when no exact
+relocation exists; the netlist extraction against the program on the emulator."""
+
+import random
+
+import pytest
+
+from bitgrid import examples
+from bitgrid.analysis import DependencyGraph, EdgeOutput, path_timing
+from bitgrid.config import Configuration
+from bitgrid.defects import Defect, DefectMap
+from bitgrid.emulator import Emulator
+from bitgrid.faultmodel import Fault, FaultSet, FaultyEmulator
+from bitgrid.ports import PortMap
+from bitgrid.program import Program
+from bitgrid.relocate import (RelocationError, bad_cells_in_use, extract_netlist, relocate,
+                              used_outputs)
+from bitgrid.terms import DIRECTIONS, Direction, Edges, parse_side, side_lanes
+
+
+def walk(program, x, y, entering, moves):
+    """Lay a wire from cell (x, y), entering on side ``entering``, leaving each cell on the
+    side given by the next letter of ``moves``; returns the cell after the last one."""
+    came = parse_side(entering)
+    for letter in moves:
+        leaving = parse_side(letter)
+        program.connect(x, y, came, leaving)
+        dx, dy = leaving.step
+        x, y, came = x + dx, y + dy, leaving.opposite
+    return x, y
+
+
+def _xor_meanders(p):
+    """Two meandering wires into an XOR cell at (7, 3), its result meandering on to E_out[3]
+    and, through its second output, to E_out[5]. Inputs W0, W1; outputs E3, E5."""
+    walk(p, 0, 1, "W", "EESSEEEEE")           # W_in[1] -> (2,1) S (2,3) E ... (6,3) -> X
+    walk(p, 0, 0, "W", "EEEEEEESSS")          # W_in[0] -> along row 0, (7,0) S (7,2) -> X
+    p.cell(7, 3, e=lambda w, n: w ^ n, s=lambda w, n: w ^ n)
+    walk(p, 8, 3, "W", "ENNEESSE")            # X -> (9,3) N (9,1) E (11,1) S (11,3) E_out[3]
+    walk(p, 7, 4, "N", "SEEEEE")              # X -> (7,4) S (7,5) E ... (11,5) E_out[5]
+    return p
+
+
+def meanders():
+    """A 12 x 8 program: :func:`_xor_meanders` and a straight wire W_in[6] -> E_out[6].
+    Inputs W0, W1, W6; outputs E3, E5, E6."""
+    p = _xor_meanders(Program(12, 8))
+    p.route(0, 6, "E")
+    return p
+
+
+def _ports(width, height, inputs, outputs, latency=0, period=2):
+    ports = [{"name": f"i{side}{lane}", "direction": "in",
+              "bits": [{"side": side, "lane": lane}]} for side, lane in inputs]
+    ports += [{"name": f"o{side}{lane}", "direction": "out",
+               "bits": [{"side": side, "lane": lane}]} for side, lane in outputs]
+    return PortMap(width, height, ports, period=period, latency=latency)
+
+
+def _random_inputs(width, height, steps, rng):
+    return [Edges(*(rng.getrandbits(side_lanes(d, width, height)) for d in DIRECTIONS))
+            for _ in range(steps)]
+
+
+def _faults(defects, rng):
+    """Faults for every defect of the map (a whole-cell entry: dead, or all outputs stuck)."""
+    faults = []
+    for d in defects:
+        if d.kind == "dead":
+            faults.append(Fault(d.x, d.y, "dead"))
+        elif d.kind == "lut":
+            for out in (DIRECTIONS if d.output is None else (d.output,)):
+                for address in rng.sample(range(16), 3):
+                    faults.append(Fault(d.x, d.y, "lut", out, address))
+        else:
+            faults.append(Fault(d.x, d.y, d.kind, d.output))
+    return FaultSet(defects.width, defects.height, faults, seed=rng.randrange(1000))
+
+
+def _same_used_outputs(original, relocated, defects, outputs, rng, steps=120, lanes=None):
+    """Run the defect-free original and the relocated program on the faulty grid with the same
+    random inputs; compare every used output lane at every subcycle."""
+    width, height = original.width, original.height
+    inputs = _random_inputs(width, height, steps, rng)
+    good, bad = Emulator(original), FaultyEmulator(relocated, _faults(defects, rng))
+    lanes = lanes or {o: o for o in outputs}
+    for t, edges in enumerate(inputs):
+        expected, actual = good.step(edges), bad.step(_remap_inputs(edges, lanes))
+        for old, new in lanes.items():
+            assert (expected[old.side] >> old.lane & 1) == (actual[new.side] >> new.lane & 1), \
+                (t, str(old))
+
+
+def _remap_inputs(edges, lanes):
+    return edges
+
+
+def _random_defects(width, height, cells, rng, count):
+    kinds = ("stuck0", "stuck1", "lut", "dead")
+    chosen = rng.sample(sorted(cells), count)
+    entries = []
+    for x, y in chosen:
+        kind = rng.choice(kinds)
+        output = rng.choice([None, "N", "E", "S", "W"]) if kind != "dead" else None
+        entries.append(Defect(x, y, kind, None if output is None else parse_side(output)))
+    return DefectMap(width, height, entries)
+
+
+def test_meander_program_is_as_drawn():
+    config = meanders().config
+    timing = path_timing(config)
+    graph = DependencyGraph(config)
+    assert [str(o) for o in used_outputs(graph)] == ["E_out[3]", "E_out[5]", "E_out[6]"]
+    assert timing.loops == []
+    # W_in[1]: 9 wires, X, 8 wires, one subcycle of parity wait at (0, 1): 19;
+    # W_in[0]: 10 wires, X, 8 wires, no wait at (0, 0): 19
+    e3 = {(str(i), length) for i, length in timing.paths[EdgeOutput(Direction.E, 3)]}
+    assert e3 == {("W_in[1]", 19), ("W_in[0]", 19)}
+    e6 = {(str(i), length) for i, length in timing.paths[EdgeOutput(Direction.E, 6)]}
+    assert e6 == {("W_in[6]", 12)}
+
+
+def test_defect_on_unused_cell_needs_no_change():
+    adder = examples.adder(4, width=8, height=8)
+    config = adder.config
+    # rows 4..7 outside the carry column carry nothing
+    defects = DefectMap(8, 8, [Defect(1, 5, "dead"), Defect(6, 7, "stuck1"),
+                               Defect(0, 6, "lut", Direction.E)])
+    assert bad_cells_in_use(config, defects) == []
+    result = relocate(config, defects)
+    assert result.strategy == "unchanged" and result.config == config
+    outputs = used_outputs(DependencyGraph(config))
+    _same_used_outputs(config, result.config, defects, outputs, random.Random(1))
+
+
+def test_random_defects_on_meanders_detour_exactly_or_refuse():
+    rng = random.Random(3)
+    config = meanders().config
+    graph = DependencyGraph(config)
+    outputs = used_outputs(graph)
+    used = {(n.x, n.y) for n in graph.upstream(outputs) if hasattr(n, "x")}
+    counts = {"detour": 0, "unchanged": 0, "refused": 0}
+    for trial in range(30):
+        defects = _random_defects(12, 8, used | {(rng.randrange(12), rng.randrange(8))},
+                                  rng, rng.randrange(1, 3))
+        try:
+            result = relocate(config, defects)
+        except RelocationError as error:
+            counts["refused"] += 1
+            assert "bad cell" in str(error)
+            continue
+        counts[result.strategy] += 1
+        assert bad_cells_in_use(result.config, defects) == []
+        assert path_timing(result.config, outputs).paths == path_timing(config, outputs).paths
+        _same_used_outputs(config, result.config, defects, outputs, rng)
+    assert counts["detour"] >= 10, counts
+    assert counts["refused"] >= 1, counts
+
+
+def test_bad_boundary_cell_of_a_lane_is_refused():
+    config = meanders().config
+    defects = DefectMap(12, 8, [Defect(0, 1, "dead")])
+    with pytest.raises(RelocationError, match=r"\(0, 1\)"):
+        relocate(config, defects)
+
+
+def test_bad_logic_cell_is_refused_or_moved():
+    config = meanders().config
+    defects = DefectMap(12, 8, [Defect(7, 3, "stuck0", Direction.E)])
+    with pytest.raises(RelocationError, match="holds logic"):
+        relocate(config, defects)
+
+
+def test_move_with_port_map_keeps_behaviour_and_moves_lanes():
+    # the XOR meanders on a 12 x 12 grid (W and E I/O only); the XOR cell is bad
+    config = _xor_meanders(Program(12, 12)).config
+    portmap = _ports(12, 12, [("W", 0), ("W", 1)], [("E", 3), ("E", 5)], latency=14)
+    defects = DefectMap(12, 12, [Defect(7, 3, "dead")])
+    with pytest.raises(RelocationError, match="give its port map"):
+        relocate(config, defects)
+    result = relocate(config, defects, portmap=portmap)
+    assert result.strategy == "move"
+    assert result.offset == (0, 4)          # (0, 2) puts (7, 1) of the N-S wire on (7, 3)
+    moved = {(b.side.letter, b.lane) for port in result.portmap.ports for b in port.bits}
+    assert moved == {("W", 4), ("W", 5), ("E", 7), ("E", 9)}
+    rng = random.Random(5)
+    inputs = _random_inputs(12, 12, 100, rng)
+    good = Emulator(config)
+    bad = FaultyEmulator(result.config, _faults(defects, rng))
+    for t, edges in enumerate(inputs):
+        w = edges.w & 0b11
+        expected, actual = good.step(Edges(w=w)), bad.step(Edges(w=w << 4))
+        assert (expected.e >> 3 & 1, expected.e >> 5 & 1) == \
+            (actual.e >> 7 & 1, actual.e >> 9 & 1), t
+    # no room: the whole height is needed
+    full = DefectMap(12, 12, [Defect(7, y, "dead") for y in range(3, 12, 2)])
+    with pytest.raises(RelocationError, match="no offset"):
+        relocate(config, full, portmap=portmap, strategies=("move",))
+
+
+def _shift_word(word, by, lanes):
+    word = word << by if by >= 0 else word >> -by
+    return word & ((1 << lanes) - 1)
+
+
+def test_extracted_netlist_matches_the_program():
+    # the 4-bit adder: one design cycle per row, combinational; rows held 10 subcycles
+    adder = examples.adder(4)
+    ports = [{"name": "a", "direction": "in", "bits": [{"side": "W", "lane": i}
+                                                       for i in range(4)]},
+             {"name": "b", "direction": "in", "bits": [{"side": "E", "lane": i}
+                                                       for i in range(4)]},
+             {"name": "sum", "direction": "out",
+              "bits": [{"side": "E", "lane": i} for i in range(4)] + [{"side": "S", "lane": 3}]}]
+    portmap = PortMap(4, 4, ports, period=8, latency=8)
+    netlist = extract_netlist(adder.config, portmap, name="adder4")
+    assert not netlist.dffs
+    rows = [{"a": a, "b": b} for a in range(16) for b in range(16)]
+    assert netlist.simulate(rows) == [{"sum": r["a"] + r["b"]} for r in rows]
+    # a latency whose window misses some paths is refused
+    with pytest.raises(RelocationError, match="outside the window"):
+        extract_netlist(adder.config, portmap.replace(period=2))
+
+
+def test_cli_place_detour_move_and_refusal(tmp_path):
+    from click.testing import CliRunner
+
+    from bitgrid import bitstream, defects as defects_file, ports as ports_file
+    from bitgrid.cli import main
+    runner = CliRunner()
+    config = meanders().config
+    program = tmp_path / "m.bgbs"
+    bitstream.save(str(program), config)
+    mapping = tmp_path / "grid.defects.json"
+    defects_file.save(str(mapping), DefectMap(12, 8, [Defect(4, 3, "dead")]))
+    out = tmp_path / "placed.bgbs"
+    result = runner.invoke(main, ["place", str(program), "--defects", str(mapping), "-o",
+                                  str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("detour: 1 defect, 1 bad cell in use")
+    assert "latency +0" in result.output
+    placed = bitstream.load(str(out)).config
+    assert bad_cells_in_use(placed, DefectMap(12, 8, [Defect(4, 3, "dead")])) == []
+    # refusal: the boundary cell of W_in[6]'s straight lane
+    defects_file.save(str(mapping), DefectMap(12, 8, [Defect(0, 6, "stuck1")]))
+    result = runner.invoke(main, ["place", str(program), "--defects", str(mapping), "-o",
+                                  str(out)])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: cannot place") and "(0, 6)" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    # a move with a port map: the port map is written beside the program
+    config = _xor_meanders(Program(12, 12)).config
+    bitstream.save(str(program), config)
+    ports = tmp_path / "m.ports.json"
+    ports_file.save(str(ports), _ports(12, 12, [("W", 0), ("W", 1)], [("E", 3), ("E", 5)],
+                                       latency=14))
+    defects_file.save(str(mapping), DefectMap(12, 12, [Defect(7, 3, "dead")]))
+    result = runner.invoke(main, ["place", str(program), "--defects", str(mapping), "--ports",
+                                  str(ports), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    moved = ports_file.load(str(tmp_path / "placed.ports.json"))
+    assert [(b.side.letter, b.lane) for p in moved.ports for b in p.bits] == \
+        [("W", 4), ("W", 5), ("E", 7), ("E", 9)]
+    # a defect map for another grid size
+    defects_file.save(str(mapping), DefectMap(8, 8, []))
+    result = runner.invoke(main, ["place", str(program), "--defects", str(mapping), "-o",
+                                  str(out)])
+    assert result.exit_code == 2 and "8 x 8" in result.output
