@@ -3,8 +3,9 @@
 :func:`build` applies the statements of :func:`bitgrid.asm.parser.parse` in order: it sets
 cell outputs (each output once: a second setting is an error naming both places), places
 library macros, collects the port declarations into a :class:`bitgrid.ports.PortMap`, and,
-when the text declares ports but no ``latency``, computes the latency from the program's path
-timing (:func:`bitgrid.analysis.path_timing`).
+when the text declares ports but no ``latency``, takes the latency of the one macro whose ports
+it declares (``place ... ports``, with no ``in``/``out`` lines), or else computes it from the
+program's path timing (:func:`bitgrid.analysis.path_timing`, :func:`compute_latency`).
 """
 
 import difflib
@@ -56,7 +57,8 @@ def build(statements, *, file="<text>", library=None):
     luts = claims = None
     ports = {}
     lanes = {}      # (direction, side, lane) -> (port, bit, where)
-    periods = []    # (period, where, block name) of the macros whose ports are declared
+    periods = []    # (period, where, name, latency) of the macros whose ports are declared
+    by_hand = False     # ports declared by in/out statements
     for statement in statements:
         if isinstance(statement, Grid):
             grid = _once(grid, statement, "the grid size")
@@ -89,6 +91,7 @@ def build(statements, *, file="<text>", library=None):
             _place(statement, grid, luts, claims, ports, lanes, library, periods)
         elif isinstance(statement, PortDecl):
             _port(statement, grid, ports, lanes)
+            by_hand = True
     if grid is None:
         raise AsmError(None, f"{file}: no 'grid W x H' line; a program starts with its grid "
                              "size")
@@ -97,13 +100,16 @@ def build(statements, *, file="<text>", library=None):
     if not ports:
         return Assembly(config, None, scan)
     if period is None and periods:
-        value, where, name = periods[0]
-        for other, other_where, other_name in periods[1:]:
+        value, where, name, _ = periods[0]
+        for other, other_where, other_name, _ in periods[1:]:
             if other != value:
                 raise AsmError(other_where, f"{other_name} has period {other}, {name} (at "
                                             f"{where}) has {value}; declare the program's "
                                             "'period'")
         period = Period(value, where)
+    if latency is None and len(periods) == 1 and not by_hand:
+        # One macro's ports and no others: its own timing contract at that offset.
+        latency = Latency(periods[0][3], periods[0][1])
     portmap = _portmap(grid, ports, period, latency, config, file)
     return Assembly(config, portmap, scan)
 
@@ -280,7 +286,7 @@ def _place(statement, grid, luts, claims, ports, lanes, library, periods):
     if statement.prefix is None:
         return
     prefix = "" if statement.prefix is True else statement.prefix + "."
-    periods.append((block.period, statement.where, block.name))
+    periods.append((block.period, statement.where, block.name, block.timing_at(x, y)))
     for port in block.ports:
         bits = []
         for i, bit in enumerate(port.bits):
