@@ -47,7 +47,8 @@ __all__ = ["TARGETS", "CsvError", "check_target", "check_rows", "edge_inputs", "
            "run_edges", "sample", "evaluate", "parse_value", "read_csv", "parse_csv", "format_csv",
            "MAX_ROWS", "MAX_CSV_BYTES"]
 
-#: The targets :func:`evaluate` runs on (``serial:PORT`` names a port, e.g. ``serial:/dev/ttyUSB0``).
+#: The targets :func:`evaluate` runs on (``serial:PORT`` names a port, e.g.
+#: ``serial:/dev/ttyUSB0``).
 TARGETS = ("emu", "fast", "sim", "loopback", "serial:PORT")
 #: Most rows one evaluation takes.
 MAX_ROWS = 1_000_000

@@ -14,15 +14,12 @@ __all__ = ["eval_"]
 
 
 class _Progress:
-    """A tqdm bar over subcycles on stderr, only when stderr is a terminal (or ``force``)."""
+    """A tqdm bar over subcycles on stderr."""
 
-    def __init__(self, force=False):
+    def __init__(self):
         self._bar = None
-        self._on = force or sys.stderr.isatty()
 
     def __call__(self, done, total):
-        if not self._on:
-            return
         if self._bar is None:
             from tqdm import tqdm
             self._bar = tqdm(total=total, desc="subcycles", unit="sc", file=sys.stderr,
@@ -103,12 +100,14 @@ def eval_(bitstream, ports_path, csv_path, cycles, target, simulator, output, sh
         check_writable(output)
     explain("link", f"no device at {target}: {{error}}")
     explain("simulation", f"the {simulator} simulation failed to build or run: {{error}}")
-    progress = _Progress(show_progress)
+    # Progress (and the simulator's build messages) only on a terminal, or when asked.
+    progress = _Progress() if show_progress or sys.stderr.isatty() else None
     try:
         result = ev.evaluate(bs.config, portmap, rows, target=target, simulator=simulator,
                              progress=progress)
     finally:
-        progress.close()
+        if progress is not None:
+            progress.close()
     text = ev.format_csv(portmap, result)
     if output is None:
         click.echo(text, nl=False)

@@ -97,7 +97,8 @@ def test_replace_and_map_bits():
     assert moved["a"].bits == (PortBit(E, 0), PortBit(E, 1, 2))
     assert moved["b"].bits == (PortBit(N, 0), PortBit(N, 1))
     assert moved["sum"].bits == (PortBit(W, 5, -2), PortBit(S, 7, 3))
-    with pytest.raises(PortMapError, match="^Port a bit 0 lane must be an integer from 0 to 5, not 6"):
+    with pytest.raises(PortMapError,
+                       match="^Port a bit 0 lane must be an integer from 0 to 5, not 6"):
         portmap.map_bits(lambda p, bit: PortBit(bit.side, bit.lane + 6, bit.skew))
 
 

@@ -28,8 +28,9 @@ def skewed_routes():
     ``a`` (4 bits, W lanes 0..3): bit ``i`` runs east along row ``i`` to column ``7 - i``,
     turns south and leaves on S lane ``7 - i`` as bit ``i`` of ``qa``: ``15 - 2i`` cells.
     ``b`` (2 bits, N lanes 0 and 1, bit 0 with input skew 3, so it reaches its first cell one
-    subcycle late) runs straight south to S lanes 0 and 1 (8 cells) as ``qb``. Latency 10: the shortest path, bit 3 of ``a``; the output
-    skews make up the rest, bit 1 of ``b`` has output skew -1.
+    subcycle late) runs straight south to S lanes 0 and 1 (8 cells) as ``qb``. Latency 10 (bit
+    3 of ``a``); the output skews make up the rest, and bit 1 of ``b`` (9 subcycles) has
+    output skew -1.
     """
     program = Program(8, 8)
     in_a, out_a = [], []
