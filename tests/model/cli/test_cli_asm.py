@@ -1,0 +1,113 @@
+"""``bitgrid asm`` and ``bitgrid disasm``: files written, errors (exit 2, one line naming file,
+line and column), and the round trip through the command line."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from bitgrid import bitstream, ports
+from bitgrid.cli import main
+from support.conformance import conformance_cases, load_conformance
+
+PROGRAM = """# y = a xor b, one design cycle per 2 subcycles
+grid 4 x 2
+in  a W 0
+in  b N 1
+out y E 0
+cell 0,0: E = w
+cell 1,0: E = n ^ w
+cell 2..3,0: E = w
+"""
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_asm_writes_bitstream_and_port_map(tmp_path):
+    source = tmp_path / "xor.bga"
+    source.write_text(PROGRAM)
+    result = invoke("asm", source, "-o", tmp_path / "out.bgbs")
+    assert result.exit_code == 0, result.output
+    config = bitstream.load(tmp_path / "out.bgbs").config
+    assert config[1, 0][1] == 0x55AA            # n ^ w: bit a set when bit 0 != bit 3
+    portmap = ports.load(tmp_path / "out.ports.json")
+    assert [p.name for p in portmap.ports] == ["a", "b", "y"]
+    assert portmap.latency == 4
+    assert "wrote" in result.output and "latency 4" in result.output
+
+
+def test_asm_default_output_name(tmp_path):
+    source = tmp_path / "xor.bga"
+    source.write_text(PROGRAM.replace("in  a W 0\nin  b N 1\nout y E 0\n", ""))
+    result = invoke("asm", source)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "xor.bgbs").exists()
+    assert not (tmp_path / "xor.ports.json").exists()       # no ports declared
+
+
+@pytest.mark.parametrize("text, message", [
+    ("grid 4 x 2\ncell 0,0: Q = w\n", "{f}:2:11: unknown side 'Q'; use N, E, S, W"),
+    ("grid 4 x 2\ncell 0,0: E = w\ncell 0,0: E = n\n",
+     "{f}:3:11: output E of cell (0, 0) is set twice; first at {f}:2:11"),
+    ("", "{f}: no 'grid W x H' line"),
+])
+def test_asm_errors(tmp_path, text, message):
+    source = tmp_path / "bad.bga"
+    source.write_text(text)
+    result = invoke("asm", source, "-o", tmp_path / "out.bgbs")
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: " + message.format(f=source)), lines[0]
+    assert not (tmp_path / "out.bgbs").exists()
+
+
+def test_asm_missing_file(tmp_path):
+    result = invoke("asm", tmp_path / "none.bga")
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: {tmp_path / 'none.bga'}: No such file")
+
+
+def test_disasm_prints_and_round_trips(tmp_path):
+    source = tmp_path / "xor.bga"
+    source.write_text(PROGRAM)
+    invoke("asm", source, "-o", tmp_path / "out.bgbs")
+    result = invoke("disasm", tmp_path / "out.bgbs", "--ports", tmp_path / "out.ports.json")
+    assert result.exit_code == 0
+    assert "cell 1,0:    E = n ^ w" in result.output
+    assert "in  a W 0" in result.output and "latency 4" in result.output
+    (tmp_path / "back.bga").write_text(result.output)
+    assert invoke("asm", tmp_path / "back.bga", "-o", tmp_path / "back.bgbs").exit_code == 0
+    assert (tmp_path / "back.bgbs").read_bytes() == (tmp_path / "out.bgbs").read_bytes()
+    assert json.loads((tmp_path / "back.ports.json").read_text()) == \
+        json.loads((tmp_path / "out.ports.json").read_text())
+
+
+@pytest.mark.parametrize("name", conformance_cases())
+def test_disasm_asm_conformance_bytes(tmp_path, name):
+    path = load_conformance(name).bitstream_path
+    result = invoke("disasm", path, "-o", tmp_path / "p.bga")
+    assert result.exit_code == 0
+    assert invoke("asm", tmp_path / "p.bga", "-o", tmp_path / "p.bgbs").exit_code == 0
+    with open(path, "rb") as file:
+        assert (tmp_path / "p.bgbs").read_bytes() == file.read()
+
+
+def test_disasm_errors(tmp_path):
+    (tmp_path / "x.bgbs").write_bytes(b"BGBX" + bytes(40))
+    result = invoke("disasm", tmp_path / "x.bgbs")
+    assert result.exit_code == 2 and result.output.startswith("error: ")
+    good = load_conformance("full_adder1").bitstream_path
+    other = ports.PortMap(4, 4, [])
+    ports.save(tmp_path / "p.json", other)
+    result = invoke("disasm", good, "--ports", tmp_path / "p.json")
+    assert result.exit_code == 2
+    assert "The port map is for a 4 x 4 grid, the program is 2 x 2" in result.output
+
+
+def test_help_has_examples():
+    for command in ("asm", "disasm"):
+        result = invoke(command, "--help")
+        assert result.exit_code == 0 and "Example" in result.output
