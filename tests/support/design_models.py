@@ -7,6 +7,7 @@ before the clock edge that ends cycle k (a register shows the state after k edge
 Written from each design's description in the designs module's table, not from its Verilog.
 """
 
+import functools
 import random
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from bitgrid.netlist import CONST0, CONST1
 
 __all__ = ["MODELS", "TEST_DESIGNS", "model_rows", "rows_for", "bit_parallel",
-           "crc8_byte", "input_bits"]
+           "crc8_byte", "input_bits", "random_expression", "wrap", "eval_expression"]
 
 
 def _combinational(function):
@@ -180,3 +181,59 @@ def bit_parallel(netlist, rows):
                              dtype=object)
         columns[name] = total
     return [{name: int(columns[name][r]) for name in columns} for r in range(n)]
+
+
+# --- Random expressions (the --expr shorthand's Python semantics) ----------------------------
+
+_BINARY = ("+", "-", "*", "&", "|", "^", "<", "<=", ">", ">=", "==", "!=")
+
+
+def random_expression(rng, names, depth=3, shift_names=()):
+    """A random expression in ``--expr`` syntax over the variables ``names`` (Python syntax
+    and semantics: evaluate it with :func:`eval` on ints for the expected value).
+    ``shift_names`` are unsigned variables that may be shift amounts."""
+    if depth == 0 or rng.random() < 0.2:
+        if rng.random() < 0.2:
+            return str(rng.randint(0, 9))
+        return rng.choice(names)
+    kind = rng.random()
+    sub = lambda: random_expression(rng, names, depth - 1, shift_names)  # noqa: E731
+    if kind < 0.55:
+        return f"({sub()} {rng.choice(_BINARY)} {sub()})"
+    if kind < 0.65:
+        return f"({rng.choice(('-', '~', 'not '))}{sub()})"
+    if kind < 0.75:
+        amount = rng.choice(shift_names) if shift_names and rng.random() < 0.5 \
+            else str(rng.randint(0, 3))
+        return f"({sub()} {rng.choice(('<<', '>>'))} {amount})"
+    if kind < 0.85:
+        return f"({sub()} if {sub()} else {sub()})"
+    if kind < 0.92:
+        return f"abs({sub()})"
+    return f"{rng.choice(('min', 'max'))}({sub()}, {sub()})"
+
+
+def wrap(value, bits, signed=False):
+    """``value`` kept mod ``2**bits`` (read as two's complement if ``signed``)."""
+    return _wrap(value, bits, signed)
+
+
+def eval_expression(text, row):
+    """The outputs of ``--expr`` ``text`` for inputs ``row`` (Python's own evaluation)."""
+    scope = dict(row)
+    out = {}
+    for name, code in _compiled(text):
+        scope[name] = out[name] = int(eval(code, _BUILTINS, scope))
+    return out
+
+
+_BUILTINS = {"__builtins__": {"abs": abs, "min": min, "max": max}}
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(text):
+    statements = []
+    for statement in text.split(";"):
+        name, _, expression = statement.partition("=")
+        statements.append((name.strip(), compile(expression.strip(), "<expr>", "eval")))
+    return tuple(statements)
