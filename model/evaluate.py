@@ -38,6 +38,8 @@ import csv
 import io
 import os
 
+import numpy as np
+
 from .checks import check_int
 from .config import Configuration
 from .ports import MAX_PORT_BITS, PortMap
@@ -56,6 +58,8 @@ MAX_ROWS = 1_000_000
 MAX_CSV_BYTES = 64 << 20
 #: Most subcycles one STEP request of the host protocol runs (protocol.host.MAX_STEPS).
 _MAX_STEP_REQUEST = 0xFFFF
+#: Subcycles of edge inputs built at once.
+_CHUNK = 1 << 14
 #: Most characters of one CSV value's digits (a 4096-bit port in decimal, with separators).
 _MAX_DIGITS = 2 * 1234
 
@@ -85,6 +89,7 @@ def check_rows(portmap, rows):
     if len(rows) > MAX_ROWS:
         raise ValueError(f"{len(rows)} rows: at most {MAX_ROWS} in one evaluation")
     names = [port.name for port in portmap.inputs]
+    bounds = [(port, port.minimum, port.maximum) for port in portmap.inputs]
     result = []
     for k, row in enumerate(rows):
         if not hasattr(row, "keys"):
@@ -95,16 +100,18 @@ def check_rows(portmap, rows):
                 raise ValueError(f"Row {k}: {name!r} {kind}; the input ports are "
                                  f"{', '.join(names) or '(none)'}")
         clean = {}
-        for port in portmap.inputs:
+        for port, low, high in bounds:
             if port.name not in row:
                 raise ValueError(f"Row {k}: no value for input port {port.name}")
             value = row[port.name]
-            check_int(value, f"Row {k}: port {port.name} value", error=TypeError)
-            try:
-                port.encode(int(value))
-            except ValueError as error:
-                raise ValueError(f"Row {k}: {error}") from None
-            clean[port.name] = int(value)
+            if type(value) is not int:
+                value = check_int(value, f"Row {k}: port {port.name} value", error=TypeError)
+            if not low <= value <= high:
+                try:
+                    port.encode(value)          # raises, with the port's wording
+                except ValueError as error:
+                    raise ValueError(f"Row {k}: {error}") from None
+            clean[port.name] = value
         result.append(clean)
     return result
 
@@ -119,22 +126,38 @@ def edge_inputs(portmap, rows):
     rows = check_rows(portmap, rows)
     if not rows:
         return []
-    total, period = portmap.cycles_needed(len(rows)), portmap.period
-    # Each input bit contributes one lane bit: (word index, lane, skew, bits of every row).
+    total, period, last = portmap.cycles_needed(len(rows)), portmap.period, len(rows) - 1
+    # Each input bit: (side, lane, skew, its value in every row as a uint8 array).
     lanes = []
     for port in portmap.inputs:
-        values = [port.encode(row[port.name]) for row in rows]
+        values = _row_bits(port, [row[port.name] for row in rows])
         for i, bit in enumerate(port.bits):
-            lanes.append((int(bit.side), bit.lane, bit.skew, [v[i] for v in values]))
-    last = len(rows) - 1
-    steps = []
-    for t in range(total):
-        words = [0, 0, 0, 0]
-        for side, lane, skew, bits in lanes:
-            if t >= skew and bits[min((t - skew) // period, last)]:
-                words[side] |= 1 << lane
-        steps.append(Edges(*words))
-    return steps
+            lanes.append((int(bit.side), bit.lane, bit.skew, values[:, i]))
+    words = np.zeros((4, total), dtype=object)
+    for first in range(0, total, _CHUNK):
+        t = np.arange(first, min(first + _CHUNK, total))
+        for side in range(4):
+            mine = [lane for lane in lanes if lane[0] == side]
+            if not mine:
+                continue
+            # Lane bits of this side per subcycle: bit row (t - skew) // period of each input
+            # bit (the last row after the end, 0 before the first).
+            bits = np.zeros((len(t), max(lane for _, lane, _, _ in mine) + 1), dtype=np.uint8)
+            for _, lane, skew, values in mine:
+                row = np.clip((t - skew) // period, 0, last)
+                bits[:, lane] = np.where(t >= skew, values[row], 0)
+            packed = np.packbits(bits, axis=1, bitorder="little")
+            words[side, t] = [int.from_bytes(b.tobytes(), "little") for b in packed]
+    return [Edges(*step) for step in words.T.tolist()]
+
+
+def _row_bits(port, values):
+    """The bits of ``values`` (checked to fit ``port``), shape ``(rows, port.width)`` uint8,
+    least significant first (two's complement for negative values)."""
+    if port.width <= 62:
+        words = np.array(values, dtype=np.int64) & ((1 << port.width) - 1)
+        return ((words[:, None] >> np.arange(port.width)) & 1).astype(np.uint8)
+    return np.array([port.encode(value) for value in values], dtype=np.uint8)
 
 
 def sample_points(portmap, count):
