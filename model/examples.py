@@ -1,4 +1,5 @@
-"""The project's two example programs, built with :class:`bitgrid.program.Program`.
+"""The project's two example programs, built with :class:`bitgrid.program.Program` from the
+macros of :mod:`bitgrid.library` (the one definition of the adder column and the text lanes).
 
 * :func:`adder` -- an ``n``-bit ripple-carry adder, one full-adder cell per bit
   (:class:`Adder`).
@@ -21,6 +22,7 @@ Edge words are integers with bit ``i`` = lane ``i`` (SPEC section 1): lane ``i``
 
 import random
 
+from . import library
 from .checks import check_int
 from .emulator import Emulator
 from .terms import DIRECTIONS, Edges, side_lanes
@@ -116,11 +118,11 @@ class Adder:
         column = check_int(column, "Adder column", minimum=0, maximum=width - 1)
         self.bits, self.width, self.height, self.column = bits, width, height, column
         c = column
+        # The adder column is the library's ripple-carry adder (bitgrid.library, "adder").
+        library.build("adder", bits=bits, carry_in=True).place(program, c, 0)
         for i in range(bits):
             if c > 0:
                 program.route(0, i, "E", c)                 # a_i east to the adder column
-            program.cell(c, i, e=lambda n, e, w: n ^ e ^ w,
-                         s=lambda n, e, w: (n & e) | (n & w) | (e & w))
             if c < width - 1:
                 program.route(width - 1, i, "W", width - 1 - c)   # b_i west
                 program.route(c + 1, i, "E")                      # sum bit east to E_out[i]
@@ -270,8 +272,8 @@ class TextLanes:
         if first_row + lanes > height:
             raise ValueError(f"{lanes} lanes from row {first_row} do not fit in a grid "
                              f"{height} cells high")
-        for i in range(lanes):
-            program.route(0, first_row + i, "E")
+        # The lanes are the library's text-stream macro (bitgrid.library, "text_stream").
+        library.build("text_stream", lanes=lanes, length=width).place(program, 0, first_row)
         self.lanes, self.width, self.height, self.first_row = lanes, width, height, first_row
         self.program = program
         self.config = program.config

@@ -1,7 +1,119 @@
-"""The pipelined n x n multiplier (placeholder while it is being designed)."""
+"""The pipelined ``n x n`` unsigned multiplier: a carry-save array in which partial products,
+sums and carries flow in three different directions (SPEC sections 3 and 4).
 
-from .block import LibraryError
+Why the array looks the way it does. With a new operand pair every full cycle (period 2),
+every cell computes each design cycle once, and a value it reads must have been computed by
+its neighbour on the subcycle just before (SPEC section 4). So within one design cycle a
+signal only ever flows "forward in time", one cell per subcycle, and a cell whose LUTs read
+all four sides (the full-adder cells below: a, b, sum in, carry in) cannot send anything to a
+neighbour that also feeds it in the same wave: its four neighbours must be routing cells. Each
+full-adder cell therefore sits in a 3 x 2 tile of routing cells.
+
+Layout (local coordinates; ``u = 0 .. n-1`` from west to east, ``v`` from north to south):
+
+* Full-adder cell ``F(u, v)`` at ``(3u + 1, 2v + 1)`` adds the partial product
+  ``a_v & b_(n-1-u)`` (weight ``v + n - 1 - u``) to a sum (input W) and a carry (input N):
+  output S is the carry, output E the sum. For ``v >= n`` there is no partial product and the
+  cell is a half adder; those rows finish the carry-save addition (no separate final adder).
+* Operand ``a_v`` enters on W lane ``2v + 2`` and runs east along row ``2v + 2``; the cell
+  under each ``F(u, v)`` copies it north into that F's S input.
+* Operand ``b_j`` enters on N lane ``3(n - j)`` and runs south along column ``3(n - j)``; the
+  cell east of each ``G`` copies it west, and ``G`` (the cell east of ``F``) copies it into
+  that F's E input.
+* The carry of ``F(u, v)`` goes south through one cell to ``F(u, v + 1)`` (weight + 1); the sum
+  goes east, south, south, east, east to ``F(u + 1, v + 1)`` (same weight): 5 cells, the
+  5 subcycles between those two full adders. In the east column the sum of ``F(n-1, v)`` is
+  product bit ``v``, carried east to E lane ``2v + 1``.
+
+Cells: ``n**2`` full adders, ``n (n + 1) / 2`` half adders, and the routing of the tiles
+(:func:`multiplier` reports the totals; docs/library.md lists them for n = 2..8). Latency and
+the per-bit skews follow from the LUTs (:func:`bitgrid.library.block.solve_timing`).
+"""
+
+from ..terms import E, N, S, W
+from .basic import sketch
+from .block import block_from_program
+
+__all__ = ["multiplier"]
+
+
+def _full_adder_cell(has_pp, has_sum, has_carry):
+    """(sum, carry) LUT functions of a full adder cell: partial product ``s & e`` (a from S,
+    b from E), sum in from W, carry in from N; missing inputs are 0."""
+    def parts(n, e, s, w):
+        pp = (s & e) if has_pp else 0
+        x = w if has_sum else 0
+        y = n if has_carry else 0
+        return pp, x, y
+
+    def total(n, e, s, w):
+        pp, x, y = parts(n, e, s, w)
+        return pp ^ x ^ y
+
+    def carry(n, e, s, w):
+        pp, x, y = parts(n, e, s, w)
+        return (pp & x) | (pp & y) | (x & y)
+    return total, carry
 
 
 def multiplier(bits):
-    raise LibraryError("multiplier: not yet built")
+    """The ``bits`` x ``bits`` pipelined multiplier (see the module docstring): ports ``a``
+    (W), ``b`` (N), ``p`` (E, ``2 * bits`` bits); period 2."""
+    n = bits
+    rows = 2 * n
+
+    def exists(u, v):
+        return 0 <= u < n and 0 <= v < rows and (v < n or u >= v - n)
+
+    width, height = 3 * n + 1, 2 * rows
+    program = sketch(width, height)
+    for v in range(rows):
+        for u in range(n):
+            if not exists(u, v):
+                continue
+            x, y = 3 * u + 1, 2 * v + 1
+            has_pp = v < n
+            has_sum = exists(u - 1, v - 1)
+            has_carry = exists(u, v - 1)
+            total, carry = _full_adder_cell(has_pp, has_sum, has_carry)
+            outputs = {"e": total}
+            if exists(u, v + 1):
+                outputs["s"] = carry
+                program.connect(x, y + 1, N, S)               # B: carry south
+            program.cell(x, y, **outputs)
+            if u < n - 1:                                     # sum to F(u + 1, v + 1)
+                program.connect(x + 1, y, W, S)               # G
+                program.connect(x + 1, y + 1, N, S)           # C
+                program.connect(x + 1, y + 2, N, E)           # G of the tile below
+                program.connect(x + 2, y + 2, W, E)           # D of the tile below
+            else:                                             # product bit v, east
+                program.connect(x + 1, y, W, E)
+                program.connect(x + 2, y, W, E)
+    for v in range(n):                                        # a_v along row 2v + 2
+        y = 2 * v + 2
+        for x in range(3 * n - 1):
+            if x % 3 == 1:
+                program.cell(x, y, n=lambda w: w, e=(lambda w: w) if x < 3 * n - 2 else None)
+            else:
+                program.connect(x, y, W, E)
+    for u in range(n):                                        # b_(n-1-u) down column 3u + 3
+        x = 3 * u + 3
+        for y in range(2 * n):
+            outputs = {}
+            if y < 2 * n - 1:
+                outputs["s"] = lambda n: n
+            if y % 2 == 1:
+                outputs["w"] = lambda n: n
+                program.connect(x - 1, y, E, W)               # G: b into F's E input
+            program.cell(x, y, **outputs)
+    ports = [("a", "in", [(W, 2 * v + 2) for v in range(n)]),
+             ("b", "in", [(N, 3 * (n - j)) for j in range(n)]),
+             ("p", "out", [(E, 2 * v + 1) for v in range(rows)])]
+    return block_from_program(
+        f"multiplier(bits={n})", program, width, height, ports,
+        doc=f"Unsigned {n} x {n} multiplier, p = a * b ({2 * n} bits), a new pair every full "
+        f"cycle: a on W lanes 2, 4, .. {2 * n}, b on N lanes {3 * n}, {3 * n - 3}, .. 3 (bit 0 "
+        f"first), p on E lanes 1, 3, .. {2 * rows - 1}. A carry-save array of {n * n} "
+        f"full-adder cells (partial product a_v & b_j computed in the cell) and "
+        f"{n * (n + 1) // 2} half-adder cells that finish the sum, each in a 3 x 2 tile of "
+        "routing cells.")
