@@ -76,10 +76,11 @@ def check_rows(portmap, rows):
     """``rows`` as a list of dicts ``{input port: int}``, each giving every input port of
     ``portmap`` a value that fits it (:meth:`bitgrid.ports.Port.encode`).
 
-    :raises ValueError: ``Row 3: no value for input port b`` / ``Row 0: unknown port c; the
-        input ports are a, b`` / ``Row 2: Value 300 does not fit port a (8 bits, ...)`` /
-        ``Row 1: port a takes an integer, not '7'`` / more than :data:`MAX_ROWS` rows.
-    :raises TypeError: if ``rows`` is not a list of mappings.
+    :raises ValueError: ``Row 3: no value for input port b`` / ``Row 0: 'c' is not a port;
+        the input ports are a, b`` / ``Row 2: Value 300 does not fit port a (8 bits, ...)`` /
+        more than :data:`MAX_ROWS` rows.
+    :raises TypeError: if ``rows`` is not a list of mappings, or for a value that is not an
+        integer (``Row 1: port a value must be an integer, not '7'``).
     """
     if not isinstance(portmap, PortMap):
         raise TypeError(f"Expected a PortMap, not {portmap!r}")
