@@ -147,7 +147,7 @@ def render_picture(config, path=None, *, portmap=None, trace=None, frame=None, t
         _background(ax, codes, values, detail)
         if detail:
             _grid_lines(ax, width, height)
-            _cells(ax, config, codes, values, font, expressions)
+            _cells(ax, config, codes, values, font, expressions, ids=fmt == "svg")
             _lanes(ax, width, height, font * 0.8, step=1)
         else:
             _lanes(ax, width, height, font * 0.8, step=_lane_step(side))
@@ -223,14 +223,17 @@ def _grid_lines(ax, width, height):
     ax.add_collection(LineCollection(lines, colors=style.GRID_LINE, linewidths=0.4, zorder=1))
 
 
-def _cells(ax, config, codes, values, font, expressions):
+def _cells(ax, config, codes, values, font, expressions, ids):
     """Arrows, expressions (or, without ``expressions``, a mark ``ƒ`` in each logic cell) and
-    output markers of every configured cell. Each arrow is one element with the id
-    ``arrow-X-Y-SOURCE-OUTPUT`` (``-not`` added for an inverted copy)."""
-    from matplotlib.collections import PolyCollection
+    output markers of every configured cell. With ``ids`` (an SVG), each arrow is one element
+    with the id ``arrow-X-Y-SOURCE-OUTPUT`` (``-not`` added for an inverted copy) and each
+    output marker one with the id ``out-X-Y-SIDE-VALUE``; otherwise they are drawn as a few
+    collections (much faster)."""
+    from matplotlib.collections import LineCollection, PolyCollection
     from matplotlib.lines import Line2D
     from matplotlib.patches import Circle, Rectangle
-    heads, head_colours = [], []
+    shafts, shaft_colours, heads, head_colours = [], [], [], []
+    boxes, box_colours = [], []
     for y in range(config.height):
         for x in range(config.width):
             cell = codes[y, x]
@@ -246,10 +249,15 @@ def _cells(ax, config, codes, values, font, expressions):
                 if COPY <= code < LOGIC:
                     source = DIRECTIONS[(code - COPY) % 4]
                     points = _arrow(x, y, source, d)
-                    name = f"arrow-{x}-{y}-{source.letter}-{d.letter}"
-                    ax.add_artist(Line2D(*zip(*points), color=colour, linewidth=1.2, zorder=2,
-                                         solid_capstyle="round", solid_joinstyle="round",
-                                         gid=name + ("-not" if code >= NOT else "")))
+                    if ids:
+                        name = f"arrow-{x}-{y}-{source.letter}-{d.letter}"
+                        ax.add_artist(Line2D(*zip(*points), color=colour, linewidth=1.2,
+                                             zorder=2, solid_capstyle="round",
+                                             solid_joinstyle="round",
+                                             gid=name + ("-not" if code >= NOT else "")))
+                    else:
+                        shafts.append(points)
+                        shaft_colours.append(colour)
                     heads.append(_head(points[-1], d))
                     head_colours.append(colour)
                     if code >= NOT:
@@ -262,9 +270,14 @@ def _cells(ax, config, codes, values, font, expressions):
                     lines.append(f"{d.letter}={_label(config.luts[y, x, d])}")
                 if value is not None:
                     mx, my = _side_point(x, y, d, 0.045)
-                    ax.add_artist(Rectangle((mx - 0.04, my - 0.04), 0.08, 0.08,
-                                            facecolor=colour, edgecolor="none", zorder=4,
-                                            gid=f"out-{x}-{y}-{d.letter}-{value}"))
+                    if ids:
+                        ax.add_artist(Rectangle((mx - 0.04, my - 0.04), 0.08, 0.08,
+                                                facecolor=colour, edgecolor="none", zorder=4,
+                                                gid=f"out-{x}-{y}-{d.letter}-{value}"))
+                    else:
+                        boxes.append([(mx - 0.04, my - 0.04), (mx + 0.04, my - 0.04),
+                                      (mx + 0.04, my + 0.04), (mx - 0.04, my + 0.04)])
+                        box_colours.append(colour)
             if lines and expressions:
                 ax.text(x + 0.5, y + 0.5, "\n".join(lines), ha="center", va="center",
                         fontsize=font, family="DejaVu Sans Mono", color=style.TEXT,
@@ -272,9 +285,15 @@ def _cells(ax, config, codes, values, font, expressions):
             elif lines:
                 ax.text(x + 0.5, y + 0.5, "\u0192", ha="center", va="center",
                         fontsize=font * 1.6, color=style.TEXT, zorder=5, gid=f"cell-{x}-{y}")
+    if shafts:
+        ax.add_collection(LineCollection(shafts, colors=shaft_colours, linewidths=1.2,
+                                         zorder=2, capstyle="round", joinstyle="round"))
     if heads:
         ax.add_collection(PolyCollection(heads, facecolors=head_colours, edgecolors="none",
                                          zorder=2))
+    if boxes:
+        ax.add_collection(PolyCollection(boxes, facecolors=box_colours, edgecolors="none",
+                                         zorder=4))
 
 
 def _lane_step(side):

@@ -1,0 +1,179 @@
+"""bitgrid.view.picture: SVG and PNG pictures of every conformance program, read back."""
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from bitgrid import examples
+from bitgrid.asm.minimise import expression as minimal_expression
+from bitgrid.config import Configuration
+from bitgrid.ports import PortMap
+from bitgrid.terms import Edges
+from bitgrid.view import picture, record, render_picture, style, view
+from support.conformance import conformance_cases, load_conformance
+from support.view import (SIDES, emulator_frames, svg_cell_texts, svg_ids, svg_texts, svg_tree,
+                          truth_kind)
+
+
+def _expected_arrows(config):
+    """``arrow-X-Y-SRC-OUT[-not]`` of every copy output, from the truth tables."""
+    arrows = set()
+    for y in range(config.height):
+        for x in range(config.width):
+            for d, lut in enumerate(config[x, y]):
+                kind, side = truth_kind(lut)
+                if kind in ("copy", "not"):
+                    arrows.add(f"arrow-{x}-{y}-{SIDES[side]}-{SIDES[d]}"
+                               + ("-not" if kind == "not" else ""))
+    return arrows
+
+
+def _expected_lines(config):
+    """The lines of each configured logic cell: ``E=<minimal expression>`` (no spaces), the
+    LUT in hex when longer than the label limit, ``N=1`` for a constant 1."""
+    cells = {}
+    for y in range(config.height):
+        for x in range(config.width):
+            lines = []
+            for d, lut in enumerate(config[x, y]):
+                kind, _ = truth_kind(lut)
+                if kind == "one":
+                    lines.append(f"{SIDES[d]}=1")
+                elif kind == "logic":
+                    text = minimal_expression(lut).replace(" ", "")
+                    lines.append(f"{SIDES[d]}={text if len(text) <= 12 else f'0x{lut:04x}'}")
+            if lines:
+                cells[x, y] = lines
+    return cells
+
+
+@pytest.mark.parametrize("name", conformance_cases())
+def test_every_conformance_program_as_svg(name):
+    case = load_conformance(name)
+    config = case.load_bitstream().config
+    trace = record(config, case.inputs)
+    root = svg_tree(render_picture(config, trace=trace, fmt="svg", title=name))
+    texts = svg_texts(root)
+    assert name in texts
+    for lane in range(max(config.width, config.height)):      # lane numbers on all sides
+        assert texts.count(str(lane)) >= 2 * ((lane < config.width) + (lane < config.height))
+    assert svg_ids(root, "arrow-") == _expected_arrows(config)
+    lines = _expected_lines(config)
+    logic_lines = sum(len(v) for v in lines.values())
+    cells = svg_cell_texts(root)
+    if logic_lines <= picture.MAX_EXPRESSIONS:
+        assert cells == lines
+    else:                                       # too many to write: a mark in each logic cell
+        assert cells == {xy: ["\u0192"] for xy in lines}
+        assert any("HTML page" in t for t in texts)
+    frames = emulator_frames(config, case.inputs)
+    last = frames[-1]
+    expected = {f"out-{x}-{y}-{SIDES[d]}-{last[d, y, x]}"
+                for y in range(config.height) for x in range(config.width)
+                for d in range(4) if config[x, y][d] != 0}
+    assert svg_ids(root, "out-") == expected
+    assert any(f"after {len(case.steps)} of {len(case.steps)} subcycles" in t for t in texts)
+
+
+@pytest.mark.parametrize("name", conformance_cases())
+def test_every_conformance_program_as_png(name):
+    case = load_conformance(name)
+    config = case.load_bitstream().config
+    data = render_picture(config, trace=record(config, case.inputs), fmt="png")
+    image = Image.open(io.BytesIO(data))
+    assert image.format == "PNG"
+    width, height = image.size
+    if config.width > 2 * config.height:
+        assert width > height
+    if config.height > 2 * config.width:
+        assert height > width
+    assert min(width, height) >= 200
+
+
+def test_every_frame_of_a_run_shows_its_values():
+    config = examples.adder(2).config
+    inputs = [Edges(w=i % 4, e=(i // 4) % 4) for i in range(8)]
+    trace = record(config, inputs)
+    frames = emulator_frames(config, inputs)
+    for k in (0, 1, 5, 8):
+        root = svg_tree(render_picture(config, trace=trace, frame=k, fmt="svg"))
+        ones = {i for i in svg_ids(root, "out-") if i.endswith("-1")}
+        expected = {f"out-{x}-{y}-{SIDES[d]}-1" for d in range(4) for y in range(2)
+                    for x in range(2) if frames[k][d, y, x] and config[x, y][d]}
+        assert ones == expected
+    texts = svg_texts(svg_tree(render_picture(config, trace=trace, frame=0, fmt="svg")))
+    assert any("reset: every output 0" in t for t in texts)
+
+
+def _adder_ports(width, height, bits):
+    return PortMap(width, height, latency=1, ports=[
+        {"name": "a", "direction": "in", "bits": [{"side": "W", "lane": i} for i in range(bits)]},
+        {"name": "b", "direction": "in", "bits": [{"side": "E", "lane": i} for i in range(bits)]},
+        {"name": "sum", "direction": "out",
+         "bits": [{"side": "E", "lane": i} for i in range(bits)]},
+        {"name": "carry", "direction": "out", "bits": [{"side": "S", "lane": bits - 1}]}])
+
+
+def test_port_bits_are_labelled_at_their_lanes():
+    config = examples.adder(8).config
+    root = svg_tree(render_picture(config, portmap=_adder_ports(8, 8, 8), fmt="svg"))
+    texts = svg_texts(root)
+    for i in range(8):
+        assert f"a[{i}]" in texts
+        assert f"b[{i}] | sum[{i}]" in texts           # an input and an output on one lane
+    assert "carry" in texts
+
+
+def test_a_large_grid_is_drawn_one_block_per_cell_with_port_names():
+    config = Configuration(40, 40)
+    config.luts[:, :, 1] = 0xFF00                       # every cell passes W -> E
+    ports = PortMap(40, 40, [{"name": "data", "direction": "in",
+                              "bits": [{"side": "W", "lane": i} for i in range(40)]}])
+    trace = record(config, [Edges(w=(1 << 40) - 1)] * 3)
+    root = svg_tree(render_picture(config, portmap=ports, trace=trace, fmt="svg"))
+    texts = svg_texts(root)
+    assert texts.count("data") == 1 and "data[0]" not in texts
+    assert "0" in texts and "32" in texts and "5" not in texts   # lanes numbered every 4
+    assert not svg_ids(root, "arrow-") and not svg_ids(root, "out-")
+    png = Image.open(io.BytesIO(render_picture(config, trace=trace, fmt="png")))
+    assert png.size[0] >= 40 * 8                        # at least 8 pixels per cell
+
+
+def test_the_same_program_gives_the_same_bytes():
+    config = Configuration.random(4, 4, seed=3)
+    assert render_picture(config, fmt="svg") == render_picture(config, fmt="svg")
+    assert render_picture(config, fmt="png") == render_picture(config, fmt="png")
+
+
+def test_files_and_refusals(tmp_path):
+    config = Configuration.random(4, 2, seed=1)
+    trace = record(config, [Edges()] * 4)
+    path = tmp_path / "p.svg"
+    data = view(config, path, trace=trace, frame=2)
+    assert path.read_bytes() == data
+    with pytest.raises(ValueError, match="outside the run"):
+        render_picture(config, trace=trace, frame=5, fmt="svg")
+    with pytest.raises(ValueError, match="only with a run"):
+        render_picture(config, frame=1, fmt="svg")
+    with pytest.raises(ValueError, match="ending in"):
+        view(config, tmp_path / "p.jpg")
+    with pytest.raises(ValueError, match="a frame is chosen only"):
+        view(config, tmp_path / "p.html", trace=trace, frame=1)
+    other = record(Configuration(2, 2), [Edges()])
+    with pytest.raises(ValueError, match="2 x 2 grid"):
+        render_picture(config, trace=other, fmt="png")
+    with pytest.raises(ValueError, match="port map is for a 8 x 8 grid"):
+        render_picture(config, portmap=_adder_ports(8, 8, 2), fmt="png")
+    assert not (tmp_path / "p.jpg").exists()
+
+
+def test_colours_are_those_of_the_style():
+    """The chessboard: unconfigured cells are white in phase A, grey in phase B."""
+    config = Configuration(4, 4)
+    png = Image.open(io.BytesIO(render_picture(config, fmt="png"))).convert("RGB")
+    pixels = np.asarray(png).reshape(-1, 3).astype(np.uint32)
+    present = set(np.unique(pixels[:, 0] << 16 | pixels[:, 1] << 8 | pixels[:, 2]).tolist())
+    for p in (0, 1):
+        assert int(style.BACKGROUND["blank", p][1:], 16) in present
