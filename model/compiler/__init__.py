@@ -13,13 +13,13 @@ Names are imported on first use, so that ``import bitgrid.compiler`` does not lo
 
 import importlib
 
-__all__ = ["CompileError", "compile", "write_outputs", "synthesize", "netlist_from_json",
-           "SynthesisResult", "elaborate_amaranth", "netlist_from_amaranth", "load_amaranth",
+__all__ = ["CompileError", "compile", "write_outputs", "output_paths", "synthesize",
+           "netlist_from_json", "SynthesisResult", "elaborate_amaranth", "netlist_from_amaranth", "load_amaranth",
            "expression_design", "parse_expression", "compile_netlist", "CompileResult"]
 
 _HOMES = {
     "CompileError": ".errors",
-    "compile": ".flow", "write_outputs": ".flow",
+    "compile": ".flow", "write_outputs": ".flow", "output_paths": ".flow",
     "synthesize": ".frontend", "netlist_from_json": ".frontend", "SynthesisResult": ".frontend",
     "elaborate_amaranth": ".amaranth", "netlist_from_amaranth": ".amaranth",
     "load_amaranth": ".amaranth",

@@ -1,0 +1,146 @@
+"""``bitgrid compile``: a Verilog, Amaranth or expression design to a BitGrid program, its port
+map and a report (:mod:`bitgrid.compiler`, issue 12)."""
+
+import sys
+
+import click
+
+from .common import check_writable
+from .errors import BadInput
+from .params import SizeType
+
+__all__ = ["compile_"]
+
+#: Stage names as the progress display shows them.
+_STAGES = {"synthesis": "synthesis (Yosys)", "pack": "packing", "place": "placement",
+           "route": "routing", "timing": "timing"}
+
+
+class _Progress:
+    """One tqdm bar per stage on stderr (a bar of ``total`` steps, or a counter when the total
+    is unknown)."""
+
+    def __init__(self):
+        self._bar = self._stage = None
+
+    def __call__(self, stage, done, total):
+        if stage != self._stage:
+            self.close()
+            from tqdm import tqdm
+            self._stage = stage
+            self._bar = tqdm(total=total or None, desc=_STAGES.get(stage, stage),
+                             file=sys.stderr, leave=False, unit="step")
+        if total and self._bar.total != total:
+            self._bar.total = total
+        self._bar.update(max(0, done - self._bar.n))
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
+        self._bar = self._stage = None
+
+
+def _parameter(text):
+    name, equals, value = text.partition("=")
+    if not equals or not name:
+        raise BadInput(f"--param {text!r}: write NAME=VALUE, e.g. --param WIDTH=8")
+    try:
+        return name.strip(), int(value, 0)
+    except ValueError:
+        return name.strip(), value
+
+
+def _summary(report, paths):
+    cells = report.get("cells", {})
+    grid = report.get("grid") or ["?", "?"]
+    parts = [f"{report['top']}: {report['yosys']['luts']} LUTs and "
+             f"{report['yosys']['flip_flops']} flip-flops (Yosys) -> "
+             f"{cells.get('total', '?')} cells (logic {cells.get('logic', '?')}, routing "
+             f"{cells.get('routing', '?')}, delay {cells.get('delay', '?')}) on a "
+             f"{grid[0]} x {grid[1]} grid",
+             f"period {report.get('period', '?')} subcycles, latency "
+             f"{report.get('latency', '?')} subcycles",
+             f"{report.get('total_time', 0):.1f} s"]
+    return "; ".join(parts) + "\nwrote " + ", ".join(str(p) for p in paths)
+
+
+@click.command("compile")
+@click.argument("sources", nargs=-1, type=click.Path(dir_okay=False), metavar="[SOURCE.v]...")
+@click.option("--top", metavar="NAME",
+              help="The top module (Verilog: required; Amaranth and --expr: the design's name, "
+                   "default the class name or 'expr'). Output files are NAME.*.")
+@click.option("--amaranth", metavar="MODULE:NAME",
+              help="An Amaranth Component or Elaboratable: mypkg.alu:ALU(width=8) or "
+                   "path/alu.py:ALU (literal arguments only).")
+@click.option("--expr", metavar="TEXT",
+              help="A one-line design: OUTPUT = EXPRESSION[; ...] in Python syntax, e.g. "
+                   "\"p = a * b\" (exact integer results; docs/compile.md).")
+@click.option("--vars", "variables", metavar="NAME:WIDTH,...",
+              help="With --expr: the inputs' widths, s for signed (a:8,b:s8); an output named "
+                   "here is wrapped to that width.")
+@click.option("--param", "parameters", multiple=True, metavar="NAME=VALUE",
+              help="A parameter of the Verilog top (repeatable), e.g. --param WIDTH=8.")
+@click.option("--size", type=SizeType(), metavar="WxH",
+              help="The grid to fit into, in cells (even sides); default the smallest that "
+                   "fits.")
+@click.option("--defects", "defects_path", type=click.Path(dir_okay=False), metavar="MAP",
+              help="A bitgrid-defects-v1 map (SPEC section 10): its cells are not used.")
+@click.option("--region", metavar="x0,y0,x1,y1",
+              help="Use only the cells of this rectangle (corners inclusive), leaving the rest "
+                   "of the grid untouched (with --size: the whole grid; default: just large "
+                   "enough for the region).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Placement seed.")
+@click.option("-o", "--output", type=click.Path(file_okay=False), required=True,
+              metavar="DIR", help="Folder for NAME.bgbs, NAME.ports.json, NAME.report.json.")
+@click.option("--progress/--no-progress", "show_progress", default=None,
+              help="Progress bars on stderr (default: only on a terminal).")
+def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_path, region,
+             seed, output, show_progress):
+    """Compile a design into a BitGrid program (.bgbs) with its port map and a report.
+
+    One design: Verilog/SystemVerilog SOURCE files with --top (through Yosys), an Amaranth
+    design with --amaranth, or an expression with --expr and --vars. The design is
+    synthesised to 4-input LUTs and flip-flops (one clock; latches, tristates, asynchronous
+    resets and several clocks are refused, exit 2), packed, placed, routed and balanced so
+    that a new input row can enter every period. Writes DIR/NAME.bgbs, DIR/NAME.ports.json
+    (bitgrid-ports-v1: lanes, period, latency, skews) and DIR/NAME.report.json (cells used,
+    period, latency, times per stage). Run the program by port names with bitgrid eval.
+
+    \b
+    Examples:
+      bitgrid compile --expr "p = a * b" --vars a:8,b:8 -o out/mul
+      bitgrid compile counter.v --top counter --size 16x16 -o out/counter
+      bitgrid compile --amaranth 'mypkg.alu:ALU(width=8)' -o out/alu
+      bitgrid eval out/mul/expr.bgbs --ports out/mul/expr.ports.json --csv in.csv
+    """
+    from bitgrid.compiler import compile as compile_design
+    from bitgrid.compiler import output_paths, write_outputs
+    if sources and (amaranth or expr):
+        raise BadInput("give Verilog SOURCE files, --amaranth or --expr, not several")
+    if not sources and not amaranth and not expr:
+        raise BadInput("nothing to compile: give SOURCE.v files with --top, --amaranth "
+                       "MODULE:NAME or --expr TEXT; see 'bitgrid compile --help'")
+    if sources and not top:
+        raise BadInput("--top NAME is needed with Verilog sources (the top module's name)")
+    if variables and not expr:
+        raise BadInput("--vars goes with --expr")
+    if expr and not variables:
+        raise BadInput("--expr needs --vars with the inputs' widths, e.g. --vars a:8,b:8")
+    names = [top or "expr"] if expr or top else []
+    for name in names:
+        for path in output_paths(output, name):
+            check_writable(str(path), make_folder=True)
+    if show_progress is None:
+        show_progress = sys.stderr.isatty()
+    progress = _Progress() if show_progress else None
+    try:
+        result = compile_design(
+            list(sources) or None, top=top, amaranth=amaranth, expr=expr, vars=variables,
+            parameters=dict(_parameter(p) for p in parameters) or None,
+            width=size[0] if size else None, height=size[1] if size else None,
+            region=region, defects=defects_path, seed=seed, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    paths = write_outputs(result, output)
+    click.echo(_summary(result.report, paths))
