@@ -37,6 +37,8 @@ output port names (port-map order) with decimal values (negative for signed port
 import csv
 import io
 import os
+import stat
+import sys
 
 import numpy as np
 
@@ -409,17 +411,21 @@ def _check_header(header, portmap, at):
 
 
 def read_csv(path, portmap):
-    """Rows from the CSV file ``path`` (:func:`parse_csv`).
+    """Rows from the CSV file ``path`` (:func:`parse_csv`); ``"-"`` reads standard input.
 
-    :raises CsvError: for a file that is not UTF-8 text, larger than :data:`MAX_CSV_BYTES`,
-        or whose content is refused by :func:`parse_csv` (the message names ``path`` and the
-        line).
+    :raises CsvError: for a device or socket, a file that is not UTF-8 text or is larger than
+        :data:`MAX_CSV_BYTES`, or whose content :func:`parse_csv` refuses (the message names
+        ``path`` and the line).
     :raises OSError: if the file cannot be read.
     """
-    if os.path.exists(path) and not os.path.isfile(path):
-        raise CsvError(f"{path}: not a regular file")
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_CSV_BYTES + 1)
+    if path == "-":
+        path, data = "<stdin>", sys.stdin.buffer.read(MAX_CSV_BYTES + 1)
+    else:
+        with open(path, "rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+                raise CsvError(f"{path}: not a CSV file: this is a device or socket")
+            data = handle.read(MAX_CSV_BYTES + 1)
     if len(data) > MAX_CSV_BYTES:
         raise CsvError(f"{path}: larger than {MAX_CSV_BYTES >> 20} MiB; split the rows over "
                        "several files")

@@ -36,9 +36,11 @@ class _Progress:
 @click.option("--ports", "ports_path", required=True, type=click.Path(dir_okay=False),
               metavar="PORTS.json", help="The program's port map (bitgrid-ports-v1, written by "
                                          "bitgrid asm and bitgrid compile; docs/ports.md).")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), metavar="IN.csv",
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, allow_dash=True),
+              metavar="IN.csv",
               help="Input rows: a header of input port names, then one line of values per "
-                   "design cycle (decimal or 0x hex; negative for signed ports).")
+                   "design cycle (decimal or 0x hex; negative for signed ports); - reads "
+                   "standard input.")
 @click.option("--cycles", type=click.IntRange(1, 1_000_000), metavar="N",
               help="For a port map without input ports (a free-running counter): run N design "
                    "cycles instead of reading --csv.")

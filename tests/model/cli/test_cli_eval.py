@@ -125,3 +125,18 @@ def test_missing_serial_device_is_one_line(signed, tmp_path):
     assert result.exit_code == 2
     assert result.stderr.startswith(f"error: no device at serial:{tmp_path}/nothing")
     assert result.stderr.count("\n") == 1
+
+
+def test_rows_from_standard_input(signed):
+    program, portfile = signed
+    result = CliRunner().invoke(main, ["eval", str(program), "--ports", str(portfile),
+                                       "--csv", "-"], input="a,b\n-1,9\n")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "q,r\n-1,-7\n"
+
+
+def test_device_refused(signed):
+    program, portfile = signed
+    result = invoke("eval", program, "--ports", portfile, "--csv", "/dev/null")
+    assert result.exit_code == 2
+    assert result.stderr == "error: /dev/null: not a CSV file: this is a device or socket\n"
