@@ -96,8 +96,8 @@
     ctx.drawImage(raster, view.ox, view.oy, W * view.scale, H * view.scale);
   }
 
-  function arrowPath(x, y, src, d) {
-    if (src !== d) return [sidePoint(x, y, src, 0.04), [x + 0.5, y + 0.5], sidePoint(x, y, d, 0.08)];
+  function arrowPath(x, y, source, d) {
+    if (source !== d) return [sidePoint(x, y, source, 0.04), [x + 0.5, y + 0.5], sidePoint(x, y, d, 0.08)];
     const [dx, dy] = STEP[d], px = -dy * 0.14, py = dx * 0.14, [ex, ey] = sidePoint(x, y, d, 0.04);
     return [[ex - px, ey - py], [x + 0.5 - px + dx * 0.1, y + 0.5 - py + dy * 0.1],
             [x + 0.5 + px + dx * 0.1, y + 0.5 + py + dy * 0.1], [ex + px - dx * 0.04, ey + py - dy * 0.04]];
@@ -115,7 +115,7 @@
       if (code === KIND.ZERO) continue;
       const v = value(frame, x, y, d), col = signalColour(v);
       if (isCopy(code) && s >= 10) {
-        const src = (code - KIND.COPY) % 4, pts = arrowPath(x, y, src, d);
+        const source = (code - KIND.COPY) % 4, pts = arrowPath(x, y, source, d);
         ctx.strokeStyle = col; ctx.fillStyle = col; ctx.lineWidth = Math.max(1, s / 40);
         ctx.beginPath();
         pts.forEach(([px, py], i) => (i ? ctx.lineTo : ctx.moveTo).call(ctx, view.ox + px * s, view.oy + py * s));
