@@ -26,7 +26,9 @@ The pieces, one each, shared by every target: :func:`edge_inputs` (rows -> per-s
 (per-subcycle edge outputs -> rows). Targets (:data:`TARGETS`): ``emu`` (the reference
 :class:`~bitgrid.emulator.Emulator`), ``fast`` (:class:`~bitgrid.fastemu.FastEmulator`),
 ``sim`` (the RTL grid in cocotb through :func:`bitgrid.sim.run_case`, on Icarus or Verilator),
-and the host runtime's ``loopback`` and ``serial:PORT`` (:func:`bitgrid.host.open_target`).
+``mesh:COLSxROWS`` (the program split over a simulated mesh of chips joined by links,
+:func:`bitgrid.sim.mesh.run_mesh_case`), and the host runtime's ``loopback`` and
+``serial:PORT`` (:func:`bitgrid.host.open_target`).
 
 CSV files (:func:`read_csv`, :func:`format_csv`): the header names the input ports (any order,
 each once); each further line is one row, each value decimal (``-3``, for a signed port) or
@@ -52,8 +54,8 @@ __all__ = ["TARGETS", "CsvError", "check_target", "check_rows", "edge_inputs", "
            "MAX_ROWS", "MAX_CSV_BYTES"]
 
 #: The targets :func:`evaluate` runs on (``serial:PORT`` names a port, e.g.
-#: ``serial:/dev/ttyUSB0``).
-TARGETS = ("emu", "fast", "sim", "loopback", "serial:PORT")
+#: ``serial:/dev/ttyUSB0``; ``mesh:2x2`` a simulated mesh of 2 x 2 chips).
+TARGETS = ("emu", "fast", "sim", "mesh:COLSxROWS", "loopback", "serial:PORT")
 #: Most rows one evaluation takes.
 MAX_ROWS = 1_000_000
 #: Largest CSV file read (bytes).
@@ -198,14 +200,19 @@ def sample(portmap, outputs, count):
 def check_target(target):
     """``target`` if it is one of :data:`TARGETS`.
 
-    :raises ValueError: ``Unknown target 'x': use emu, fast, sim, loopback or serial:PORT``.
+    :raises ValueError: ``Unknown target 'x': use emu, fast, sim, mesh:COLSxROWS, loopback or
+        serial:PORT``, or for a bad mesh shape.
     """
     if target in ("emu", "fast", "sim", "loopback"):
         return target
     if isinstance(target, str) and target.startswith("serial:") and len(target) > 7:
         return target
-    raise ValueError(f"Unknown target {target!r}: use emu, fast, sim, loopback or "
-                     "serial:PORT")
+    if isinstance(target, str) and target.startswith("mesh:"):
+        from .mesh import MeshShape
+        MeshShape.parse(target[len("mesh:"):])          # raises for a bad shape
+        return target
+    raise ValueError(f"Unknown target {target!r}: use emu, fast, sim, mesh:COLSxROWS, "
+                     "loopback or serial:PORT")
 
 
 def _report(progress, done, total):
@@ -254,6 +261,17 @@ def run_edges(config, steps, *, target="emu", simulator="icarus", needed=None, p
                           quiet=progress is None)
         if not result.ok:
             raise SimulationError(f"the {simulator} grid did not run the program as the "
+                                  f"reference emulator does: {result.summary(limit=3)}")
+        _report(progress, total, total)
+        return list(result.outputs)
+    if target.startswith("mesh:"):
+        from bitgrid.sim import SimulationError
+        from bitgrid.sim.mesh import run_mesh_case
+        _report(progress, 0, total)
+        result = run_mesh_case(config, steps, target[len("mesh:"):], simulator=simulator,
+                               name="eval", quiet=progress is None)
+        if not result.ok:
+            raise SimulationError(f"the simulated mesh did not run the program as the "
                                   f"reference emulator does: {result.summary(limit=3)}")
         _report(progress, total, total)
         return list(result.outputs)

@@ -46,10 +46,11 @@ class _Progress:
                    "cycles instead of reading --csv.")
 @click.option("--target", default="emu", show_default=True, metavar="TARGET",
               help="Where to run: emu (reference emulator), fast (bit-parallel emulator), sim "
-                   "(the RTL grid in cocotb), loopback (the Python model of a board's host "
-                   "protocol) or serial:PORT (a board, e.g. serial:/dev/ttyUSB0).")
+                   "(the RTL grid in cocotb), mesh:COLSxROWS (the grid split over a simulated "
+                   "mesh of chips, e.g. mesh:2x2), loopback (the Python model of a board's "
+                   "host protocol) or serial:PORT (a board, e.g. serial:/dev/ttyUSB0).")
 @click.option("--simulator", type=click.Choice(SIMULATORS), default="icarus",
-              show_default=True, help="RTL simulator of --target sim.")
+              show_default=True, help="RTL simulator of --target sim and mesh:.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="OUT.csv",
               help="Write the output rows here (default: standard output).")
 @click.option("--progress", "show_progress", is_flag=True,

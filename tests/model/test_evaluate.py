@@ -223,3 +223,20 @@ def test_random_skews_and_periods(seed):
         period=rng.choice([2, 4, 6]), latency=latency)
     rows = random_rows(portmap, 30, seed)
     assert ev.evaluate(program.config, portmap, rows) == [{"q": r["a"]} for r in rows]
+
+
+@pytest.mark.slow
+@pytest.mark.icarus
+def test_mesh_of_chips_gives_the_same_rows():
+    # The period-4 loop split over a simulated 2 x 2 mesh (4 x 4 tiles, the loop on tile 0,
+    # the odd-lane route crossing into tile 1).
+    config, portmap, model = port_programs.xor_loop()
+    rows = random_rows(portmap, 8, seed=13)
+    assert ev.evaluate(config, portmap, rows, target="mesh:2x2") == model(rows)
+
+
+def test_bad_mesh_shape():
+    config, portmap, _ = port_programs.xor_loop()
+    with pytest.raises(ValueError) as error:
+        ev.evaluate(config, portmap, [{"t": 0, "d": 0}], target="mesh:2by2")
+    assert "COLSxROWS" in str(error.value)

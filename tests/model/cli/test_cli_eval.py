@@ -90,8 +90,9 @@ def test_port_map_for_another_size(signed, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--target", "board"), "--target: Unknown target 'board': use emu, fast, sim, loopback "
-                            "or serial:PORT"),
+    (("--target", "board"), "--target: Unknown target 'board': use emu, fast, sim, "
+                            "mesh:COLSxROWS, loopback or serial:PORT"),
+    (("--target", "mesh:3"), "--target: "),
     (("--cycles", "3"), "--cycles is for a port map without input ports"),
     ((), None),
 ])
