@@ -187,8 +187,8 @@ def _portmap(grid, ports, period, latency, config, file):
         if problem:
             where = next((p.where for p in ports.values() if p.direction == "out"),
                          next(iter(ports.values())).where)
-            raise AsmError(where, f"{problem}; declare the program's timing with "
-                                  "'latency N' (subcycles)")
+            raise AsmError(where, f"{problem}; declare 'latency N' (subcycles), with a "
+                                  "'skew' on the bits whose paths differ")
         latency_value = value
     else:
         latency_value = latency.value
@@ -243,8 +243,8 @@ def compute_latency(config, ports):
         return None, "no output port depends on an input port through the cells"
     if len(found) > 1:
         (l1, (i1, o1, n1)), (l2, (i2, o2, n2)) = sorted(found.items())[:2]
-        return None, (f"the paths disagree: {i1} -> {o1} takes {n1} subcycles (latency {l1}), "
-                      f"{i2} -> {o2} takes {n2} (latency {l2})")
+        return None, (f"the paths disagree: {i1} -> {o1} takes {_subcycles(n1)} (latency "
+                      f"{l1}), {i2} -> {o2} takes {n2} (latency {l2})")
     return next(iter(found)), None
 
 
@@ -253,6 +253,10 @@ def _macros(library):
         return library
     from ..library import MACROS
     return MACROS
+
+
+def _subcycles(count):
+    return f"{count} subcycle" + ("" if count == 1 else "s")
 
 
 def _place(statement, grid, luts, claims, ports, lanes, library, periods):

@@ -49,7 +49,7 @@ def _lanes(bits):
 
 
 def _name(name):
-    tokens = tokenize(name)
+    tokens = list(tokenize(name))
     if len(tokens) == 3 and tokens[0].kind == "name" and tokens[0].text == name:
         return name
     return '"' + name + '"'

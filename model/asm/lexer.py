@@ -39,10 +39,18 @@ class AsmError(ValueError):
 
 
 class Token(typing.NamedTuple):
+    """One token: ``kind``, its ``text``, ``value`` (the int of a number, the text of a name,
+    the contents of a string) and its place (``file``, ``line``, ``column``; :attr:`where`)."""
     kind: str
     text: str
     value: object
-    where: Where
+    file: str
+    line: int
+    column: int
+
+    @property
+    def where(self):
+        return Where(self.file, self.line, self.column)
 
     def __str__(self):
         if self.kind == "newline":
@@ -52,7 +60,7 @@ class Token(typing.NamedTuple):
         return repr(self.text)
 
 
-_CONTINUES = {",", ":", "=", "(", "[", "~", "!", "&", "|", "^", "?"}
+_CONTINUES = frozenset({",", ":", "=", "(", "[", "~", "!", "&", "|", "^", "?"})
 
 
 _TOKEN = re.compile(r"""
@@ -64,68 +72,63 @@ _TOKEN = re.compile(r"""
   | (?P<name>[A-Za-z_](?:[A-Za-z0-9_$]|[.-](?=[A-Za-z0-9_]))*)
   | (?P<string>"[^"\n]*")
   | (?P<punct>\.\.|[,:=()\[\]~!&|^?])
-""", re.VERBOSE)
+  | (?P<bad>.)
+""", re.VERBOSE | re.DOTALL)
 
 
 def tokenize(text, file="<text>"):
-    """The tokens of ``text`` (a str), ending with an ``end`` token.
+    """The tokens of ``text`` (a str), ending with an ``end`` token: a generator, so that a
+    large file is never held as tokens all at once.
 
     :raises AsmError: for a character that starts no token or an unterminated string.
     """
-    tokens = []
-    append = tokens.append
     depth = 0
     line, start = 1, 0          # line number and the offset where it starts
-    i, size = 0, len(text)
-    match = _TOKEN.match
-    while i < size:
-        m = match(text, i)
-        if m is None:
+    last_kind, last_text = "newline", ""
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        if kind == "space" or kind == "comment":
+            continue
+        i, j = m.span()
+        if kind == "newline":
+            token = Token("newline", text[i], None, file, line, i - start + 1)
+            if text[i] == "\n":
+                line, start = line + 1, j
+                if depth or last_kind == "newline" or last_text in _CONTINUES:
+                    continue
+            elif last_kind == "newline":
+                continue
+        elif kind == "name":
+            token = Token("name", m.group(), m.group(), file, line, i - start + 1)
+        elif kind == "punct":
+            punct = m.group()
+            if punct in "([":
+                depth += 1
+            elif punct in ")]":
+                depth = max(0, depth - 1)
+            token = Token(punct, punct, None, file, line, i - start + 1)
+        elif kind == "number":
+            token = Token("number", m.group(), int(m.group()), file, line, i - start + 1)
+        elif kind == "hex":
+            try:
+                value = int(text[i + 2:j], 16)
+            except ValueError:
+                raise AsmError(Where(file, line, i - start + 1),
+                               f"{text[i:j]!r} is not a hex number") from None
+            token = Token("number", m.group(), value, file, line, i - start + 1)
+        elif kind == "string":
+            token = Token("string", m.group(), text[i + 1:j - 1], file, line, i - start + 1)
+        else:
             where = Where(file, line, i - start + 1)
             c = text[i]
             if c == '"':
                 raise AsmError(where, "unterminated string; end it with \" on the same line")
             shown = c if c.isprintable() else f"U+{ord(c):04X}"
             raise AsmError(where, f"unexpected character {shown!r}")
-        kind, j = m.lastgroup, m.end()
-        if kind == "space" or kind == "comment":
-            i = j
-            continue
-        where = Where(file, line, i - start + 1)
-        if kind == "newline":
-            if text[i] == "\n":
-                line, start = line + 1, j
-                if depth or not tokens or tokens[-1].kind == "newline" \
-                        or tokens[-1].text in _CONTINUES:
-                    i = j
-                    continue
-            elif tokens and tokens[-1].kind == "newline":
-                i = j
-                continue
-            append(Token("newline", text[i], None, where))
-        elif kind == "hex":
-            body = text[i + 2:j]
-            try:
-                value = int(body, 16)
-            except ValueError:
-                raise AsmError(where, f"{text[i:j]!r} is not a hex number") from None
-            append(Token("number", text[i:j], value, where))
-        elif kind == "number":
-            append(Token("number", text[i:j], int(text[i:j]), where))
-        elif kind == "name":
-            append(Token("name", text[i:j], text[i:j], where))
-        elif kind == "string":
-            append(Token("string", text[i:j], text[i + 1:j - 1], where))
-        else:
-            punct = text[i:j]
-            if punct in "([":
-                depth += 1
-            elif punct in ")]":
-                depth = max(0, depth - 1)
-            append(Token(punct, punct, None, where))
-        i = j
-    where = Where(file, line, i - start + 1)
-    if tokens and tokens[-1].kind != "newline":
-        append(Token("newline", "", None, where))
-    append(Token("end", "", None, where))
-    return tokens
+        last_kind, last_text = token.kind, token.text
+        yield token
+    column = len(text) - start + 1
+    if last_kind != "newline":
+        yield Token("newline", "", None, file, line, column)
+    yield Token("end", "", None, file, line, column)
+

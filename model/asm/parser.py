@@ -8,6 +8,7 @@ or through others, is refused). Cell outputs are evaluated at once into their 16
 """
 
 import os
+import stat
 import typing
 
 from ..terms import DIRECTIONS, Direction
@@ -93,21 +94,27 @@ class Place(typing.NamedTuple):
 
 
 class _Cursor:
+    """Reads a token stream with one token of look-ahead: ``token`` and ``peek()``."""
+
     def __init__(self, tokens):
-        self.tokens, self.i = tokens, 0
+        self._tokens = iter(tokens)
+        self.token = next(self._tokens)
+        self._next = next(self._tokens) if self.token.kind != "end" else self.token
 
-    @property
-    def token(self):
-        return self.tokens[self.i]
-
-    def peek(self, ahead=1):
-        return self.tokens[min(self.i + ahead, len(self.tokens) - 1)]
+    def peek(self):
+        return self._next
 
     def next(self):
-        token = self.tokens[self.i]
+        token = self.token
         if token.kind != "end":
-            self.i += 1
+            self.token = self._next
+            if self._next.kind != "end":
+                self._next = next(self._tokens)
         return token
+
+    def replace(self, token):
+        """Put ``token`` in place of the current one."""
+        self.token = token
 
     def at(self, kind, text=None):
         token = self.token
@@ -167,8 +174,9 @@ def _side(token):
 # Expressions -----------------------------------------------------------------------------------
 def _expression(cur):
     condition = _or(cur)
-    if not cur.accept("?"):
+    if cur.token.kind != "?":
         return condition
+    cur.next()
     then = _expression(cur)
     cur.expect(":", "':' of 'c ? x : y'")
     other = _expression(cur)
@@ -177,28 +185,38 @@ def _expression(cur):
 
 def _or(cur):
     value = _xor(cur)
-    while cur.accept("|"):
+    while cur.token.kind == "|":
+        cur.next()
         value |= _xor(cur)
     return value
 
 
 def _xor(cur):
     value = _and(cur)
-    while cur.accept("^"):
+    while cur.token.kind == "^":
+        cur.next()
         value ^= _and(cur)
     return value
 
 
 def _and(cur):
     value = _unary(cur)
-    while cur.accept("&"):
+    while cur.token.kind == "&":
+        cur.next()
         value &= _unary(cur)
     return value
 
 
 def _unary(cur):
-    if cur.accept("~") or cur.accept("!"):
+    kind = cur.token.kind
+    if kind == "~" or kind == "!":
+        cur.next()
         return _unary(cur) ^ _MASK
+    if kind == "name":
+        value = _INPUTS.get(cur.token.text)
+        if value is not None:
+            cur.next()
+            return value
     return _atom(cur)
 
 
@@ -222,7 +240,7 @@ def _atom(cur):
                                     "16-bit table in hex, like 0x96A5")
     if token.kind == "name":
         name = token.text.lower()
-        if name in _INPUTS:
+        if name in _INPUTS:         # upper case (lower case is read by _unary)
             cur.next()
             return _INPUTS[name]
         if name == "maj":
@@ -277,10 +295,8 @@ def _grid(cur, where):
         cur.next()
     elif token.kind == "name" and token.text[:1].lower() == "x" and token.text[1:].isdigit():
         # "8x8" lexes as 8 and x8: read the height from the name
-        cur.tokens[cur.i] = token._replace(kind="number", text=token.text[1:],
-                                           value=int(token.text[1:]),
-                                           where=token.where._replace(
-                                               column=token.where.column + 1))
+        cur.replace(token._replace(kind="number", text=token.text[1:],
+                                   value=int(token.text[1:]), column=token.column + 1))
     else:
         raise AsmError(token.where, f"expected 'x' between width and height (grid 8 x 8), "
                                     f"found {token}")
@@ -413,6 +429,8 @@ def _place(cur, where):
 def _read(path, where):
     try:
         with open(path, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise AsmError(where, f"{path} is not a file")
             data = file.read(MAX_SOURCE_BYTES + 1)
     except OSError as error:
         raise AsmError(where, f"cannot read {path}: {error.strerror or error}") from None
