@@ -47,6 +47,10 @@ __all__ = ["render_html", "page_data", "FORMAT"]
 FORMAT = "bitgrid-view-v1"
 
 
+#: The page's Content-Security-Policy: its own inline script and style, nothing fetched.
+_POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"
+
+
 def _b64(array):
     return base64.b64encode(np.ascontiguousarray(array).tobytes()).decode("ascii")
 
@@ -124,7 +128,7 @@ def render_html(config, path=None, *, portmap=None, trace=None, title=None):
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="{_POLICY}">
 <title>{heading} · bitgrid view</title>
 <style>
 {_resource("page.css")}</style>

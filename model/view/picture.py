@@ -3,10 +3,10 @@ phases, the edge lanes and named ports, and optionally the signals of one frame 
 
 Grids of up to :data:`~bitgrid.view.style.DETAIL_MAX_SIDE` cells on their longer side are drawn
 cell by cell: arrows for the copies of pass cells (straight, turns, crossings, fan-out; a ring
-at the head of an inverted copy), the expression of every logic output (``E=n ^ w``; a LUT
-whose expression is longer than :data:`MAX_LABEL` characters, written without spaces, is
-shown by its table, ``E=0x6b2c``; a picture of more than :data:`MAX_EXPRESSIONS` expressions
-marks each logic cell ``ƒ`` instead), lane numbers around the grid and the name of every port bit (``a[3]``). Larger
+at the head of an inverted copy), the expression of every logic output (``E=n^e^w``, written
+without spaces; one longer than :data:`MAX_LABEL` characters is shown by its table,
+``E=0x6b2c``; a picture of more than :data:`MAX_EXPRESSIONS` expressions marks each logic cell
+``ƒ`` instead), lane numbers around the grid and the name of every port bit (``a[3]``). Larger
 grids are drawn one block per cell (its content and phase, and with a run, how many of its
 outputs are 1), with lane numbers every few lanes and each port's name at its first bit.
 

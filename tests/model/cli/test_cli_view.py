@@ -1,0 +1,129 @@
+"""``bitgrid view``: pictures and pages written from the command line, the run checked against
+a vector file (exit 1 on a mismatch), and every refusal one line with exit 2."""
+
+import json
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from bitgrid import bitstream, ports
+from bitgrid.cli import main
+from support import port_programs
+from support.conformance import conformance_dir
+from support.view import page_block, svg_ids, svg_texts, svg_tree
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def program(tmp_path):
+    config, portmap, _ = port_programs.skewed_routes()
+    path, portfile = tmp_path / "routes.bgbs", tmp_path / "routes.ports.json"
+    bitstream.save(path, config)
+    ports.save(portfile, portmap)
+    return path, portfile, portmap
+
+
+def test_svg_with_ports_and_a_run(program, tmp_path):
+    path, portfile, portmap = program
+    inputs = tmp_path / "in.txt"
+    inputs.write_text("# N E S W\n3 0 0 f\n")
+    out = tmp_path / "routes.svg"
+    result = invoke("view", path, "--ports", portfile, "--inputs", inputs, "--steps", 12,
+                    "--frame", 11, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (f"wrote {out}: 8 x 8 grid, {_configured(path)} configured cells, "
+                             "signals after 11 of 12 subcycles\n")
+    root = svg_tree(out.read_bytes())
+    texts = svg_texts(root)
+    assert "routes.bgbs" in texts
+    for port in portmap.ports:
+        for i in range(port.width):
+            assert any(f"{port.name}[{i}]" in t.split(" | ") for t in texts), (port.name, i)
+    assert "arrow-0-0-W-E" in svg_ids(root, "arrow-")          # bit 0 of a starts east
+
+
+def _configured(path):
+    return int((bitstream.load(path).config.luts != 0).any(axis=2).sum())
+
+
+def test_html_with_vectors_passes(tmp_path):
+    case = f"{conformance_dir()}/adder8.json"
+    out = tmp_path / "adder8.html"
+    result = invoke("view", f"{conformance_dir()}/adder8.bgbs", "--vectors", case,
+                    "--title", "the adder", "-o", out)
+    assert result.exit_code == 0, result.output
+    steps = len(json.load(open(case))["steps"])
+    assert result.stdout == f"PASS: adder8: all {steps} steps match\n"
+    assert "wrote" in result.stderr
+    data = page_block(out.read_text(encoding="utf-8"))
+    assert (data["title"], data["frames"]) == ("the adder", steps + 1)
+
+
+def test_a_run_that_differs_from_the_vector_file_exits_1(tmp_path):
+    document = json.load(open(f"{conformance_dir()}/random_2x2.json"))
+    document["bitstream"] = f"{conformance_dir()}/random_2x2.bgbs"
+    out = document["steps"][3]["out"]
+    out["E"] = hex(int(out["E"], 16) ^ 1)
+    vectors = tmp_path / "bad.json"
+    vectors.write_text(json.dumps(document))
+    picture = tmp_path / "r.png"
+    result = invoke("view", f"{conformance_dir()}/random_2x2.bgbs", "--vectors", vectors,
+                    "-o", picture)
+    assert result.exit_code == 1
+    assert result.stdout.startswith("MISMATCH: random_2x2: 1 lane(s) differ, first at step 3\n"
+                                    "step 3: E_out lane 0")
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"   # drawn all the same
+
+
+@pytest.mark.parametrize("args, message", [
+    (("-o", "{tmp}/p.jpg"), "{tmp}/p.jpg: give a file name ending in .svg, .png or .html"),
+    (("--frame", 1, "-o", "{tmp}/p.svg"),
+     "--frame shows the signals of a run: add --vectors, --inputs or --steps"),
+    (("--steps", 4, "--frame", 1, "-o", "{tmp}/p.html"),
+     "--frame chooses the subcycle of an .svg or .png picture; the HTML page steps through "
+     "all of them"),
+    (("--steps", 4, "--frame", 5, "-o", "{tmp}/p.svg"),
+     "--frame 5: the run has 4 subcycles; give 0 to 4"),
+    (("--ports", "{tmp}/other.ports.json", "-o", "{tmp}/p.svg"),
+     "The port map is for a 4 x 4 grid, the program is 8 x 8"),
+    (("--ports", "{tmp}/routes.bgbs", "-o", "{tmp}/p.svg"),
+     "{tmp}/routes.bgbs: not a JSON port map"),
+    (("--vectors", "{tmp}/in.txt", "--inputs", "{tmp}/in.txt", "-o", "{tmp}/p.svg"),
+     "give either --vectors or --inputs, not both"),
+    (("-o", "{tmp}/missing/p.svg"), "{tmp}/missing/p.svg: folder {tmp}/missing does not exist"),
+])
+def test_refusals(program, tmp_path, args, message):
+    path, _, _ = program
+    ports.save(tmp_path / "other.ports.json", ports.PortMap(4, 4))
+    (tmp_path / "in.txt").write_text("0 0 0 0\n")
+    args = [str(a).replace("{tmp}", str(tmp_path)) for a in args]
+    result = invoke("view", path, *args)
+    assert result.exit_code == 2, result.output
+    first = message.replace("{tmp}", str(tmp_path))
+    assert result.stderr.startswith(f"error: {first}") and result.stderr.count("\n") == 1
+    assert not list(tmp_path.glob("p.*"))
+
+
+def test_a_missing_program_and_a_missing_matplotlib(program, tmp_path, monkeypatch):
+    result = invoke("view", tmp_path / "none.bgbs", "-o", tmp_path / "p.html")
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {tmp_path}/none.bgbs: No such file or directory\n"
+    path, _, _ = program
+    monkeypatch.setitem(sys.modules, "matplotlib", None)       # import matplotlib fails
+    result = invoke("view", path, "-o", tmp_path / "p.svg")
+    assert result.exit_code == 2
+    assert result.stderr == ("error: SVG and PNG pictures need matplotlib: pip install "
+                             "'bitgrid[view]' (or write .html, which needs nothing more)\n")
+    result = invoke("view", path, "-o", tmp_path / "p.html")     # a page needs no matplotlib
+    assert result.exit_code == 0, result.output
+
+
+def test_help_has_an_example():
+    result = invoke("view", "--help")
+    assert result.exit_code == 0
+    assert "bitgrid view out/adder8.bgbs --vectors out/adder8.json -o out/adder8.html" in \
+        result.output
