@@ -15,7 +15,8 @@ import numpy as np
 from bitgrid.netlist import CONST0, CONST1
 
 __all__ = ["MODELS", "TEST_DESIGNS", "model_rows", "rows_for", "bit_parallel",
-           "crc8_byte", "input_bits", "random_expression", "wrap", "eval_expression"]
+           "crc8_byte", "input_bits", "random_expression", "wrap", "eval_expression",
+           "RandomMachine", "machines_design", "machines_rows"]
 
 
 def _combinational(function):
@@ -237,3 +238,65 @@ def _compiled(text):
         name, _, expression = statement.partition("=")
         statements.append((name.strip(), compile(expression.strip(), "<expr>", "eval")))
     return tuple(statements)
+
+
+# --- Random state machines --------------------------------------------------------------------
+
+class RandomMachine:
+    """A random synchronous state machine: ``states`` states (initial state ``init``), a
+    2-bit input ``x``, a synchronous reset ``rst`` (to ``init``), a 2-bit Moore output and a
+    1-bit Mealy output, from random tables. :meth:`verilog` writes it as module ``name``
+    (ports clk, rst, x, moore, mealy); :meth:`run` is its model."""
+
+    def __init__(self, rng, name, states=None):
+        self.name = name
+        self.states = states or rng.randint(2, 7)
+        self.init = rng.randrange(self.states)
+        self.next = [[rng.randrange(self.states) for _ in range(4)] for _ in range(self.states)]
+        self.moore = [rng.randrange(4) for _ in range(self.states)]
+        self.mealy = [[rng.randrange(2) for _ in range(4)] for _ in range(self.states)]
+
+    def verilog(self):
+        bits = max(1, (self.states - 1).bit_length())
+        lines = [f"module {self.name}(input clk, input rst, input [1:0] x, "
+                 "output reg [1:0] moore, output reg mealy);",
+                 f"  reg [{bits - 1}:0] state;", f"  initial state = {self.init};",
+                 "  always @(posedge clk)", f"    if (rst) state <= {self.init};",
+                 "    else case ({state, x})"]
+        for s in range(self.states):
+            for x in range(4):
+                lines.append(f"      {{{bits}'d{s}, 2'd{x}}}: state <= {self.next[s][x]};")
+        lines += [f"      default: state <= {self.init};", "    endcase",
+                  "  always @* begin", "    moore = 0; mealy = 0;", "    case (state)"]
+        for s in range(self.states):
+            cases = " ".join(f"if (x == {x}) mealy = {self.mealy[s][x]};" for x in range(4))
+            lines.append(f"      {s}: begin moore = {self.moore[s]}; {cases} end")
+        lines += ["    endcase", "  end", "endmodule"]
+        return "\n".join(lines) + "\n"
+
+    def run(self, rows):
+        """Outputs per row (sampled before the clock edge ending the row's cycle)."""
+        state, out = self.init, []
+        for row in rows:
+            out.append({"moore": self.moore[state], "mealy": self.mealy[state][row["x"]]})
+            state = self.init if row["rst"] else self.next[state][row["x"]]
+        return out
+
+
+def machines_design(rng, count, top="machines"):
+    """``count`` :class:`RandomMachine` s sharing the inputs of one top module ``top`` (outputs
+    ``moore<i>``, ``mealy<i>``): ``(machines, verilog)``."""
+    machines = [RandomMachine(rng, f"m{i}") for i in range(count)]
+    ports = ", ".join(f"output [1:0] moore{i}, output mealy{i}" for i in range(count))
+    body = "\n".join(f"  m{i} u{i}(.clk(clk), .rst(rst), .x(x), .moore(moore{i}), "
+                     f".mealy(mealy{i}));" for i in range(count))
+    text = "".join(m.verilog() for m in machines)
+    text += f"module {top}(input clk, input rst, input [1:0] x, {ports});\n{body}\nendmodule\n"
+    return machines, text
+
+
+def machines_rows(machines, rows):
+    """The outputs of :func:`machines_design`'s top for ``rows``."""
+    runs = [m.run(rows) for m in machines]
+    return [{f"{kind}{i}": run[k][kind] for i, run in enumerate(runs)
+             for kind in ("moore", "mealy")} for k in range(len(rows))]

@@ -6,12 +6,14 @@ rows; combinational netlists through a bit-parallel evaluator (itself checked ag
 Netlist.simulate), sequential ones through Netlist.simulate.
 """
 
+import random
+
 import pytest
 
 from bitgrid.compiler import CompileError, synthesize
 from bitgrid.netlist import MAX_LUT_INPUTS
 from support.design_models import (TEST_DESIGNS, bit_parallel, crc8_byte, input_bits,
-                                   model_rows, rows_for)
+                                   machines_design, machines_rows, model_rows, rows_for)
 
 RARE_RESET = {"rst": 0.02}
 
@@ -182,3 +184,16 @@ def test_missing_file_and_bad_top_name(tmp_path):
     with pytest.raises(CompileError, match="--top must be a module name"):
         synthesize(write(tmp_path, "module x(output y); assign y = 1; endmodule"),
                    top="x; shell")
+
+
+@pytest.mark.parametrize("seed, count, cycles", [
+    (5, 12, 1000), pytest.param(6, 60, 5000, marks=pytest.mark.slow)])
+def test_random_state_machines(tmp_path, seed, count, cycles):
+    """Random Moore/Mealy machines with a synchronous reset, all in one design (one Yosys run):
+    12 machines for 1,000 cycles (the slow set: 60 for 5,000)."""
+    rng = random.Random(seed)
+    machines, text = machines_design(rng, count)
+    netlist = synthesize(write(tmp_path, text), top="machines").netlist
+    assert "clk" not in netlist.inputs
+    rows = rows_for(netlist, count=cycles, seed=seed, weights={"rst": 0.03})
+    assert netlist.simulate(rows) == machines_rows(machines, rows)

@@ -1,0 +1,75 @@
+"""``bitgrid compile`` on the command line: bad input exits 2 with one line saying what is not
+supported and why (the front end's refusals are in tests/model/compiler/test_frontend.py)."""
+
+import pytest
+from click.testing import CliRunner
+
+from bitgrid.cli import main
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, ["compile", *[str(a) for a in args]],
+                              catch_exceptions=False)
+
+
+def write(tmp_path, text, name="d.v"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+LATCH = "module l(input en, input d, output reg q);\n  always @* if (en) q = d;\nendmodule\n"
+SYNTAX = "module s(input a, output b);\n  assign b = a +;\nendmodule\n"
+TWO_CLOCKS = ("module k(input c1, input c2, input d, output reg q, output reg r);\n"
+              "  always @(posedge c1) q <= d;\n  always @(posedge c2) r <= d;\nendmodule\n")
+MEMORY = ("module mem(input clk, input we, input [9:0] addr, input [7:0] d, output reg [7:0] q);"
+          "\n  reg [7:0] m [0:1023];\n"
+          "  always @(posedge clk) begin if (we) m[addr] <= d; q <= m[addr]; end\nendmodule\n")
+TRISTATE = "module t(input en, input d, output y);\n  assign y = en ? d : 1'bz;\nendmodule\n"
+
+
+@pytest.mark.parametrize("text, top, pattern", [
+    (SYNTAX, "s", "d.v:2: syntax error"),
+    (LATCH, "nope", "no module nope in the design (--top names the top module); the modules "
+                    "are: l"),
+    (LATCH, "l", "latch (l.q): a BitGrid stores state only in flip-flops"),
+    (TRISTATE, "t", "tristate driver"),
+    (TWO_CLOCKS, "k", "several clocks (c1, c2): a BitGrid runs one design clock"),
+    (MEMORY, "mem", "memory deeper than 64 words"),
+])
+def test_refused_designs(tmp_path, text, top, pattern):
+    result = invoke(write(tmp_path, text), "--top", top, "-o", tmp_path / "out")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: ") and pattern in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not (tmp_path / "out" / f"{top}.bgbs").exists()
+
+
+@pytest.mark.parametrize("args, pattern", [
+    ([], "nothing to compile"),
+    (["{v}"], "--top NAME is needed"),
+    (["{v}", "--top", "l", "--expr", "p = a"], "not several"),
+    (["--expr", "p = a * b"], "--expr needs --vars"),
+    (["--vars", "a:8"], "nothing to compile"),
+    (["--expr", "p = a * b", "--vars", "a:8"], "b is not declared"),
+    (["--expr", "p = a / b", "--vars", "a:8,b:8"], "no division"),
+    (["--expr", "p = a", "--vars", "a:8", "--region", "1,2,3"], "--region is x0,y0,x1,y1"),
+    (["--expr", "p = a", "--vars", "a:8", "--size", "7x8"], "even"),
+    (["--expr", "p = a", "--vars", "a:8", "--defects", "{missing}"], "No such file"),
+    (["{v}", "--top", "l", "--param", "W"], "write NAME=VALUE"),
+    (["--amaranth", "no_such_module_here:Top"], "cannot import no_such_module_here"),
+    (["--amaranth", "just_a_name"], "--amaranth takes module:Name"),
+])
+def test_bad_options(tmp_path, args, pattern):
+    v = write(tmp_path, LATCH)
+    args = [a.format(v=v, missing=tmp_path / "none.json") for a in args]
+    result = invoke(*args, "-o", tmp_path / "out")
+    assert result.exit_code == 2, result.output
+    assert pattern in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_help_has_an_example():
+    result = invoke("--help")
+    assert result.exit_code == 0
+    assert 'bitgrid compile --expr "p = a * b" --vars a:8,b:8' in result.stdout
