@@ -271,6 +271,9 @@
     let html = `<h2 id="cell-title">cell (${info.x}, ${info.y}) · parity ${info.parity} · phase ${info.phase}</h2>`;
     html += `<p class="hint" id="cell-updated">${frame === 0 ? "reset state" : updated ?
       `updated in subcycle ${frame - 1}` : `held in subcycle ${frame - 1} (phase ${"AB"[(frame - 1) & 1]} ran)`}</p>`;
+    const summary = data.summaries[[0, 1, 2, 3].map(d => kind(c[0], c[1], d)).join(",")];
+    if (summary) html += `<p id="cell-summary">${escape(summary)}</p>`;
+    else if (contents[c[1] * W + c[0]] === 0) html += '<p id="cell-summary">unconfigured</p>';
     html += '<table id="cell-outputs"><tr><th>out</th><th>LUT</th><th>function</th><th>value</th></tr>';
     info.rows.forEach(r => {
       const fn = r.kind === "logic" ? r.expression : `${r.expression} (${r.kind})`;

@@ -16,7 +16,8 @@ every subcycle of a run on the reference emulator (:mod:`.trace`) into a JSON bl
 * ``width``, ``height``; ``luts``: base64 of the LUTs as little-endian uint16 in the order
   ``luts[y, x, d]``; ``kinds``: base64 of the kind codes (uint8, same order); ``contents``:
   base64 of each cell's content index (uint8, ``[y, x]``, :data:`style.BACKGROUND_KEYS`);
-  ``expressions``: ``{lut: expression}`` for every LUT value that occurs;
+  ``expressions``: ``{lut: expression}`` for every LUT value that occurs; ``summaries``:
+  ``{"c0,c1,c2,c3": "pass: W->E, N->S (crossing)"}`` for the pass cells by their kind codes;
 * ``frames``: frames of the run (subcycles + 1; 0 without a run); ``values``: base64 of the
   outputs packed little-endian bit by bit, bit ``((k * 4 + d) * height + y) * width + x`` is
   output ``d`` of cell ``(x, y)`` after ``k`` subcycles; ``edge_inputs``: base64 of the edge
@@ -72,6 +73,7 @@ def page_data(config, *, portmap=None, trace=None, title=None):
         "contents": _b64(style.contents(kinds)),
         "expressions": {int(lut): functions.expression(int(lut))
                         for lut in np.unique(config.luts)},
+        "summaries": _summaries(kinds),
         "kind_names": {code: name for code, name in functions.KINDS.items()},
         "kind_codes": {"ZERO": functions.ZERO, "ONE": functions.ONE, "COPY": functions.COPY,
                        "NOT": functions.NOT, "LOGIC": functions.LOGIC},
@@ -101,6 +103,20 @@ def page_data(config, *, portmap=None, trace=None, title=None):
                     values=_b64(np.packbits(trace.outputs.reshape(-1), bitorder="little")),
                     edge_inputs=_b64(np.packbits(edge_bits.reshape(-1), bitorder="little")))
     return data
+
+
+def _summaries(kinds):
+    """``{"c0,c1,c2,c3": summary}``: :func:`functions.cell_summary` of every pass cell, keyed
+    by its four kind codes (the copies of a pass cell are its whole function)."""
+    from bitgrid.cell import COPY_E, COPY_N, COPY_S, COPY_W
+    copies = (COPY_N, COPY_E, COPY_S, COPY_W)
+    result = {}
+    for codes in np.unique(kinds.reshape(-1, 4), axis=0):
+        if all(c == functions.ZERO or functions.COPY <= c < functions.NOT for c in codes) \
+                and codes.any():
+            tables = [0 if c == functions.ZERO else copies[c - functions.COPY] for c in codes]
+            result[",".join(str(int(c)) for c in codes)] = functions.cell_summary(tables)
+    return result
 
 
 def _resource(name):

@@ -113,12 +113,15 @@ def test_a_cell_shows_its_luts_expressions_and_values(browser, tmp_path):
     frames = emulator_frames(config, case.inputs)
     page, errors = _open(browser, path)
     page.evaluate("bitgrid.setFrame(3)")
-    for x, y in ((1, 0), (0, 0), (1, 1)):
+    summaries = {(0, 0): "pass: W->E", (1, 1): "pass: N->E", (0, 1): "unconfigured"}
+    for x, y in ((1, 0), (0, 0), (1, 1), (0, 1)):
         point = page.evaluate(f"bitgrid.cellToClient({x}, {y})")
         page.mouse.click(point["x"], point["y"])
         parity = (x + y) % 2
         assert page.inner_text("#cell-title") == \
             f"cell ({x}, {y}) · parity {parity} · phase {'AB'[parity]}"
+        assert page.locator("#cell-summary").all_inner_texts() == \
+            ([summaries[x, y]] if (x, y) in summaries else [])
         rows = page.locator("#cell-outputs tr[data-side]")
         for d, side in enumerate(SIDES):
             cells = rows.nth(d).locator("td").all_inner_texts()
