@@ -54,7 +54,7 @@ from .terms import DIRECTIONS, E, Edges, N, S, W, Direction, side_lanes
 
 __all__ = ["TransformError", "Geometry", "move", "rotate", "mirror", "permute_lut",
            "permute_tables", "transform_config", "transform_portmap", "transform_edges",
-           "check_edges", "check_timing", "Transformed", "transform", "ROTATIONS", "AXES"]
+           "transform_steps", "check_edges", "check_timing", "Transformed", "transform", "ROTATIONS", "AXES"]
 
 #: Rotations in degrees (clockwise: north turns to east).
 ROTATIONS = (90, 180, 270)
@@ -371,6 +371,48 @@ def transform_edges(edges, geometry):
                 if target is not None:
                     words[target[0]] |= 1 << target[1]
     return Edges(*words)
+
+
+def transform_steps(steps, result):
+    """A vector file's steps for the transformed program: every ``(inputs, expected outputs)``
+    pair re-indexed (:func:`transform_edges`), and with a re-timed transform an all-zero step
+    first (module docstring). The expectations are the file's own, not recomputed, so running
+    the transformed program on them checks the transform.
+
+    :param steps: list of ``(inputs, outputs)`` :class:`~bitgrid.terms.Edges` of the original
+        program (a :class:`~bitgrid.vectors.VectorCase`'s ``steps``).
+    :param result: the :class:`Transformed` of that program.
+    :raises TransformError: if a step shows an output on a side that leaves the edge (the
+        file is not this program's), or a cell of the new grid drives an edge lane that faces
+        no old lane (no expectation for it exists).
+    """
+    geometry, config = result.geometry, result.config
+    mapped = {}
+    for side in DIRECTIONS:
+        for lane in range(side_lanes(side, geometry.width, geometry.height)):
+            target = geometry.lane(side, lane)
+            if target is not None:
+                mapped[target] = (side, lane)
+    for side in DIRECTIONS:
+        for lane in range(side_lanes(side, config.width, config.height)):
+            x, y = _boundary_cell(side, lane, config.width, config.height)
+            if (side, lane) not in mapped and config.luts[y, x, side]:
+                raise TransformError(f"cell ({x}, {y}) of the new grid drives {side.letter} "
+                                     f"lane {lane}, which faces no lane of the old grid: the "
+                                     "vector file has no expectation for it")
+    result_steps = [(Edges(), Edges())] * result.latency_added
+    for t, (inputs, outputs) in enumerate(steps):
+        for side in DIRECTIONS:
+            lanes = side_lanes(side, geometry.width, geometry.height)
+            lost = [i for i in range(lanes) if outputs[side] >> i & 1
+                    and geometry.lane(side, i) is None]
+            if lost:
+                raise TransformError(f"step {t} expects an output on {side.letter} lane "
+                                     f"{lost[0]}, which {geometry.name} takes off the grid: "
+                                     "the vector file is not this program's")
+        result_steps.append((transform_edges(inputs, geometry),
+                             transform_edges(outputs, geometry)))
+    return result_steps
 
 
 class Transformed(typing.NamedTuple):

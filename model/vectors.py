@@ -17,7 +17,8 @@ from .checks import check_int
 from .terms import SIDES, Edges, side_lanes
 
 __all__ = ["VectorCase", "BadStreamCase", "VectorFormatError", "Mismatch", "load_case",
-           "compare_step", "format_mismatches", "make_case", "save_case", "SIDES"]
+           "compare_step", "format_mismatches", "make_case", "case_document", "save_case",
+           "SIDES"]
 
 
 class VectorFormatError(ValueError):
@@ -197,24 +198,32 @@ def make_case(name, config, inputs, *, description="", bitstream=None, origin=No
     """
     from .emulator import Emulator
     emulator = Emulator(config)
-
-    def hexes(edges):
-        return {s: f"0x{edges.side(s):0{(side_lanes(s, config.width, config.height) + 3) // 4}x}"
-                for s in SIDES}
-
     steps = []
     for value in inputs:
         edges = Edges.coerce(value)
-        steps.append({"in": hexes(edges), "out": hexes(emulator.step(edges))})
+        steps.append((edges, emulator.step(edges)))
+    origin = origin or "bitgrid reference emulator (bitgrid.emulator.Emulator)"
+    return case_document(name, config.width, config.height, steps, description=description,
+                         bitstream=bitstream, origin=origin)
+
+
+def case_document(name, width, height, steps, *, description="", bitstream=None, origin=""):
+    """A ``bitgrid-vectors-v1`` JSON object (a ``dict``) of the ``(inputs, expected outputs)``
+    :class:`~bitgrid.terms.Edges` pairs ``steps`` of a ``width`` x ``height`` grid, each word
+    in lower-case hex of its side's lanes (``bitstream`` defaults to ``name + ".bgbs"``)."""
+    def hexes(edges):
+        return {s: f"0x{edges.side(s):0{(side_lanes(s, width, height) + 3) // 4}x}"
+                for s in SIDES}
+
     return {
         "format": "bitgrid-vectors-v1",
         "name": name,
         "description": description,
-        "origin": origin or "bitgrid reference emulator (bitgrid.emulator.Emulator)",
-        "width": config.width,
-        "height": config.height,
+        "origin": origin,
+        "width": width,
+        "height": height,
         "bitstream": bitstream or f"{name}.bgbs",
-        "steps": steps,
+        "steps": [{"in": hexes(i), "out": hexes(o)} for i, o in steps],
     }
 
 

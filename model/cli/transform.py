@@ -9,7 +9,7 @@ from .common import check_writable, load_bitstream
 from .errors import BadInput
 from .params import SizeType
 
-__all__ = ["transform", "ports_path_for"]
+__all__ = ["transform", "ports_path_for", "vectors_path_for"]
 
 
 def _offset(text):
@@ -19,6 +19,12 @@ def _offset(text):
         raise BadInput(f"--move {text!r}: give the offset as DX,DY in cells, e.g. --move 2,0 "
                        "(east 2) or --move 0,-2 (north 2)") from None
     return dx, dy
+
+
+def vectors_path_for(output):
+    """The vector file written beside ``output``: ``OUT.bgbs`` -> ``OUT.json``."""
+    root = output[:-len(".bgbs")] if output.endswith(".bgbs") else output
+    return root + ".json"
 
 
 def ports_path_for(output):
@@ -41,12 +47,16 @@ def ports_path_for(output):
 @click.option("--ports", "ports_in", type=click.Path(dir_okay=False), metavar="P.json",
               help="The program's port map (bitgrid-ports-v1): moved with the program and "
                    "written as OUT.ports.json.")
+@click.option("--vectors", "vectors_in", type=click.Path(dir_okay=False), metavar="CASE.json",
+              help="A bitgrid-vectors-v1 file of PROGRAM: written re-indexed (and re-timed) as "
+                   "OUT.json, with its own expectations, for --vectors of emulate, sim and "
+                   "run.")
 @click.option("--retime", is_flag=True,
               help="Allow a transform that swaps every cell's phase (rotate 90/270, mirror, "
                    "odd move) by delaying the program one subcycle at its ports (latency + 1).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               metavar="OUT.bgbs", help="The transformed BitGrid program.")
-def transform(bitstream, offset, rotate, mirror, size, ports_in, retime, output):
+def transform(bitstream, offset, rotate, mirror, size, ports_in, vectors_in, retime, output):
     """Move, rotate or mirror PROGRAM (a BitGrid program, .bgbs), with its port map.
 
     Each LUT moves with its cell and has its address bits and outputs re-indexed (a cell
@@ -59,6 +69,8 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, retime, output)
       bitgrid transform adder.bgbs --ports adder.ports.json --rotate 180 -o adder_r.bgbs
       bitgrid transform adder.bgbs --move 0,2 --size 8x12 -o adder_low.bgbs
       bitgrid transform adder.bgbs --ports adder.ports.json --mirror x --retime -o m.bgbs
+      bitgrid transform adder8.bgbs --vectors adder8.json --rotate 90 --retime -o r.bgbs
+      bitgrid sim r.bgbs --vectors r.json
     """
     from bitgrid import bitstream as _bitstream
     from bitgrid import ports as _ports
@@ -79,7 +91,16 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, retime, output)
             portmap.check_grid(bs.width, bs.height)
         except _ports.PortMapError as error:
             raise BadInput(f"{ports_in}: {error}") from None
+    case = None
+    if vectors_in is not None:
+        from bitgrid.vectors import BadStreamCase, load_case
+        case = load_case(vectors_in)
+        if isinstance(case, BadStreamCase) or (case.width, case.height) != (bs.width,
+                                                                               bs.height):
+            raise BadInput(f"{vectors_in}: not a vector case of a {bs.width} x {bs.height} "
+                           "grid")
     ports_out = ports_path_for(output) if portmap is not None else None
+    vectors_out = vectors_path_for(output) if case is not None else None
     if os.path.abspath(output) == os.path.abspath(bitstream):
         raise BadInput(f"-o {output} is PROGRAM itself; write the transformed program to a "
                        "new file")
@@ -89,16 +110,36 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, retime, output)
             raise BadInput(f"-o {output} would overwrite the port map {ports_in}; choose "
                            "another output name")
         check_writable(ports_out)
+    if vectors_out is not None:
+        if os.path.abspath(vectors_out) == os.path.abspath(vectors_in):
+            raise BadInput(f"-o {output} would overwrite the vector file {vectors_in}; choose "
+                           "another output name")
+        check_writable(vectors_out)
     result = tf.transform(bs.config, portmap, move=_offset(offset) if offset else None,
                           rotate=int(rotate) if rotate else None, mirror=mirror, size=size,
                           retime=retime)
+    document = None
+    if case is not None:
+        import json
+        from bitgrid.vectors import case_document
+        steps = tf.transform_steps(case.steps, result)
+        name = os.path.splitext(os.path.basename(output))[0]
+        document = case_document(
+            name, result.config.width, result.config.height, steps,
+            bitstream=os.path.basename(output), origin=f"bitgrid transform of {case.name}",
+            description=f"{case.name} under {result.geometry.name}"
+                        + (", one subcycle later (re-timed)" if result.latency_added else ""))
     _bitstream.save(output, result.config, bs.order)
     if ports_out is not None:
         _ports.save(ports_out, result.portmap)
+    if document is not None:
+        from bitgrid.files import atomic_write
+        atomic_write(vectors_out, json.dumps(document, indent=1) + "\n")
     geometry = result.geometry
     timing = ("every cell's phase kept, timing unchanged" if not geometry.swaps_parity else
               "every cell's phase swapped, re-timed: latency + 1 subcycle (inputs one "
               "subcycle later)")
     click.echo(f"wrote {output}: {geometry.name}, {geometry.new_width} x "
                f"{geometry.new_height} grid; {timing}"
-               + (f"; port map {ports_out}" if ports_out else ""), err=True)
+               + (f"; port map {ports_out}" if ports_out else "")
+               + (f"; vectors {vectors_out}" if vectors_out else ""), err=True)

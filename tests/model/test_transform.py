@@ -379,3 +379,22 @@ def test_moved_lanes_by_port_names(offset, size, added):
     assert result.portmap.latency == 8 + added
     rows = [{"a": v} for v in (5, 10, 15, 0, 3, 12, 9)]
     assert evaluate(result.config, result.portmap, rows) == [{"q": r["a"]} for r in rows]
+
+
+def test_vector_steps_refused_where_they_cannot_be_right():
+    # A program cropped to a narrower grid: cell (1, 0) now faces the new E edge, which it
+    # drives, and the old file says nothing about that lane.
+    program = Program(4, 2)
+    program.route(0, 0, "E", length=2)
+    result = tf.transform(program.config, move=(0, 0), size=(2, 2))
+    with pytest.raises(tf.TransformError, match=r"cell \(1, 0\) of the new grid drives E "
+                                                r"lane 0, which faces no lane of the old grid"):
+        tf.transform_steps([(Edges(), Edges())], result)
+    # A file claiming an output the program cannot drive any more (W leaves the edge).
+    program = Program(4, 2)
+    program.route(2, 0, "E")
+    result = tf.transform(program.config, move=(2, 0), size=(6, 2))
+    with pytest.raises(tf.TransformError, match=r"step 1 expects an output on W lane 1"):
+        tf.transform_steps([(Edges(), Edges()), (Edges(), Edges(w=2))], result)
+    steps = tf.transform_steps([(Edges(w=1), Edges(e=1))], result)
+    assert steps == [(Edges(), Edges(e=1))]          # W input dropped, E lane 0 kept

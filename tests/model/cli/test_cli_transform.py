@@ -8,7 +8,9 @@ from bitgrid import bitstream, ports
 from bitgrid.cli import main
 from bitgrid.evaluate import evaluate
 from bitgrid.program import Program
+from bitgrid.vectors import load_case
 from support import port_programs
+from support.conformance import conformance_dir, load_conformance
 
 
 def invoke(*args):
@@ -97,3 +99,30 @@ def test_port_map_of_another_size(skewed, tmp_path):
     assert result.exit_code == 2
     assert result.stderr == (f"error: {portfile}: The port map is for a 4 x 4 grid, the "
                              "program is 8 x 8\n")
+
+
+@pytest.mark.parametrize("name, args", [("adder8", ("--rotate", "90", "--retime")),
+                                        ("random_8x8", ("--rotate", "180")),
+                                        ("identity_we_9lane", ("--move", "0,1", "--size",
+                                                               "8x12", "--retime"))])
+def test_vectors_written_and_passing(tmp_path, name, args):
+    case = load_conformance(name)
+    out = tmp_path / "t.bgbs"
+    result = invoke("transform", case.bitstream_path, "--vectors",
+                    f"{conformance_dir()}/{name}.json", *args, "-o", out)
+    assert result.exit_code == 0, result.output
+    check = invoke("emulate", out, "--vectors", tmp_path / "t.json")
+    assert check.exit_code == 0, check.output
+    assert "PASS" in check.stdout
+    retimed = "--retime" in args
+    assert len(load_case(tmp_path / "t.json").steps) == len(case.steps) + retimed
+
+
+def test_vectors_of_another_size(tmp_path):
+    case = load_conformance("random_2x2")
+    result = invoke("transform", case.bitstream_path, "--vectors",
+                    f"{conformance_dir()}/random_8x8.json", "--rotate", "180", "-o",
+                    tmp_path / "t.bgbs")
+    assert result.exit_code == 2
+    assert result.stderr.endswith("random_8x8.json: not a vector case of a 2 x 2 grid\n")
+    assert not (tmp_path / "t.bgbs").exists()
