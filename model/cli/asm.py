@@ -38,8 +38,8 @@ def asm(program, output, ports_out):
 
     \b
     Example:
-      bitgrid asm docs/examples/xor.bga -o out/xor.bgbs
-      -> out/xor.bgbs and out/xor.ports.json
+      bitgrid asm docs/examples/adder4.bga -o out/adder4.bgbs
+      -> out/adder4.bgbs and out/adder4.ports.json
     """
     from bitgrid.asm import EXTENSION, assemble_program
     if output is None:
@@ -79,7 +79,7 @@ def disasm(bitstream, ports_file, output):
 
     \b
     Example:
-      bitgrid disasm out/xor.bgbs --ports out/xor.ports.json -o xor.bga
+      bitgrid disasm out/adder4.bgbs --ports out/adder4.ports.json -o adder4.bga
     """
     from bitgrid.asm import disassemble
     bs = load_bitstream(bitstream)
