@@ -54,7 +54,8 @@ from .terms import DIRECTIONS, E, Edges, N, S, W, Direction, side_lanes
 
 __all__ = ["TransformError", "Geometry", "move", "rotate", "mirror", "permute_lut",
            "permute_tables", "transform_config", "transform_portmap", "transform_edges",
-           "transform_steps", "check_edges", "check_timing", "Transformed", "transform", "ROTATIONS", "AXES"]
+           "transform_steps", "check_edges", "check_timing", "Transformed", "transform",
+           "ROTATIONS", "AXES"]
 
 #: Rotations in degrees (clockwise: north turns to east).
 ROTATIONS = (90, 180, 270)
