@@ -47,7 +47,8 @@ def assemble_program(source, *, file=None, library=None):
         are relative to the folder of ``file``, or to the current folder.
     :param library: the macro table for ``place`` (default :data:`bitgrid.library.MACROS`).
     :returns: :class:`Assembly`: ``config`` (:class:`~bitgrid.config.Configuration`),
-        ``portmap`` (:class:`~bitgrid.ports.PortMap`, None without port declarations) and
+        ``portmap`` (:class:`~bitgrid.ports.PortMap`, None without port, period or latency
+        declarations) and
         ``order`` (:class:`~bitgrid.bitstream.ScanOrder`).
     :raises AsmError: ``prog.bga:12:7: message`` for the first problem (an output set twice
         names both places).
@@ -82,7 +83,7 @@ def _read_top(path):
 def assemble(source, *, file=None, library=None):
     """Assemble BitGrid assembly text: ``(config, portmap)``, a
     :class:`~bitgrid.config.Configuration` and a :class:`~bitgrid.ports.PortMap` (None when
-    the text declares no ports). See :func:`assemble_program` (which also gives the scan
+    the text declares no ports, period or latency). See :func:`assemble_program` (which also gives the scan
     order) for the parameters and errors."""
     result = assemble_program(source, file=file, library=library)
     return result.config, result.portmap

@@ -25,7 +25,8 @@ __all__ = ["Assembly", "build", "compute_latency"]
 
 class Assembly(typing.NamedTuple):
     """The result of assembling: ``config`` (a :class:`~bitgrid.config.Configuration`),
-    ``portmap`` (a :class:`~bitgrid.ports.PortMap`, or None when the text declares no ports)
+    ``portmap`` (a :class:`~bitgrid.ports.PortMap`, or None when the text declares no ports,
+    period or latency)
     and ``order`` (the :class:`~bitgrid.bitstream.ScanOrder` of the ``order`` statement,
     row-major by default)."""
     config: Configuration
@@ -97,8 +98,12 @@ def build(statements, *, file="<text>", library=None):
                              "size")
     config = Configuration(grid.width, grid.height, luts)
     scan = ScanOrder.parse(order.order) if order else ScanOrder.ROW_MAJOR
-    if not ports:
+    if not ports and period is None and latency is None:
         return Assembly(config, None, scan)
+    if not ports:       # timing alone: a port map without ports
+        return Assembly(config, PortMap(grid.width, grid.height, (),
+                                        period=period.value if period else 2,
+                                        latency=latency.value if latency else 0), scan)
     if period is None and periods:
         value, where, name, _ = periods[0]
         for other, other_where, other_name, _ in periods[1:]:

@@ -32,7 +32,8 @@ def ports_path(bitstream_path):
 def asm(program, output, ports_out):
     """Assemble BitGrid assembly text (docs/asm.md) into a BitGrid program.
 
-    Writes the BGBS bitstream and, if the text declares ports, its port map
+    Writes the BGBS bitstream and, if the text declares ports (or a period or latency), its
+    port map
     (bitgrid-ports-v1), each whole or not at all. Errors name the file, line and column
     (exit 2).
 
@@ -59,7 +60,8 @@ def asm(program, output, ports_out):
     if ports_file is not None:
         _ports.save(ports_file, result.portmap)
         portmap = result.portmap
-        click.echo(f"wrote {ports_file}: ports {', '.join(p.name for p in portmap.ports)}; "
+        names = ", ".join(p.name for p in portmap.ports) or "(none)"
+        click.echo(f"wrote {ports_file}: ports {names}; "
                    f"period {portmap.period}, latency {portmap.latency} subcycles")
 
 

@@ -190,6 +190,12 @@ def test_round_trip_port_maps(seed):
     round_trip(config, random_portmap(rng, width, height))
 
 
+def test_round_trip_port_map_without_ports():
+    round_trip(Configuration(4, 2), PortMap(4, 2, [], period=6, latency=3))
+    assert assemble("grid 2 x 2\nperiod 4\n")[1] == PortMap(2, 2, [], period=4, latency=0)
+    assert assemble("grid 2 x 2\n")[1] is None
+
+
 def test_disassemble_needs_a_configuration():
     with pytest.raises(TypeError):
         disassemble(b"BGBS")
