@@ -220,7 +220,8 @@ def _report(progress, done, total):
         progress(done, total)
 
 
-def run_edges(config, steps, *, target="emu", simulator="icarus", needed=None, progress=None):
+def run_edges(config, steps, *, target="emu", simulator="icarus", needed=None, progress=None,
+              baudrate=115200, timeout=None):
     """Run ``config`` from reset with the edge inputs ``steps`` (one per subcycle) on
     ``target``; return the edge outputs after each subcycle.
 
@@ -229,6 +230,8 @@ def run_edges(config, steps, *, target="emu", simulator="icarus", needed=None, p
         each and returns a dict ``{index: Edges}`` holding only those (the other targets return
         every subcycle's outputs as a list either way).
     :param progress: optional callable ``progress(done, total)`` in subcycles.
+    :param baudrate, timeout: of a ``serial:`` target (:func:`bitgrid.host.open_target`;
+        ``timeout`` in seconds per answer, None for the target's default).
     :raises ValueError: for an unknown target or simulator.
     :raises bitgrid.sim.SimulationError: if the RTL simulation fails, the grid does not accept
         or read back the configuration, or disagrees with the reference emulator.
@@ -278,8 +281,8 @@ def run_edges(config, steps, *, target="emu", simulator="icarus", needed=None, p
     from .host import open_target
     needed = set(range(total)) if needed is None else {t for t in needed if 0 <= t < total}
     outputs = {}
-    with open_target(target, width=config.width, height=config.height,
-                     simulator=simulator, quiet=progress is None) as device:
+    with open_target(target, width=config.width, height=config.height, baudrate=baudrate,
+                     timeout=timeout, simulator=simulator, quiet=progress is None) as device:
         device.load(config)
         t = 0
         while t < total:
@@ -296,7 +299,8 @@ def run_edges(config, steps, *, target="emu", simulator="icarus", needed=None, p
     return outputs
 
 
-def evaluate(config, portmap, rows, *, target="emu", simulator="icarus", progress=None):
+def evaluate(config, portmap, rows, *, target="emu", simulator="icarus", progress=None,
+             baudrate=115200, timeout=None):
     """Run the program ``config`` by port names: one output row per input row.
 
     :param config: :class:`~bitgrid.config.Configuration` of a ``portmap.width`` x
@@ -307,6 +311,7 @@ def evaluate(config, portmap, rows, *, target="emu", simulator="icarus", progres
     :param target: one of :data:`TARGETS`.
     :param simulator: ``"icarus"`` or ``"verilator"``, for ``sim``.
     :param progress: optional callable ``progress(done, total)`` in subcycles.
+    :param baudrate, timeout: of a ``serial:`` target (see :func:`run_edges`).
     :returns: list of dicts ``{output port: int}``, one per row (module docstring for when each
         is read).
     :raises bitgrid.ports.PortMapError: if the port map is for another grid size.
@@ -327,7 +332,7 @@ def evaluate(config, portmap, rows, *, target="emu", simulator="icarus", progres
     needed = {t for points in sample_points(portmap, len(rows))
               for indices in points.values() for t in indices}
     outputs = run_edges(config, steps, target=target, simulator=simulator, needed=needed,
-                        progress=progress)
+                        progress=progress, baudrate=baudrate, timeout=timeout)
     return sample(portmap, outputs, len(rows))
 
 

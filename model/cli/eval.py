@@ -51,11 +51,16 @@ class _Progress:
                    "host protocol) or serial:PORT (a board, e.g. serial:/dev/ttyUSB0).")
 @click.option("--simulator", type=click.Choice(SIMULATORS), default="icarus",
               show_default=True, help="RTL simulator of --target sim and mesh:.")
+@click.option("--baud", type=click.IntRange(min=1), default=115200, show_default=True,
+              help="Baud rate of a serial target.")
+@click.option("--timeout", type=click.FloatRange(min=0.01),
+              help="Seconds to wait for each answer of a serial target (default 1).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="OUT.csv",
               help="Write the output rows here (default: standard output).")
 @click.option("--progress", "show_progress", is_flag=True,
               help="Show a progress bar on stderr even when it is not a terminal.")
-def eval_(bitstream, ports_path, csv_path, cycles, target, simulator, output, show_progress):
+def eval_(bitstream, ports_path, csv_path, cycles, target, simulator, baud, timeout, output,
+          show_progress):
     """Run PROGRAM (a BitGrid program, .bgbs) by port names: one output row per input row.
 
     Row k of IN.csv holds the input ports' values during design cycle k; the output CSV
@@ -107,7 +112,7 @@ def eval_(bitstream, ports_path, csv_path, cycles, target, simulator, output, sh
     progress = _Progress() if show_progress or sys.stderr.isatty() else None
     try:
         result = ev.evaluate(bs.config, portmap, rows, target=target, simulator=simulator,
-                             progress=progress)
+                             progress=progress, baudrate=baud, timeout=timeout)
     finally:
         if progress is not None:
             progress.close()
