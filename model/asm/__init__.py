@@ -38,7 +38,7 @@ __all__ = ["EXTENSION", "AsmError", "Where", "Assembly", "assemble", "assemble_p
 EXTENSION = ".bga"
 
 
-def assemble_program(source, *, file=None, library=None):
+def assemble_program(source, *, file=None, library=None, progress=None):
     """Assemble BitGrid assembly text into an :class:`Assembly` ``(config, portmap, order)``.
 
     :param source: the text (a ``str``), or the path of a ``.bga`` file (an
@@ -46,6 +46,8 @@ def assemble_program(source, *, file=None, library=None):
     :param file: the name used in messages for text (default ``<text>``); includes in text
         are relative to the folder of ``file``, or to the current folder.
     :param library: the macro table for ``place`` (default :data:`bitgrid.library.MACROS`).
+    :param progress: optional callable ``progress(line, lines)`` called now and then while the
+        text is read (about 5,000 lines of dense logic a second).
     :returns: :class:`Assembly`: ``config`` (:class:`~bitgrid.config.Configuration`),
         ``portmap`` (:class:`~bitgrid.ports.PortMap`, None without port, period or latency
         declarations) and
@@ -63,7 +65,7 @@ def assemble_program(source, *, file=None, library=None):
         text, name = source, file or "<text>"
     else:
         raise TypeError(f"assemble takes text (str) or a path (os.PathLike), not {source!r}")
-    return build(parse(text, name), file=name, library=library)
+    return build(parse(text, name, progress=progress), file=name, library=library)
 
 
 def _read_top(path):

@@ -8,9 +8,9 @@ this order:
    the constants ``0`` and ``1`` have 0);
 2. *operators*: the number of ``~``, ``&``, ``|``, ``^``, ``?:`` and ``maj`` written, each 1
    (so ``~(n | e)`` beats ``~n & ~e``);
-3. a fixed order of forms: an outer ``~`` first, then ``&``, ``|``, ``^``, ``?:``, ``maj``,
-   then the operands in the order ``~w, ~s, ~e, ~n, n, e, s, w`` of their tables (only to make
-   the choice deterministic).
+3. a fixed order of forms: an outer ``~`` first, then ``&``, ``|``, ``^``, ``?:`` (select
+   ``n``, ``e``, ``s``, ``w``), ``maj``; then the operand with fewer leaves on the left, then
+   the operands by increasing table value (only to make the choice deterministic).
 
 The expressions searched are built from the inputs and these forms: ``~x``, ``x & y``,
 ``x | y``, ``x ^ y`` of any expressions, ``v ? x : y`` with an input ``v`` as the select and any

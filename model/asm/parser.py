@@ -442,20 +442,25 @@ def _read(path, where):
         raise AsmError(where, f"{path}: byte {error.start} is not UTF-8 text") from None
 
 
-def parse(text, file="<text>", *, base=None, _stack=()):
+def parse(text, file="<text>", *, base=None, progress=None, _stack=()):
     """The statements of ``text``, with every ``include`` replaced by its file's statements.
 
     :param file: the name used in messages (and, with ``base=None``, the folder includes are
         relative to; ``<text>`` means the current folder).
+    :param progress: optional callable ``progress(line, lines)``, called now and then with
+        the line reached in ``text`` and its number of lines.
     :raises AsmError: ``file:line:column: message`` for the first problem.
     """
     folder = base if base is not None else (
         os.path.dirname(file) if not file.startswith("<") else os.getcwd())
     cur = _Cursor(tokenize(text, file))
     statements = []
+    lines = text.count("\n") + 1
     while not cur.at("end"):
         if cur.accept("newline"):
             continue
+        if progress is not None and len(statements) % 1024 == 0:
+            progress(cur.token.line, lines)
         token = cur.expect("name", "a statement (grid, cell, in, out, place, include, ...)")
         word, where = token.text.lower(), token.where
         if word == "grid":

@@ -3,6 +3,7 @@ map, and back (docs/asm.md)."""
 
 import os
 import pathlib
+import sys
 
 import click
 
@@ -13,6 +14,24 @@ from bitgrid.files import atomic_write
 from .common import check_writable, load_bitstream
 
 __all__ = ["asm", "disasm", "ports_path"]
+
+
+class _Bar:
+    """A tqdm bar of lines read, shown once reading takes more than a second."""
+
+    def __init__(self):
+        self._bar = None
+
+    def __call__(self, line, lines):
+        if self._bar is None:
+            from tqdm import tqdm
+            self._bar = tqdm(total=lines, unit=" lines", desc="assembling", delay=1,
+                             file=sys.stderr, leave=False)
+        self._bar.update(line - self._bar.n)
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
 
 
 def ports_path(bitstream_path):
@@ -29,7 +48,10 @@ def ports_path(bitstream_path):
                    "when the text declares ports, goes beside it as OUT.ports.json.")
 @click.option("--ports", "ports_out", type=click.Path(dir_okay=False),
               help="Write the port map here instead of OUT.ports.json.")
-def asm(program, output, ports_out):
+@click.option("--progress/--no-progress", "show_progress", default=None,
+              help="A progress bar on standard error for large programs (default: when it "
+                   "is a terminal).")
+def asm(program, output, ports_out, show_progress):
     """Assemble BitGrid assembly text (docs/asm.md) into a BitGrid program.
 
     Writes the BGBS bitstream and, if the text declares ports (or a period or latency), its
@@ -47,7 +69,14 @@ def asm(program, output, ports_out):
         root, ext = os.path.splitext(program)
         output = (root if ext.lower() == EXTENSION else program) + ".bgbs"
     check_writable(output)
-    result = assemble_program(pathlib.Path(program))
+    if show_progress is None:
+        show_progress = sys.stderr.isatty()
+    bar = _Bar() if show_progress else None
+    try:
+        result = assemble_program(pathlib.Path(program), progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
     ports_file = None
     if result.portmap is not None:
         ports_file = ports_out or ports_path(output)

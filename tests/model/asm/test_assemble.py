@@ -199,3 +199,10 @@ def test_round_trip_port_map_without_ports():
 def test_disassemble_needs_a_configuration():
     with pytest.raises(TypeError):
         disassemble(b"BGBS")
+
+
+def test_progress_reports_lines():
+    text = "grid 64 x 64\n" + "".join(f"cell {i % 64},{i // 64}: E = w\n" for i in range(3000))
+    calls = []
+    assemble_program(text, progress=lambda line, lines: calls.append((line, lines)))
+    assert calls == [(1, 3002), (1025, 3002), (2049, 3002)]
