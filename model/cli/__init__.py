@@ -17,6 +17,7 @@ from . import asm as _asm
 from . import compile as _compile
 from . import eval as _eval
 from . import isolate as _isolate
+from . import library as _library
 from . import place as _place
 from . import transform as _transform
 from . import view as _view
@@ -40,6 +41,6 @@ def main():
 for _command in (verilog.verilog, run.emulate, run.sim, bitstream.bitstream, examples.example,
                  examples.demo, bench.bench, run.run, boards.boards, boards.build, boards.flash,
                  _eval.eval_, _isolate.isolate, _place.place, _asm.asm, _asm.disasm,
-                 _transform.transform, _view.view, _compile.compile_):
+                 _transform.transform, _view.view, _compile.compile_, _library.macro):
     main.add_command(_command)
 del _command

@@ -23,7 +23,8 @@ Layout (local coordinates; ``u = 0 .. n-1`` from west to east, ``v`` from north 
 * The carry of ``F(u, v)`` goes south through one cell to ``F(u, v + 1)`` (weight + 1); the sum
   goes east, south, south, east, east to ``F(u + 1, v + 1)`` (same weight): 5 cells, the
   5 subcycles between those two full adders. In the east column the sum of ``F(n-1, v)`` is
-  product bit ``v``, carried east to E lane ``2v + 1``.
+  product bit ``v``, carried east to E lane ``2v + 1`` (the box is ``3n + 1`` cells wide,
+  one more for even ``n`` so that it always fills a grid, and ``4n`` high).
 
 Cells: ``n**2`` full adders, ``n (n + 1) / 2`` half adders, and the routing of the tiles
 (:func:`multiplier` reports the totals; docs/library.md lists them for n = 2..8). Latency and
@@ -65,7 +66,8 @@ def multiplier(bits):
     def exists(u, v):
         return 0 <= u < n and 0 <= v < rows and (v < n or u >= v - n)
 
-    width, height = 3 * n + 1, 2 * rows
+    # Even width, so that the box fills a grid (the product lanes get one more pass cell).
+    width, height = 3 * n + 1 + (3 * n + 1) % 2, 2 * rows
     program = sketch(width, height)
     for v in range(rows):
         for u in range(n):
@@ -87,8 +89,8 @@ def multiplier(bits):
                 program.connect(x + 1, y + 2, N, E)           # G of the tile below
                 program.connect(x + 2, y + 2, W, E)           # D of the tile below
             else:                                             # product bit v, east
-                program.connect(x + 1, y, W, E)
-                program.connect(x + 2, y, W, E)
+                for px in range(x + 1, width):
+                    program.connect(px, y, W, E)
     for v in range(n):                                        # a_v along row 2v + 2
         y = 2 * v + 2
         for x in range(3 * n - 1):
