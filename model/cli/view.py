@@ -89,8 +89,8 @@ def view(bitstream, ports_path, vectors, inputs, steps, frame, title, output):
         shown = (f", {trace.subcycles} subcycles" if suffix == ".html" else
                  f", signals after {trace.subcycles if frame is None else frame} of "
                  f"{trace.subcycles} subcycles")
-    click.echo(f"wrote {output}: {bs.width} x {bs.height} grid, {configured} configured "
-               f"cells{shown}", err=case is not None)
+    click.echo(f"wrote {output}: {bs.width} x {bs.height} grid, {configured} cells "
+               f"configured{shown}", err=case is not None)
     if case is None:
         sys.exit(EXIT_OK)
     mismatches = [m for t, o in enumerate(trace.edge_outputs)

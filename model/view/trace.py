@@ -17,7 +17,7 @@ from bitgrid.terms import Edges
 __all__ = ["Trace", "record", "MAX_TRACE_BITS", "TraceTooLarge"]
 
 #: The most output bits a trace holds (frames x 4 x width x height): 2**28, 32 MiB packed, 256
-#: MiB as the viewer's unpacked array; for example 1,024 subcycles of a 256 x 256 grid.
+#: MiB as the viewer's unpacked array; for example 1,023 subcycles of a 256 x 256 grid.
 MAX_TRACE_BITS = 1 << 28
 
 

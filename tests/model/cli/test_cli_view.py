@@ -35,7 +35,7 @@ def test_svg_with_ports_and_a_run(program, tmp_path):
     result = invoke("view", path, "--ports", portfile, "--inputs", inputs, "--steps", 12,
                     "--frame", 11, "-o", out)
     assert result.exit_code == 0, result.output
-    assert result.stdout == (f"wrote {out}: 8 x 8 grid, {_configured(path)} configured cells, "
+    assert result.stdout == (f"wrote {out}: 8 x 8 grid, {_configured(path)} cells configured, "
                              "signals after 11 of 12 subcycles\n")
     root = svg_tree(out.read_bytes())
     texts = svg_texts(root)
