@@ -1,6 +1,6 @@
 """BitGrid's benchmark suite (``make bench``, ``python -m bitgrid.bench``, ``bitgrid bench``).
 
-Five parts, each a function that returns its figures (``{"value", "unit"}``, see
+Six parts, each a function that returns its figures (``{"value", "unit"}``, see
 :mod:`.common`) and the growth exponents of its costs against the cell count:
 
 * ``emulator`` (:func:`.emulator.measure`): cell updates per second of the reference emulator
@@ -14,7 +14,10 @@ Five parts, each a function that returns its figures (``{"value", "unit"}``, see
   of earlier ``bitgrid build`` runs (each row names its file; nothing is rebuilt unless asked);
 * ``mesh`` (:func:`.mesh.measure`): cycles per subcycle of a simulated 2 x 1 mesh (Icarus)
   against lanes, SDR/DDR and line delay, next to the bound set by serialisation and latency,
-  and the payload share of the line bits.
+  and the payload share of the line bits;
+* ``compile`` (:func:`.compile.measure`): per test design of ``bitgrid compile`` and growing
+  multipliers and adders, Yosys' LUT count, the cells used (logic, routing, delay), period,
+  latency and compile time per stage.
 
 :func:`run_suite` runs them all and :mod:`.report` adds the performance goals, the tables and
 the plot.
@@ -33,7 +36,7 @@ __all__ = ["PARTS", "run_part", "format_part", "run_suite", "format_suite", "qui
            "suite_options", "document", "write_json", "check_sizes", "figure"]
 
 #: The parts, in the order the suite runs them.
-PARTS = ("emulator", "verilog", "sim", "boards", "mesh")
+PARTS = ("emulator", "verilog", "sim", "boards", "mesh", "compile")
 
 
 
@@ -51,10 +54,10 @@ def run_part(name, sizes=None, *, progress=True, **options):
         raise ValueError(f"unknown part {name!r}; use one of {', '.join(PARTS)}")
     module = _module(name)
     if sizes is not None:
-        if name == "boards":
-            raise ValueError("the boards part takes no sizes (it reads build reports)")
+        if name in ("boards", "compile"):
+            raise ValueError(f"the {name} part takes no grid sizes")
         options["sizes"] = tuple(sizes)
-    elif name not in ("sim", "boards"):
+    elif name not in ("sim", "boards", "compile"):
         options["sizes"] = module.SUITE_SIZES
     return module.measure(progress=progress, **options)
 
@@ -74,7 +77,8 @@ def suite_options():
             "sim": {"sizes": sim.SUITE_SIZES, "amaranth_sizes": sim.AMARANTH_SIZES,
                     "steps": sim.DEFAULT_STEPS},
             "boards": {},
-            "mesh": {"sizes": _module("mesh").SUITE_SIZES}}
+            "mesh": {"sizes": _module("mesh").SUITE_SIZES},
+            "compile": {"designs": _module("compile").SUITE_DESIGNS}}
 
 
 def quick_options():
@@ -84,7 +88,8 @@ def quick_options():
             "verilog": {"sizes": verilog.QUICK_SIZES},
             "sim": {"sizes": sim.QUICK_SIZES, "amaranth_sizes": (8,), "steps": 64},
             "boards": {},
-            "mesh": _module("mesh").quick_options()}
+            "mesh": _module("mesh").quick_options(),
+            "compile": {"designs": _module("compile").QUICK_DESIGNS}}
 
 
 def run_suite(parts=PARTS, *, quick=False, options=None, progress=True, machine=None):

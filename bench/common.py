@@ -38,6 +38,10 @@ UNITS = {
     "bytes": "bytes",
     "bytes/cell": "bytes per grid cell",
     "1": "dimensionless: a growth exponent b of cost = a * cells**b, or a ratio",
+    "cells": "grid cells (of a compiled program: used as logic, routing or delay)",
+    "LUTs": "4-input LUTs of Yosys' technology mapping",
+    "flip-flops": "D flip-flops of Yosys' technology mapping",
+    "subcycles": "subcycles (half a full cycle of the two-phase grid)",
 }
 
 

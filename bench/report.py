@@ -20,6 +20,10 @@ TARGETS = {
     "verilog_linear": "Verilog size linear in cells: exponent 1 +- 0.05 (between the two "
                       "largest sizes)",
     "verilator_32": "Verilator build of a 32 x 32 grid (cold): < 60 s",
+    "compile_mul8": "8 x 8 multiplier compiled, fully pipelined: < 360 cells, routing and "
+                    "delays included",
+    "compile_3x": "every test design compiled in at most 3x the cells of its Yosys LUT4 count",
+    "compile_1000": "a design of about 1,000 LUTs compiled in < 60 s",
 }
 
 
@@ -36,7 +40,8 @@ def targets(parts):
     """Each target of :data:`TARGETS` against the measured figures: a list of
     ``{"name", "target", "value": figure or None, "met": bool or None, "where": ...}``
     (``None``: not measured in this run)."""
-    emulator, verilog, sim = (parts.get(k) for k in ("emulator", "verilog", "sim"))
+    emulator, verilog, sim, compiler = (parts.get(k) for k in ("emulator", "verilog", "sim",
+                                                                "compile"))
     result = []
 
     def add(name, item, met, where=None):
@@ -58,7 +63,28 @@ def targets(parts):
     row = _row(sim, simulator="verilator", size=32)
     add("verilator_32", row and row["build_seconds"], lambda v: v < 60,
         row and ("cold" if not row["build_cached"] else "from the cache"))
+    _compile_targets(compiler, add)
     return result
+
+
+def _compile_targets(part, add):
+    """The compiler's goals (issue 12) from the rows of the compile part."""
+    rows = [r for r in (part or {}).get("rows", ()) if "error" not in r]
+    mul8 = next((r for r in rows if r["design"] == "multiplier" and r["params"].get("n") == 8
+                 and not r["params"].get("signed") and value(r["period"]) == 2), None)
+    add("compile_mul8", mul8 and mul8["total_cells"], lambda v: v < 360,
+        mul8 and f"{value(mul8['yosys_luts'])} LUTs, period {value(mul8['period'])}")
+    tests = [r for r in rows if r["series"] == "test designs"]
+    failed = [r for r in (part or {}).get("rows", ())
+              if r["series"] == "test designs" and "error" in r]
+    worst = max(tests, key=lambda r: value(r["cells_per_lut"]), default=None)
+    add("compile_3x", worst and worst["cells_per_lut"], lambda v: v <= 3 and not failed,
+        worst and f"worst {worst['top']}, {len(tests)} designs compiled"
+        + (f", {len(failed)} not compiled" if failed else ""))
+    big = [r for r in rows if value(r["yosys_luts"]) >= 900]
+    near = min(big, key=lambda r: abs(value(r["yosys_luts"]) - 1000), default=None)
+    add("compile_1000", near and near["seconds"], lambda v: v < 60,
+        near and f"{near['top']}, {value(near['yosys_luts'])} LUTs")
 
 
 def format_targets(items):

@@ -181,6 +181,20 @@ def bench_mesh(sizes, json_path, quiet, quick, steps):
     _run("mesh", sizes, json_path, quiet, **options)
 
 
+@bench.command("compile")
+@_part_options(sizes=False)
+@click.option("--quick", is_flag=True, help="A few small test designs and short series.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Placement seed.")
+def bench_compile(json_path, quiet, quick, seed):
+    """The compiler: for each test design and for growing multipliers (4 to 16 bits) and
+    adders (8 to 64 bits), Yosys' LUT count, the cells used (logic, routing, delay), the
+    bounding box, period and latency in subcycles, and compile time per stage (s), with the
+    growth exponent of compile time against cells used."""
+    from bitgrid.bench.compile import QUICK_DESIGNS, SUITE_DESIGNS
+    _run("compile", None, json_path, quiet, designs=QUICK_DESIGNS if quick else SUITE_DESIGNS,
+         seed=seed)
+
+
 @bench.command("boards")
 @_part_options(sizes=False)
 @click.option("--root", "roots", multiple=True, metavar="DIR",

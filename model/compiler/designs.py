@@ -31,7 +31,7 @@ detector       clk, rst, bit; found: the last four bits were     (none)
 import pathlib
 import typing
 
-__all__ = ["Design", "DESIGNS", "design", "write"]
+__all__ = ["Design", "DESIGNS", "TEST_DESIGNS", "design", "write"]
 
 
 class Design(typing.NamedTuple):
@@ -148,6 +148,16 @@ _BUILDERS = {
 }
 #: The design names.
 DESIGNS = tuple(_BUILDERS)
+
+#: ``(name, params)`` of every test design of issue 12: the n x n multipliers for n = 2..8,
+#: unsigned and signed, then adders, comparators, population counts, parity, CRC-8, a barrel
+#: shifter, the ALU, a counter, an accumulator and the sequence detector.
+TEST_DESIGNS = tuple(
+    [("multiplier", {"n": n, "signed": s}) for s in (False, True) for n in range(2, 9)]
+    + [("adder", {"n": 8}), ("adder", {"n": 16}), ("comparator", {"n": 8}),
+       ("comparator", {"n": 8, "signed": True}), ("popcount", {"n": 8}),
+       ("popcount", {"n": 16}), ("parity", {"n": 16}), ("crc8", {}), ("barrel", {"n": 8}),
+       ("alu", {}), ("counter", {"n": 8}), ("accumulator", {"n": 8}), ("detector", {})])
 
 
 def design(name, **params):

@@ -12,6 +12,7 @@ import random
 
 import numpy as np
 
+from bitgrid.compiler.designs import TEST_DESIGNS
 from bitgrid.netlist import CONST0, CONST1
 
 __all__ = ["MODELS", "TEST_DESIGNS", "model_rows", "rows_for", "bit_parallel",
@@ -86,15 +87,6 @@ MODELS = {
     "accumulator": _accumulator,
     "detector": _detector,
 }
-
-#: (name, params) of every test design of issue 12.
-TEST_DESIGNS = (
-    [("multiplier", {"n": n, "signed": s}) for s in (False, True) for n in range(2, 9)]
-    + [("adder", {"n": 8}), ("adder", {"n": 16}), ("comparator", {"n": 8}),
-       ("comparator", {"n": 8, "signed": True}), ("popcount", {"n": 8}),
-       ("popcount", {"n": 16}), ("parity", {"n": 16}), ("crc8", {}), ("barrel", {"n": 8}),
-       ("alu", {}), ("counter", {"n": 8}), ("accumulator", {"n": 8}), ("detector", {})])
-
 
 def input_bits(netlist):
     """Total number of input bits of ``netlist``."""
