@@ -26,9 +26,8 @@ __all__ = ["Assembly", "build", "compute_latency"]
 class Assembly(typing.NamedTuple):
     """The result of assembling: ``config`` (a :class:`~bitgrid.config.Configuration`),
     ``portmap`` (a :class:`~bitgrid.ports.PortMap`, or None when the text declares no ports,
-    period or latency)
-    and ``order`` (the :class:`~bitgrid.bitstream.ScanOrder` of the ``order`` statement,
-    row-major by default)."""
+    period or latency) and ``order`` (the :class:`~bitgrid.bitstream.ScanOrder` of the
+    ``order`` statement, row-major by default)."""
     config: Configuration
     portmap: typing.Optional[PortMap]
     order: ScanOrder
@@ -276,7 +275,7 @@ def _place(statement, grid, luts, claims, ports, lanes, library, periods):
                                         f"has {', '.join(sorted(macros))}")
     try:
         block = macro.build(**statement.params)
-    except ValueError as error:
+    except (ValueError, TypeError) as error:
         where = statement.where
         for name, param_where in statement.param_where.items():
             if f"parameter {name}" in str(error) or f"parameter {name!r}" in str(error):

@@ -12,7 +12,7 @@ Assembling the text gives back the same configuration, scan order and port map.
 from ..bitstream import Bitstream, ScanOrder
 from ..config import Configuration
 from ..terms import DIRECTIONS
-from .lexer import tokenize
+from .lexer import AsmError, tokenize
 from .minimise import INPUTS, expression
 from .parser import SHORTHANDS
 
@@ -49,7 +49,12 @@ def _lanes(bits):
 
 
 def _name(name):
-    tokens = list(tokenize(name))
+    """A port name as the text writes it: a plain word, or in quotes if it does not read back
+    as one (``q.``, ``a..b``)."""
+    try:
+        tokens = list(tokenize(name))
+    except AsmError:
+        tokens = []
     if len(tokens) == 3 and tokens[0].kind == "name" and tokens[0].text == name:
         return name
     return '"' + name + '"'

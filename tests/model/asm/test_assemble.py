@@ -174,7 +174,8 @@ def random_portmap(rng, width, height):
         skews = [rng.choice([max(0, low), max(0, low), rng.randrange(low, 6)]) for _ in chosen]
         if rng.random() < 0.5:
             skews = [skews[0]] * count
-        result.append({"name": rng.choice(["a", "sum", "x_1", "p$q", "bus.lo"]) + str(index),
+        name = rng.choice(["a{}", "sum{}", "x_{}", "p$q{}", "bus.lo{}", "q{}.", "x{}..y"])
+        result.append({"name": name.format(index),
                        "direction": direction, "signed": rng.random() < 0.3,
                        "bits": [{"side": s, "lane": i, "skew": k}
                                 for (s, i), k in zip(chosen, skews)]})
@@ -188,6 +189,20 @@ def test_round_trip_port_maps(seed):
     config = Configuration.random(width, height, seed) if seed % 2 else Configuration(width,
                                                                                         height)
     round_trip(config, random_portmap(rng, width, height))
+
+
+def test_round_trip_odd_names_and_skews():
+    portmap = PortMap(6, 4, [
+        {"name": "q.", "direction": "out", "bits": [
+            {"side": "E", "lane": i, "skew": k} for i, k in enumerate([-1, 0, 1, 5])] + [
+            {"side": "N", "lane": 5, "skew": 4}, {"side": "S", "lane": 0, "skew": 3}]},
+        {"name": "a..b", "direction": "in", "signed": True,
+         "bits": [{"side": "W", "lane": 3}, {"side": "W", "lane": 1}]},
+        {"name": "in", "direction": "in", "bits": [{"side": "E", "lane": 0, "skew": 7}]}],
+        period=4, latency=2)
+    text = round_trip(Configuration.random(6, 4, 5), portmap)
+    assert 'out "q."[0..5] E 0..3, N 5, S 0 skew -1..1, 5..3' in text
+    assert 'in  "a..b"[0..1] W 3, 1 signed' in text
 
 
 def test_round_trip_port_map_without_ports():
