@@ -5,7 +5,9 @@ as a ``cell`` statement, each output as its minimal expression
 (:func:`bitgrid.asm.minimise.expression`), outputs with the same LUT together (``E = S = w``),
 the SPEC's pass-through and reflector cells as ``pass`` and ``reflect``, and runs of identical
 cells as one statement over a range (``cell 1..6,0: E = w``). Routing cells get a comment
-saying what they are: ``wire``, ``turn``, ``echo``, ``crossing``, ``fan-out``, ``constant``.
+saying what they are: ``wire``, ``turn``, ``echo``, ``crossing``, ``wires`` (straight wires
+that do not cross, e.g. one E and one W), ``fan-out``, ``routing`` (other copies of inputs),
+``constant``.
 Assembling the text gives back the same configuration, scan order and port map.
 """
 
@@ -86,10 +88,11 @@ def _kind(tables):
         return "echo" if source == side else "turn"
     if len(set(sources.values())) == 1:
         return "fan-out"
-    if len(sources) == 2 and all(source == side.opposite for side, source in sources.items()) \
-            and len({side % 2 for side in sources}) == 2:
-        return "crossing"
-    return None
+    if all(source == side.opposite for side, source in sources.items()):
+        # Two wires at right angles cross; otherwise they run side by side.
+        return "crossing" if len(sources) == 2 and len({side % 2 for side in sources}) == 2 \
+            else "wires"
+    return "routing"
 
 
 def _body(tables):
@@ -164,7 +167,8 @@ def disassemble(config, portmap=None, *, order=None, source=None):
     for x0, x1, y0, y1, tables in blocks:
         xs = f"{x0}..{x1}" if x1 > x0 else f"{x0}"
         ys = f"{y0}..{y1}" if y1 > y0 else f"{y0}"
-        rows.append((f"cell {xs},{ys}:", _body(tables), _kind(tables)))
+        body = _body(tables)
+        rows.append((f"cell {xs},{ys}:", body, None if body in SHORTHANDS else _kind(tables)))
     pad = max((len(head) for head, _, _ in rows), default=0)
     for head, body, kind in rows:
         line = f"{head:<{pad}} {body}"

@@ -221,3 +221,23 @@ def test_progress_reports_lines():
     calls = []
     assemble_program(text, progress=lambda line, lines: calls.append((line, lines)))
     assert calls == [(1, 3002), (1025, 3002), (2049, 3002)]
+
+
+@pytest.mark.parametrize("body, kind", [
+    ("E = w", "wire"),
+    ("S = w", "turn"),
+    ("N = n", "echo"),
+    ("E = w, S = n", "crossing"),
+    ("E = w, W = e", "wires"),
+    ("E = S = w", "fan-out"),
+    ("E = n, S = w", "routing"),
+    ("N = 1", "constant"),
+    ("E = ~w", None),
+    ("pass", None),
+    ("reflect", None),
+])
+def test_routing_comments(body, kind):
+    text = disassemble(assemble(f"grid 2 x 2\ncell 1,1: {body}\n")[0])
+    line = text.splitlines()[-1]
+    assert line.split("#")[0].split(":", 1)[1].strip() == body
+    assert (line.split("# ")[1] if "#" in line else None) == kind
