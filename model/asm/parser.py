@@ -19,6 +19,8 @@ __all__ = ["Grid", "Order", "Period", "Latency", "PortDecl", "Cell", "Assign", "
 
 #: Includes nested deeper than this are refused (a cycle is refused at once).
 MAX_INCLUDE_DEPTH = 64
+#: The most values of one range ``A..B`` (more than any grid side or port has).
+MAX_RANGE = 1 << 16
 #: The largest source file read (bytes).
 MAX_SOURCE_BYTES = 64 << 20
 
@@ -149,13 +151,19 @@ class _Cursor:
         return self.next().value
 
     def range(self, what, *, minimum=0, maximum=None):
-        """``A`` or ``A..B`` (either order): the list of values, in the order written."""
+        """``A`` or ``A..B`` (either order): a ``range`` of the values, in the order written,
+        of at most :data:`MAX_RANGE` values."""
+        first_token = self.token
         first = self.number(what, minimum=minimum, maximum=maximum)
         if not self.accept(".."):
-            return [first]
+            return range(first, first + 1)
         last = self.number(what, minimum=minimum, maximum=maximum)
         step = 1 if last >= first else -1
-        return list(range(first, last + step, step))
+        values = range(first, last + step, step)
+        if len(values) > MAX_RANGE:
+            raise AsmError(first_token.where, f"a range holds at most {MAX_RANGE} values, not "
+                                              f"{len(values)}")
+        return values
 
     def end_of_statement(self):
         token = self.token
@@ -323,7 +331,7 @@ def _port(cur, direction, where):
     name = name_token.value
     indices = None
     if cur.accept("["):
-        indices = cur.range("a bit number")
+        indices = list(cur.range("a bit number"))
         cur.expect("]", "']' closing the bit range")
     lanes = _lanes(cur)
     if indices is None:
@@ -341,7 +349,7 @@ def _port(cur, direction, where):
             signed = True
         elif word == "skew":
             skew_where = cur.token.where
-            skews = cur.range("a skew (subcycles)", minimum=None)
+            skews = list(cur.range("a skew (subcycles)", minimum=None))
             while cur.accept(","):
                 skews += cur.range("a skew (subcycles)", minimum=None)
             if len(skews) == 1:

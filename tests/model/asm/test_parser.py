@@ -131,6 +131,10 @@ def error(text, file="prog.bga"):
     ('grid 4 x 4\ninclude "x.bga\n', "prog.bga:2:9: unterminated string"),
     ("grid 4 x 4\norder zigzag\n", "prog.bga:2:7: unknown scan order 'zigzag'"),
     ("grid 4 x 4\nperiod 3\n", "prog.bga:2:1: the period is an even number of subcycles"),
+    ("grid 4 x 4\ncell 0..99999999,0: E = w\n",
+     "prog.bga:2:6: a range holds at most 65536 values, not 100000000"),
+    ("grid 4 x 4\nin a[0..99999999] W 0\n",
+     "prog.bga:2:6: a range holds at most 65536 values, not 100000000"),
 ])
 def test_errors(text, message):
     text_error = error(text)
