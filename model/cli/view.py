@@ -1,6 +1,7 @@
 """``bitgrid view``: a picture (SVG, PNG) or the HTML stepper of a BitGrid program, optionally
 with a run on the reference emulator (:mod:`bitgrid.view`)."""
 
+import importlib
 import os
 import sys
 
@@ -77,7 +78,7 @@ def view(bitstream, ports_path, vectors, inputs, steps, frame, title, output):
                            f"to {trace.subcycles}")
     if suffix in (".svg", ".png"):
         try:
-            import matplotlib  # noqa: F401
+            importlib.import_module("matplotlib")       # what bitgrid.view.picture draws with
         except ImportError:
             raise BadInput("SVG and PNG pictures need matplotlib: pip install 'bitgrid[view]' "
                            "(or write .html, which needs nothing more)") from None

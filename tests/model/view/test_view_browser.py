@@ -187,3 +187,20 @@ def test_a_256_by_256_grid_zooms_pans_and_steps(browser, tmp_path):
     page.mouse.click(point["x"], point["y"])
     assert page.inner_text("#cell-title").startswith("cell (130, 131)")
     assert errors == []
+
+
+def test_a_page_without_a_run(browser, tmp_path):
+    config = Configuration(4, 2)
+    config[1, 0] = (0, 0xFF00, 0xAAAA, 0)                   # W -> E and N -> S: a crossing
+    path = tmp_path / "still.html"
+    render_html(config, path)
+    page, errors = _open(browser, path)
+    assert page.inner_text("#frame-label") == "no run (give --vectors, --inputs or --steps)"
+    assert all(page.is_disabled(f"#{b}") for b in ("first", "back", "play", "forward", "last"))
+    assert page.evaluate("bitgrid.value(1, 0, 'E')") is None
+    page.evaluate("bitgrid.select(1, 0)")
+    assert page.inner_text("#cell-summary") == "pass: W->E, N->S (crossing)"
+    rows = page.locator("#cell-outputs tr[data-side]")
+    assert rows.nth(1).locator("td").all_inner_texts() == ["E", "0xff00", "w (copy W)", "–"]
+    assert page.locator("#edge-outputs div").count() == 0
+    assert errors == []
