@@ -24,6 +24,7 @@ Errors are :class:`AsmError` (a ``ValueError``), worded ``file:line:column: mess
 """
 
 import os
+import pathlib
 import stat
 
 from .assembler import Assembly, build, compute_latency
@@ -41,8 +42,9 @@ EXTENSION = ".bga"
 def assemble_program(source, *, file=None, library=None, progress=None):
     """Assemble BitGrid assembly text into an :class:`Assembly` ``(config, portmap, order)``.
 
-    :param source: the text (a ``str``), or the path of a ``.bga`` file (an
-        ``os.PathLike``, such as a :class:`pathlib.Path`; a ``str`` is always text).
+    :param source: the path of a ``.bga`` file (an ``os.PathLike`` such as a
+        :class:`pathlib.Path`, or a ``str`` of one line ending in ``.bga``), or else the text
+        itself (a ``str``).
     :param file: the name used in messages for text (default ``<text>``); includes in text
         are relative to the folder of ``file``, or to the current folder.
     :param library: the macro table for ``place`` (default :data:`bitgrid.library.MACROS`).
@@ -57,6 +59,9 @@ def assemble_program(source, *, file=None, library=None, progress=None):
     :raises OSError: if the file ``source`` cannot be read (an included file that cannot be
         read is an :class:`AsmError` at its ``include``).
     """
+    if isinstance(source, str) and "\n" not in source \
+            and source.rstrip().lower().endswith(EXTENSION):
+        source = pathlib.Path(source.strip())
     if isinstance(source, os.PathLike):
         path = os.fspath(source)
         text = _read_top(path)

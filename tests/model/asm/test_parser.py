@@ -86,6 +86,7 @@ def test_includes(tmp_path):
     (tmp_path / "sub" / "more.bga").write_text("cell 0,1: S = n\n")
     (tmp_path / "top.bga").write_text('grid 4 x 2\ninclude "sub/lane.bga"\n')
     config, _ = assemble(tmp_path / "top.bga")
+    assert assemble(str(tmp_path / "top.bga"))[0] == config     # a str naming a .bga file
     assert [config[x, 0] for x in range(4)] == [(0, COPY_W, 0, 0)] * 4
     assert config[0, 1] == (0, 0, COPY_N, 0)
 
