@@ -90,7 +90,7 @@ def _read_top(path):
 def assemble(source, *, file=None, library=None):
     """Assemble BitGrid assembly text: ``(config, portmap)``, a
     :class:`~bitgrid.config.Configuration` and a :class:`~bitgrid.ports.PortMap` (None when
-    the text declares no ports, period or latency). See :func:`assemble_program` (which also gives the scan
-    order) for the parameters and errors."""
+    the text declares no ports, period or latency). See :func:`assemble_program` (which also
+    gives the scan order) for the parameters and errors."""
     result = assemble_program(source, file=file, library=library)
     return result.config, result.portmap

@@ -11,7 +11,7 @@ import os
 import stat
 import typing
 
-from ..terms import DIRECTIONS, Direction
+from ..terms import Direction
 from .lexer import AsmError, Where, tokenize
 
 __all__ = ["Grid", "Order", "Period", "Latency", "PortDecl", "Cell", "Assign", "Place",
