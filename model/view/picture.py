@@ -132,7 +132,7 @@ def render_picture(config, path=None, *, portmap=None, trace=None, frame=None, t
         cell_in = 16 / side
         font = 9.0
         margin = 0.5 / cell_in + (1.0 / cell_in if portmap else 0)
-    head_in, foot_in = 0.45, 0.55 if trace is None else 0.75
+    head_in, foot_in = 0.45, (0.55 if trace is None else 0.75)      # title, legend (inches)
     grid_w, grid_h = (width + 2 * margin) * cell_in, (height + 2 * margin) * cell_in
     fig_w = max(grid_w, 6.0)
     fig_h = grid_h + head_in + foot_in
@@ -159,8 +159,8 @@ def render_picture(config, path=None, *, portmap=None, trace=None, frame=None, t
         fig.text(0.5, 1 - 0.5 * head_in / fig_h, heading, ha="center", va="center",
                  fontsize=12, color=style.TEXT)
         legend = ("phase A: cells with x + y even (lighter), phase B: odd (darker); blue: pass "
-                  "cells (arrows), yellow: logic (output = expression of n, e, s, w), white: "
-                  "unconfigured")
+                  "cells (arrows), yellow: logic (output = expression of n, e, s, w), grey: "
+                  "constant 1, white: unconfigured")
         if detail and not expressions:
             legend += (f"; \u0192: logic (more than {MAX_EXPRESSIONS} expressions: see them in "
                        "the HTML page or bitgrid disasm)")
