@@ -26,7 +26,7 @@ __all__ = ["view"]
                    "the signals (exit 1 if the outputs differ from the file's).")
 @click.option("--inputs", type=click.Path(dir_okay=False),
               help="Edge-input stream (as for bitgrid emulate): run it and show the signals.")
-@click.option("--steps", type=click.IntRange(0, MAX_STEPS),
+@click.option("--steps", type=click.IntRange(0, MAX_STEPS), metavar="N",
               help="Subcycles to run (with --inputs: repeat the last input; alone: zero "
                    "inputs; with --vectors: the first N steps).")
 @click.option("--frame", type=click.IntRange(min=0), metavar="K",
