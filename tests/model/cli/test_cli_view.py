@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from bitgrid import bitstream, ports
 from bitgrid.cli import main
 from support import port_programs
-from support.conformance import conformance_dir
+from support.conformance import bad_stream_cases, conformance_dir, load_conformance
 from support.view import page_block, svg_ids, svg_texts, svg_tree
 
 
@@ -120,6 +120,20 @@ def test_a_missing_program_and_a_missing_matplotlib(program, tmp_path, monkeypat
                              "'bitgrid[view]' (or write .html, which needs nothing more)\n")
     result = invoke("view", path, "-o", tmp_path / "p.html")     # a page needs no matplotlib
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("name", bad_stream_cases())
+def test_a_bitstream_the_spec_refuses_is_not_drawn(name, tmp_path):
+    """Every bad-stream case but the one whose header is sound for another grid size."""
+    case = load_conformance(name)
+    result = invoke("view", case.bitstream_path, "-o", tmp_path / "p.html")
+    if case.expect_error == "dimension mismatch":          # a good 4 x 16 program
+        assert result.exit_code == 0 and "4 x 16 grid" in result.stdout
+        return
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {case.bitstream_path}: bad bitstream: "
+                                    f"{case.expect_error}")
+    assert not (tmp_path / "p.html").exists()
 
 
 def test_help_has_an_example():
