@@ -11,20 +11,21 @@ full-adder cell therefore sits in a 3 x 2 tile of routing cells.
 
 Layout (local coordinates; ``u = 0 .. n-1`` from west to east, ``v`` from north to south):
 
-* Full-adder cell ``F(u, v)`` at ``(3u + 1, 2v + 1)`` adds the partial product
-  ``a_v & b_(n-1-u)`` (weight ``v + n - 1 - u``) to a sum (input W) and a carry (input N):
-  output S is the carry, output E the sum. For ``v >= n`` there is no partial product and the
-  cell is a half adder; those rows finish the carry-save addition (no separate final adder).
-* Operand ``a_v`` enters on W lane ``2v + 2`` and runs east along row ``2v + 2``; the cell
+* Full-adder cell ``F(u, v)`` at ``(3u, 2v)`` adds the partial product ``a_v & b_(n-1-u)``
+  (weight ``v + n - 1 - u``) to a sum (input W) and a carry (input N): output S is the carry,
+  output E the sum. For ``v >= n`` there is no partial product and the cell is a half adder;
+  those rows finish the carry-save addition (no separate final adder).
+* Operand ``a_v`` enters on W lane ``2v + 1`` and runs east along row ``2v + 1``; the cell
   under each ``F(u, v)`` copies it north into that F's S input.
-* Operand ``b_j`` enters on N lane ``3(n - j)`` and runs south along column ``3(n - j)``; the
-  cell east of each ``G`` copies it west, and ``G`` (the cell east of ``F``) copies it into
-  that F's E input.
+* Operand ``b_j`` enters on N lane ``3(n - j) - 1`` and runs south along that column; each
+  cell of it in an F row copies it west, and the next cell (east of ``F``) on into that F's E
+  input.
 * The carry of ``F(u, v)`` goes south through one cell to ``F(u, v + 1)`` (weight + 1); the sum
   goes east, south, south, east, east to ``F(u + 1, v + 1)`` (same weight): 5 cells, the
   5 subcycles between those two full adders. In the east column the sum of ``F(n-1, v)`` is
-  product bit ``v``, carried east to E lane ``2v + 1`` (the box is ``3n + 1`` cells wide,
-  one more for even ``n`` so that it always fills a grid, and ``4n`` high).
+  product bit ``v``, carried east to E lane ``2v``.
+* The box is ``3n`` cells wide (one more for odd ``n``, so that the E side always reaches the
+  edge of a grid it fills) and ``4n - 1`` high.
 
 Cells: ``n**2`` full adders, ``n (n + 1) / 2`` half adders, and the routing of the tiles
 (:func:`multiplier` reports the totals; docs/library.md lists them for n = 2..8). Latency and
@@ -33,7 +34,7 @@ the per-bit skews follow from the LUTs (:func:`bitgrid.library.block.solve_timin
 
 from ..terms import E, N, S, W
 from .basic import sketch
-from .block import block_from_program
+from .block import Block
 
 __all__ = ["multiplier"]
 
@@ -66,8 +67,10 @@ def multiplier(bits):
     def exists(u, v):
         return 0 <= u < n and 0 <= v < rows and (v < n or u >= v - n)
 
-    # Even width, so that the box fills a grid (the product lanes get one more pass cell).
-    width, height = 3 * n + 1 + (3 * n + 1) % 2, 2 * rows
+    # Drawn with a spare column 0 and row 0 (where the a and b lanes would start), which the
+    # box then leaves out: the ports enter the first cells that use them. The box is made of
+    # even width so that it fills a grid (the product lanes get one more pass cell).
+    width, height = 3 * n + (3 * n) % 2 + 1, 2 * rows
     program = sketch(width, height)
     for v in range(rows):
         for u in range(n):
@@ -108,14 +111,16 @@ def multiplier(bits):
                 outputs["w"] = lambda n: n
                 program.connect(x - 1, y, E, W)               # G: b into F's E input
             program.cell(x, y, **outputs)
-    ports = [("a", "in", [(W, 2 * v + 2) for v in range(n)]),
-             ("b", "in", [(N, 3 * (n - j)) for j in range(n)]),
-             ("p", "out", [(E, 2 * v + 1) for v in range(rows)])]
-    return block_from_program(
-        f"multiplier(bits={n})", program, width, height, ports,
+    cells = {(x - 1, y - 1): program.tables(x, y) for y in range(1, height)
+             for x in range(1, width) if any(program.tables(x, y))}
+    ports = [("a", "in", [(W, 2 * v + 1) for v in range(n)]),
+             ("b", "in", [(N, 3 * (n - j) - 1) for j in range(n)]),
+             ("p", "out", [(E, 2 * v) for v in range(rows)])]
+    return Block(
+        f"multiplier(bits={n})", width - 1, height - 1, cells, ports,
         doc=f"Unsigned {n} x {n} multiplier, p = a * b ({2 * n} bits), a new pair every full "
-        f"cycle: a on W lanes 2, 4, .. {2 * n}, b on N lanes {3 * n}, {3 * n - 3}, .. 3 (bit 0 "
-        f"first), p on E lanes 1, 3, .. {2 * rows - 1}. A carry-save array of {n * n} "
+        f"cycle: a on W lanes 1, 3, .. {2 * n - 1}, b on N lanes {3 * n - 1}, {3 * n - 4}, .. 2 "
+        f"(bit 0 first), p on E lanes 0, 2, .. {2 * rows - 2}. A carry-save array of {n * n} "
         f"full-adder cells (partial product a_v & b_j computed in the cell) and "
         f"{n * (n + 1) // 2} half-adder cells that finish the sum, each in a 3 x 2 tile of "
         "routing cells.")
