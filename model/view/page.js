@@ -108,6 +108,11 @@
     ctx.fillStyle = background[contents[y * W + x]][(x + y) & 1];
     ctx.fillRect(X, Y, s + 0.5, s + 0.5);
     if (s >= 14) { ctx.strokeStyle = STYLE.grid_line; ctx.lineWidth = 0.5; ctx.strokeRect(X, Y, s, s); }
+    if (s >= 14 && values && frame > 0 && ((x + y) & 1) === ((frame - 1) & 1)) {
+      const m = Math.min(10, s * 0.12);                   // this cell updated in the last subcycle
+      ctx.fillStyle = STYLE.updated;
+      ctx.beginPath(); ctx.moveTo(X, Y); ctx.lineTo(X + m, Y); ctx.lineTo(X, Y + m); ctx.fill();
+    }
     if (contents[y * W + x] === 0) return;
     const lines = [];
     for (let d = 0; d < 4; d++) {

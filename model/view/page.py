@@ -80,7 +80,8 @@ def page_data(config, *, portmap=None, trace=None, title=None):
         "style": {"background": {f"{k}/{p}": c for (k, p), c in style.BACKGROUND.items()},
                   "background_keys": list(style.BACKGROUND_KEYS), "arrow": style.ARROW,
                   "value": {str(v): c for v, c in style.VALUE.items()}, "port": style.PORT,
-                  "grid_line": style.GRID_LINE, "text": style.TEXT},
+                  "grid_line": style.GRID_LINE, "updated": style.UPDATED,
+                  "text": style.TEXT},
         "frames": 0, "ports": [], "period": None, "latency": None,
     }
     if portmap is not None:
@@ -180,7 +181,7 @@ def render_html(config, path=None, *, portmap=None, trace=None, title=None):
     <h2>key</h2>
     <p class="legend">{legend}</p>
     <p class="hint">Chessboard: phase A cells (x + y even) lighter, phase B darker; subcycle t
-    updates the cells of phase t % 2. Signals: red 1, grey 0. Triangles outside the grid: edge
+    updates the cells of phase t % 2 (marked in their corner). Signals: red 1, grey 0. Triangles outside the grid: edge
     inputs of the subcycle that made the frame. Wheel or +/- zooms, drag pans, arrows step,
     space plays.</p>
   </aside>

@@ -5,8 +5,8 @@ Cell backgrounds are a chessboard of the two phases (SPEC section 4): phase A ce
 even) light, phase B cells a shade darker, tinted by what the cell holds.
 """
 
-__all__ = ["BACKGROUND", "ARROW", "VALUE", "PORT", "GRID_LINE", "TEXT", "DETAIL_MAX_SIDE",
-           "BACKGROUND_KEYS", "contents"]
+__all__ = ["BACKGROUND", "ARROW", "VALUE", "PORT", "GRID_LINE", "UPDATED", "TEXT",
+           "DETAIL_MAX_SIDE", "BACKGROUND_KEYS", "contents"]
 
 #: Background per (content, phase): content ``"blank"`` (unconfigured), ``"pass"`` (copies
 #: only), ``"logic"`` (an expression or an inverted copy), ``"const"`` (constant 1 outputs and
@@ -25,6 +25,8 @@ VALUE = {0: "#5b6670", 1: "#d62728"}
 #: Port labels by direction.
 PORT = {"in": "#1f5fbf", "out": "#2a8a2a"}
 GRID_LINE = "#9aa4ad"
+#: The corner mark of the cells that updated in the subcycle just run (the HTML page).
+UPDATED = "#ff9f1c"
 TEXT = "#222222"
 #: Grids up to this many cells on their longer side are drawn cell by cell (arrows,
 #: expressions, lane numbers); larger ones as one pixel block per cell.
