@@ -8,7 +8,7 @@ the LUTs (:func:`~bitgrid.library.block.solve_timing`).
 
 from ..program import Program
 from ..terms import E, N, S, W, parse_side
-from .block import Block, LibraryError, block_from_program
+from .block import LibraryError, block_from_program
 
 __all__ = ["wire", "turn", "cross", "fanout", "delay", "constant", "inverter", "text_stream",
            "shift_register"]

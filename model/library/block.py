@@ -33,7 +33,7 @@ Errors: :class:`LibraryError` (a :class:`ValueError`) with one line naming the m
 
 import collections
 
-from ..config import Configuration
+from ..analysis import support
 from ..ports import Port, PortBit, PortMap
 from ..program import Program
 from ..terms import DIRECTIONS, Direction, E, N, S, W, parity
@@ -43,17 +43,6 @@ __all__ = ["LibraryError", "Block", "Standalone", "support", "solve_timing"]
 
 class LibraryError(ValueError):
     """A macro parameter, placement or block that is not valid; the message names it."""
-
-
-def support(lut):
-    """The inputs a 16-bit LUT really depends on (SPEC section 3: address bit ``d`` is input
-    ``d``), as a frozenset of :class:`~bitgrid.terms.Direction`."""
-    found = set()
-    for d in DIRECTIONS:
-        bit = 1 << d
-        if any(((lut >> a) ^ (lut >> (a | bit))) & 1 for a in range(16) if not a & bit):
-            found.add(d)
-    return frozenset(found)
 
 
 def _boundary_cell(side, index, width, height):

@@ -2,14 +2,13 @@
 ``bitgrid.ports`` written out again independently (a check on ``bitgrid.evaluate`` too)."""
 
 from bitgrid.emulator import Emulator
-from bitgrid.terms import DIRECTIONS, Edges
+from bitgrid.terms import Edges
 
 
 def input_stream(portmap, rows, extra=0):
     """Per-subcycle :class:`Edges` for ``rows`` (dicts port -> int)."""
     total = (len(rows) - 1) * portmap.period + portmap.depth + extra
     total = max(total, 1)
-    # The longest input skew decides how long the last row must be held.
     words = [[0, 0, 0, 0] for _ in range(total)]
     for port in portmap.inputs:
         for k, row in enumerate(rows):
