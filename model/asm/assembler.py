@@ -128,7 +128,7 @@ def _claim(claims, x, y, side, where):
 
 def _check_cells(statement, grid, xs, ys):
     for axis, values, size in (("x", xs, grid.width), ("y", ys, grid.height)):
-        if values[-1] >= size:
+        if values[-1] >= size:      # the ranges are ascending
             raise AsmError(statement.where, f"cell {axis} {values[-1]} is outside the "
                                             f"{grid.width} x {grid.height} grid (0..{size - 1})")
 

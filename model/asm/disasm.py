@@ -4,12 +4,15 @@
 as a ``cell`` statement, each output as its minimal expression
 (:func:`bitgrid.asm.minimise.expression`), outputs with the same LUT together (``E = S = w``),
 the SPEC's pass-through and reflector cells as ``pass`` and ``reflect``, and runs of identical
-cells as one statement over a range (``cell 1..6,0: E = w``). Routing cells get a comment
+cells as one statement over ranges (``cell 1..6,0: E = w``, ``cell 0..21 by 3, 0..6 by 2:
+...``). Routing cells get a comment
 saying what they are: ``wire``, ``turn``, ``echo``, ``crossing``, ``wires`` (straight wires
 that do not cross, e.g. one E and one W), ``fan-out``, ``routing`` (other copies of inputs),
 ``constant``.
 Assembling the text gives back the same configuration, scan order and port map.
 """
+
+import bisect
 
 from ..bitstream import Bitstream, ScanOrder
 from ..config import Configuration
@@ -24,18 +27,22 @@ _COPIES = {table: side for side, table in zip(DIRECTIONS, INPUTS)}
 
 
 def _ranges(values):
-    """``[2, 3, 4, 7]`` -> ``"2..4, 7"`` (runs of step +1 or -1)."""
+    """``[2, 3, 4, 7, 9, 11, 13]`` -> ``"2..4, 7..13 by 2"``: runs of step 1 (of 2 or more
+    values) and of a larger step (of 3 or more), either direction, else single values."""
     parts, i = [], 0
     while i < len(values):
         j = i
-        step = values[i + 1] - values[i] if i + 1 < len(values) else 0
-        if step in (1, -1):
-            while j + 1 < len(values) and values[j + 1] - values[j] == step:
+        if i + 1 < len(values):
+            step = values[i + 1] - values[i]
+            while step and j + 1 < len(values) and values[j + 1] - values[j] == step:
                 j += 1
-        if j > i:
-            parts.append(f"{values[i]}..{values[j]}")
-        else:
+            if abs(step) > 1 and j - i < 2:
+                j = i
+        if j == i:
             parts.append(str(values[i]))
+        else:
+            step = abs(values[i + 1] - values[i])
+            parts.append(f"{values[i]}..{values[j]}" + (f" by {step}" if step > 1 else ""))
         i = j + 1
     return ", ".join(parts)
 
@@ -107,26 +114,68 @@ def _body(tables):
                      for table, sides in groups.items())
 
 
+def _axis(values):
+    """A coordinate range as text: ``3``, ``1..6`` or ``0..21 by 3``."""
+    if len(values) == 1:
+        return str(values[0])
+    return f"{values[0]}..{values[-1]}" + (f" by {values.step}" if values.step > 1 else "")
+
+
+def _progression(first, step, limit, same):
+    """The longest ``range(first, ..., step)`` below ``limit`` whose every value passes
+    ``same``."""
+    last = first
+    while last + step < limit and same(last + step):
+        last += step
+    return range(first, last + 1, step)
+
+
 def _blocks(luts):
-    """Rectangles of equal configured cells: ``[(x0, x1, y0, y1, tables)]`` row-major."""
+    """Lattices of equal configured cells, ``[(xs, ys, tables)]`` with ``xs`` and ``ys``
+    ascending ranges, in row-major order of their first cell. A lattice grows along x with
+    step 1 when the next cell is equal, else with the distance to the next equal cell if
+    that reaches 3 cells; then along y likewise (the same xs in each row)."""
     height, width = luts.shape[:2]
-    cells = {(x, y): tuple(int(v) for v in luts[y, x])
-             for y, x in zip(*luts.any(axis=2).nonzero())}
+    cells = {}
+    rows, columns = {}, {}        # (y, tables) -> [x ...], (x, tables) -> [y ...], ascending
+    for y, x in zip(*luts.any(axis=2).nonzero()):
+        x, y = int(x), int(y)
+        tables = tuple(int(v) for v in luts[y, x])
+        cells[(x, y)] = tables
+        rows.setdefault((y, tables), []).append(x)
+        columns.setdefault((x, tables), []).append(y)
+    for ys in columns.values():
+        ys.sort()
     done, blocks = set(), []
-    for y in range(height):
-        for x in range(width):
-            tables = cells.get((x, y))
-            if tables is None or (x, y) in done:
-                continue
-            x1 = x
-            while cells.get((x1 + 1, y)) == tables and (x1 + 1, y) not in done:
-                x1 += 1
-            y1 = y
-            while all(cells.get((cx, y1 + 1)) == tables and (cx, y1 + 1) not in done
-                      for cx in range(x, x1 + 1)):
-                y1 += 1
-            done.update((cx, cy) for cx in range(x, x1 + 1) for cy in range(y, y1 + 1))
-            blocks.append((x, x1, y, y1, tables))
+
+    def free(x, y, tables):
+        return cells.get((x, y)) == tables and (x, y) not in done
+
+    def after(values, value, test):
+        """The first of ``values`` beyond ``value`` that passes ``test``, or None."""
+        return next((v for v in values[bisect.bisect_right(values, value):] if test(v)), None)
+
+    for (x, y), tables in cells.items():        # row-major: luts.nonzero() order
+        if (x, y) in done:
+            continue
+        xs = _progression(x, 1, width, lambda cx: free(cx, y, tables))
+        if len(xs) == 1:
+            other = after(rows[(y, tables)], x, lambda cx: free(cx, y, tables))
+            if other is not None:
+                wide = _progression(x, other - x, width, lambda cx: free(cx, y, tables))
+                xs = wide if len(wide) >= 3 else xs
+
+        def row_free(cy):
+            return all(free(cx, cy, tables) for cx in xs)
+
+        ys = _progression(y, 1, height, row_free)
+        if len(ys) == 1:
+            other = after(columns[(x, tables)], y, lambda cy: free(x, cy, tables))
+            if other is not None and row_free(other):
+                tall = _progression(y, other - y, height, row_free)
+                ys = tall if len(tall) >= 3 else ys
+        done.update((cx, cy) for cx in xs for cy in ys)
+        blocks.append((xs, ys, tables))
     return blocks
 
 
@@ -164,11 +213,10 @@ def disassemble(config, portmap=None, *, order=None, source=None):
     if blocks:
         lines.append("")
     rows = []
-    for x0, x1, y0, y1, tables in blocks:
-        xs = f"{x0}..{x1}" if x1 > x0 else f"{x0}"
-        ys = f"{y0}..{y1}" if y1 > y0 else f"{y0}"
+    for xs, ys, tables in blocks:
         body = _body(tables)
-        rows.append((f"cell {xs},{ys}:", body, None if body in SHORTHANDS else _kind(tables)))
+        rows.append((f"cell {_axis(xs)},{_axis(ys)}:", body,
+                     None if body in SHORTHANDS else _kind(tables)))
     pad = max((len(head) for head, _, _ in rows), default=0)
     for head, body, kind in rows:
         line = f"{head:<{pad}} {body}"

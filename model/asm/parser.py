@@ -151,14 +151,24 @@ class _Cursor:
         return self.next().value
 
     def range(self, what, *, minimum=0, maximum=None):
-        """``A`` or ``A..B`` (either order): a ``range`` of the values, in the order written,
-        of at most :data:`MAX_RANGE` values."""
+        """``A``, ``A..B`` (either order) or ``A..B by D`` (every ``D``-th value from ``A`` to
+        ``B``, ``D`` > 0): a ``range`` of the values, in the order written, of at most
+        :data:`MAX_RANGE` values."""
         first_token = self.token
         first = self.number(what, minimum=minimum, maximum=maximum)
         if not self.accept(".."):
             return range(first, first + 1)
+        last_token = self.token
         last = self.number(what, minimum=minimum, maximum=maximum)
-        step = 1 if last >= first else -1
+        step = 1
+        if self.keyword("by"):
+            step = self.number("the step of a range (A..B by D)", minimum=1)
+            if (last - first) % step:
+                raise AsmError(last_token.where, f"{first}..{last} by {step} does not end on "
+                                                 f"{last}; the values are {first}, "
+                                                 f"{first + step if last > first else first - step}"
+                                                 ", ...")
+        step = step if last >= first else -step
         values = range(first, last + step, step)
         if len(values) > MAX_RANGE:
             raise AsmError(first_token.where, f"a range holds at most {MAX_RANGE} values, not "
@@ -371,8 +381,8 @@ def _cell(cur, where):
     cur.expect(",", "',' between x and y (cell 3,0: ...)")
     ys = cur.range("the cell's y")
     cur.expect(":", "':' after the cell's coordinates (cell 3,0: E = w)")
-    xs = range(min(xs), max(xs) + 1)
-    ys = range(min(ys), max(ys) + 1)
+    xs = xs if xs.step > 0 else xs[::-1]
+    ys = ys if ys.step > 0 else ys[::-1]
     token = cur.token
     if token.kind == "name" and token.text.lower() in SHORTHANDS \
             and cur.peek().kind in ("newline", "end"):

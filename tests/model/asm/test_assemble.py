@@ -205,6 +205,21 @@ def test_round_trip_odd_names_and_skews():
     assert 'in  "a..b"[0..1] W 3, 1 signed' in text
 
 
+def test_lattices_and_runs():
+    config = Configuration(20, 8)
+    for x in (0, 3, 6, 9):
+        for y in (1, 4, 7):
+            config[x, y] = (0, 0xCCCC, 0, 0)      # E = e
+    config[2, 0] = config[17, 0] = (0, 0, 0xAAAA, 0)    # a far pair: no lattice of 2
+    for x in range(10, 14):
+        config[x, 2] = PASS_THROUGH
+    text = round_trip(config)
+    lines = [" ".join(line.split("#")[0].split()) for line in text.splitlines()
+             if line.startswith("cell")]
+    assert lines == ["cell 2,0: S = n", "cell 17,0: S = n", "cell 0..9 by 3,1..7 by 3: E = e",
+                     "cell 10..13,2: pass"]
+
+
 def test_round_trip_port_map_without_ports():
     round_trip(Configuration(4, 2), PortMap(4, 2, [], period=6, latency=3))
     assert assemble("grid 2 x 2\nperiod 4\n")[1] == PortMap(2, 2, [], period=4, latency=0)

@@ -74,6 +74,14 @@ def test_cells_ranges_and_shorthands():
     assert config[3, 0] == (0, 0, 0, 0) and config[0, 2] == (0, 0, 0, 0)
 
 
+def test_stepped_ranges():
+    config = cells("grid 8 x 8\ncell 6..0 by 3, 1..7 by 2: E = w\n")
+    assert sorted(zip(*config.luts[:, :, 1].nonzero())) == \
+        [(y, x) for y in (1, 3, 5, 7) for x in (0, 3, 6)]
+    _, portmap = assemble("grid 8 x 8\nlatency 9\nin a[0..3] N 7..1 by 2 skew 0..6 by 2\n")
+    assert [(b.lane, b.skew) for b in portmap["a"].bits] == [(7, 0), (5, 2), (3, 4), (1, 6)]
+
+
 def test_grid_forms():
     for text in ("grid 6 x 4", "grid 6x4", "GRID 6 X 4"):
         config = cells(text)
@@ -132,6 +140,10 @@ def error(text, file="prog.bga"):
     ('grid 4 x 4\ninclude "x.bga\n', "prog.bga:2:9: unterminated string"),
     ("grid 4 x 4\norder zigzag\n", "prog.bga:2:7: unknown scan order 'zigzag'"),
     ("grid 4 x 4\nperiod 3\n", "prog.bga:2:1: the period is an even number of subcycles"),
+    ("grid 8 x 8\ncell 0..7 by 2,0: E = w\n",
+     "prog.bga:2:9: 0..7 by 2 does not end on 7; the values are 0, 2, ..."),
+    ("grid 8 x 8\ncell 0..6 by 0,0: E = w\n",
+     "prog.bga:2:14: the step of a range (A..B by D) must be at least 1, not 0"),
     ("grid 4 x 4\ncell 0..99999999,0: E = w\n",
      "prog.bga:2:6: a range holds at most 65536 values, not 100000000"),
     ("grid 4 x 4\nin a[0..99999999] W 0\n",
