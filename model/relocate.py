@@ -3,9 +3,9 @@
 :func:`relocate` takes a program (a :class:`~bitgrid.config.Configuration`, optionally its
 port map, :mod:`bitgrid.ports`) and a defect map (:mod:`bitgrid.defects`: every listed cell is
 unusable, whatever its kind) and returns a program that uses no bad cell and keeps the
-program's edge-to-edge behaviour. The strategies, tried in this order (each exact: every path
-from an edge input to an edge output keeps its length and parity, so every edge output has
-the same value at every subcycle, whatever the bad cells do):
+program's edge-to-edge behaviour. The strategies, tried in this order (the first three exact:
+every path from an edge input to an edge output keeps its length and parity, so every used
+edge output has the same value at every subcycle, whatever the bad cells do):
 
 ``unchanged``
     no bad cell holds a cell output that a used edge output depends on (through real LUT
@@ -23,11 +23,18 @@ the same value at every subcycle, whatever the bad cells do):
     (every cell keeps its parity, SPEC section 10) so that no used cell is bad; every used edge
     lane must stay on its side (a program with I/O on W and E moves north or south); the port
     map's lanes move with it.
+``compile``
+    (with a port map, for a loop-free program) re-timed, not exact per subcycle: the
+    program's netlist (:func:`extract_netlist`: logic LUTs become netlist LUTs, wires become
+    nets) is placed anew around the bad cells by the compiler back end
+    (:func:`bitgrid.compiler.backend.compile_netlist`) with every port bit pinned to its
+    lane. The design-cycle behaviour (one output row per input row, ``bitgrid eval``) is
+    kept; the new port map has the back end's latency and period, and
+    :attr:`Relocation.latency_change` says by how much the latency changed.
 
-If none applies, :class:`RelocationError` says why (a bad cell holds logic, a lane's boundary
-cell is bad, no free path of the right length): the caller refuses (``bitgrid place``: exit
-2). A compiler back end (:func:`extract_netlist` gives the netlist of a loop-free program with
-a port map) can then place it anew with re-timing.
+If none applies, :class:`RelocationError` says why for each strategy (a bad cell holds logic,
+a lane's boundary cell is bad, no free path of the right length, no room to move, a loop the
+netlist cannot hold): the caller refuses (``bitgrid place``: exit 2).
 
 *Used* edge outputs: with a port map, the bits of its output ports; without one, every edge
 output lane whose cell output is not the constant 0 LUT. Edge inputs that no used output
@@ -48,7 +55,7 @@ __all__ = ["RelocationError", "Relocation", "STRATEGIES", "used_outputs", "bad_c
 
 _COPY = {Direction.N: COPY_N, Direction.E: COPY_E, Direction.S: COPY_S, Direction.W: COPY_W}
 #: The strategies of :func:`relocate`, in the order they are tried.
-STRATEGIES = ("unchanged", "detour", "move")
+STRATEGIES = ("unchanged", "detour", "move", "compile")
 #: Most states the exact-length path search visits for one wire chain.
 SEARCH_LIMIT = 200_000
 
@@ -65,8 +72,8 @@ class Relocation(typing.NamedTuple):
     * ``portmap``: the port map moved along (None if none was given);
     * ``strategy``: the strategy that worked, one of :data:`STRATEGIES`;
     * ``changes``: human-readable lines, one per change (empty for ``unchanged``);
-    * ``latency_change``: subcycles added to every path (0: exact timing, as every strategy
-      here keeps);
+    * ``latency_change``: subcycles the port map's latency changed by (0 for the exact
+      strategies; ``compile`` re-times);
     * ``offset``: ``(dx, dy)`` of a ``move`` (``(0, 0)`` otherwise).
     """
     config: Configuration
@@ -157,8 +164,16 @@ def relocate(config, defects, *, portmap=None, strategies=STRATEGIES):
                 return _move(config, graph, bad, outputs, portmap)
             except RelocationError as error:
                 reasons.append(f"move: {error}")
+    if "compile" in strategies:
+        if portmap is None:
+            reasons.append("compile: re-placing needs the program's port map (--ports)")
+        else:
+            try:
+                return _compile(config, portmap, bad)
+            except RelocationError as error:
+                reasons.append(f"compile: {error}")
     cells = ", ".join(f"({x}, {y})" for x, y in in_use)
-    raise RelocationError(f"no exact relocation around the bad cell{'s' * (len(in_use) != 1)} "
+    raise RelocationError(f"no relocation around the bad cell{'s' * (len(in_use) != 1)} "
                           f"{cells} that the program uses: " + "; ".join(reasons))
 
 
@@ -451,6 +466,37 @@ def _same_after_move(old, new, relevant, outputs, dx, dy):
 
 def _shift_cell(cell, dx, dy):
     return cell[0] + dx, cell[1] + dy
+
+
+# Re-placing through the compiler back end ------------------------------------------------------
+
+def _compile(config, portmap, bad):
+    """Extract the netlist and place it anew around ``bad`` with the compiler back end, every
+    port bit pinned to its lane: exact per design cycle (row), re-timed."""
+    netlist = extract_netlist(config, portmap)
+    try:
+        from .compiler.backend import compile_netlist
+        from .compiler.errors import CompileError
+    except ImportError as error:                    # pragma: no cover - a partial install
+        raise RelocationError(f"the compiler back end is not available ({error})") from None
+    defects = DefectMap(config.width, config.height,
+                        [{"x": x, "y": y, "kind": "dead"} for x, y in sorted(bad)])
+    pins = {port.name: [(bit.side, bit.lane) for bit in port.bits] for port in portmap.ports}
+    try:
+        result = compile_netlist(netlist, width=config.width, height=config.height,
+                                 defects=defects, pins=pins)
+    except CompileError as error:
+        raise RelocationError(str(error)) from None
+    except ValueError as error:         # a port map or netlist the back end could not make
+        raise RelocationError(f"the compiler back end failed: {error}") from None
+    new = result.portmap
+    change = new.latency - portmap.latency
+    cells = result.report.get("cells", {}).get("total")
+    line = (f"re-placed by the compiler back end ({len(netlist.luts)} LUTs"
+            + (f", {cells} cells" if cells is not None else "")
+            + f"), every port on its lane; latency {portmap.latency} -> {new.latency} "
+            f"({change:+d} subcycles), period {portmap.period} -> {new.period}")
+    return Relocation(result.config, new, "compile", (line,), change)
 
 
 # Netlist extraction ----------------------------------------------------------------------------

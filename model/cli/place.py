@@ -53,20 +53,22 @@ def _load_program(path, ports_path):
               help="Where to write the (moved) port map; default beside OUT as "
                    "OUT.ports.json, when there is a port map.")
 @click.option("--strategy", "strategies", multiple=True,
-              type=click.Choice(["unchanged", "detour", "move"]),
+              type=click.Choice(["unchanged", "detour", "move", "compile"]),
               help="Only these strategies (repeatable; default all, in the order unchanged, "
-                   "detour, move).")
+                   "detour, move, compile).")
 def place(program, defects_path, ports_path, output, ports_out, strategies):
     """Relocate PROGRAM (a .bgbs BitGrid program, or .bga assembly text) so that it uses no
-    bad cell of the defect map, keeping its edge-to-edge behaviour and timing exactly: every
-    path from an edge input to an edge output keeps its length and parity, so every used
-    output has the same value at every subcycle whatever the bad cells do.
+    bad cell of the defect map, keeping its edge-to-edge behaviour: exactly (every path from an
+    edge input to an edge output keeps its length and parity, so every used output has the
+    same value at every subcycle whatever the bad cells do), or re-timed and said so.
 
-    Strategies: unchanged (no bad cell holds anything a used output depends on), detour (wires
-    through bad cells re-routed along free paths of the same length), move (with a port map:
-    the program moved by an offset that keeps every cell's parity and its lanes on their
-    sides). A map that leaves no exact way through is refused with the reason (exit 2).
-    Example:
+    Strategies, in order: unchanged (no bad cell holds anything a used output depends on);
+    detour (wires through bad cells re-routed along free paths of the same length); move (with
+    a port map: the program moved by an offset that keeps every cell's parity and its lanes on
+    their sides); compile (with a port map, a loop-free program: its netlist placed anew by the
+    compiler back end, every port on its lane, same outputs per design cycle, latency and
+    period re-timed and printed). A map that leaves no way through is refused with the reason
+    of each strategy (exit 2). Example:
 
     \b
       bitgrid place out/adder8.bgbs --defects grid.defects.json -o out/adder8-placed.bgbs
@@ -101,5 +103,10 @@ def place(program, defects_path, ports_path, output, ports_out, strategies):
                f"{len(used)} bad cell{'s' * (len(used) != 1)} in use")
     for line in result.changes:
         click.echo(f"  {line}")
-    click.echo("timing: every path keeps its length and parity (latency +0 subcycles)")
+    if result.strategy == "compile":
+        click.echo(f"timing: re-timed, latency {portmap.latency} -> {result.portmap.latency} "
+                   f"({result.latency_change:+d} subcycles), period {portmap.period} -> "
+                   f"{result.portmap.period}; the same output row for every input row")
+    else:
+        click.echo("timing: every path keeps its length and parity (latency +0 subcycles)")
     click.echo(f"wrote {output}" + (f" and {ports_out}" if portmap is not None else ""))

@@ -268,3 +268,107 @@ def test_cli_place_detour_move_and_refusal(tmp_path):
     result = runner.invoke(main, ["place", str(program), "--defects", str(mapping), "-o",
                                   str(out)])
     assert result.exit_code == 2 and "8 x 8" in result.output
+
+
+# Library programs ------------------------------------------------------------------------------
+
+def _embed(block, room=5):
+    """``block`` on a grid with at least ``room`` free columns and rows beside it (E and S),
+    its ports on the edge lanes (:meth:`bitgrid.library.Block.standalone`, which carries E and
+    S port bits to the edge): ``(config, portmap)``."""
+    even = lambda v: v + v % 2          # noqa: E731
+    alone = block.standalone(width=even(block.width + room), height=even(block.height + room))
+    return alone.config, alone.portmap
+
+
+def _library_blocks():
+    from bitgrid.library import MACROS
+    blocks = []
+    for name, macro in sorted(MACROS.items()):
+        try:
+            blocks.append(macro.build())
+        except ValueError:              # a macro not built yet
+            continue
+    return blocks
+
+
+def _rows(portmap, rng, count):
+    return [{port.name: rng.randrange(port.minimum, port.maximum + 1)
+             for port in portmap.inputs} for _ in range(count)]
+
+
+def _faulty_rows(config, portmap, defects, rows, rng):
+    from bitgrid.evaluate import edge_inputs, sample
+    emulator = FaultyEmulator(config, _faults(defects, rng))
+    inputs = edge_inputs(portmap, rows)
+    return sample(portmap, [emulator.step(e) for e in inputs], len(rows))
+
+
+def test_library_programs_under_random_defect_maps():
+    """Every library macro on a grid with room beside it, under random defect maps: on cells
+    it does not use (no change), and on cells it uses: relocated exactly (the same edge outputs
+    at every subcycle, or with a move the same output rows on the moved lanes) or refused with
+    the reason."""
+    from bitgrid.evaluate import evaluate
+    rng = random.Random(17)
+    outcomes = {}
+    for block in _library_blocks():
+        config, portmap = _embed(block)
+        graph = DependencyGraph(config)
+        outputs = used_outputs(graph, portmap)
+        used = sorted({(n.x, n.y) for n in graph.upstream(outputs) if hasattr(n, "x")})
+        free = sorted({(x, y) for x in range(config.width) for y in range(config.height)}
+                      - set(used))
+        defects = _random_defects(config.width, config.height, free, rng, min(3, len(free)))
+        result = relocate(config, defects, portmap=portmap)
+        assert result.strategy == "unchanged", block.name
+        _same_used_outputs(config, result.config, defects, outputs, rng, steps=60)
+        for trial in range(4):
+            defects = _random_defects(config.width, config.height, used, rng, 1)
+            try:
+                result = relocate(config, defects, portmap=portmap,
+                                  strategies=("unchanged", "detour", "move"))
+            except RelocationError as error:
+                outcomes.setdefault(block.name, []).append("refused")
+                assert "bad cell" in str(error) and "detour:" in str(error)
+                continue
+            outcomes.setdefault(block.name, []).append(result.strategy)
+            assert bad_cells_in_use(result.config, defects, result.portmap) == []
+            if result.strategy == "move":
+                rows = _rows(portmap, rng, 12)
+                assert _faulty_rows(result.config, result.portmap, defects, rows, rng) == \
+                    evaluate(config, portmap, rows), block.name
+            else:
+                _same_used_outputs(config, result.config, defects, outputs, rng, steps=60)
+    relocated = [s for strategies in outcomes.values() for s in strategies if s != "refused"]
+    assert len(relocated) >= len(outcomes), outcomes
+
+
+@pytest.mark.parametrize("cell", [(1, 0), (1, 1)])
+def test_compile_strategy_re_times_and_keeps_rows(cell):
+    """A bad logic cell of the 2-bit comparator (not the boundary cell of a port lane): the
+    netlist placed anew by the compiler back end, every port on its lane; the same output rows
+    (bitgrid.evaluate semantics) with the bad cell running faulty; the latency change said."""
+    from bitgrid.evaluate import evaluate
+    from bitgrid.library import MACROS
+    pytest.importorskip("bitgrid.compiler.backend")     # H8's back end, until it is on main
+    rng = random.Random(2)
+    config, portmap = _embed(MACROS["comparator"].build(bits=2))
+    graph = DependencyGraph(config)
+    assert any(graph.support(*cell, d) for d in DIRECTIONS)
+    defects = DefectMap(config.width, config.height, [Defect(*cell, "dead")])
+    with pytest.raises(RelocationError, match="holds logic"):
+        relocate(config, defects, portmap=portmap, strategies=("detour",))
+    result = relocate(config, defects, portmap=portmap)
+    assert result.strategy == "compile"
+    assert result.latency_change == result.portmap.latency - portmap.latency
+    assert [[(b.side, b.lane) for b in p.bits] for p in result.portmap.ports] == \
+        [[(b.side, b.lane) for b in p.bits] for p in portmap.ports]
+    assert bad_cells_in_use(result.config, defects, result.portmap) == []
+    rows = [{"a": a, "b": b} for a in range(4) for b in range(4)]
+    rng.shuffle(rows)
+    assert _faulty_rows(result.config, result.portmap, defects, rows, rng) == \
+        evaluate(config, portmap, rows)
+    expected = [{"lt": int(r["a"] < r["b"]), "gt": int(r["a"] > r["b"]),
+                 "eq": int(r["a"] == r["b"])} for r in rows]
+    assert evaluate(config, portmap, rows) == expected
