@@ -142,14 +142,14 @@ def test_round_trip_random(width, height, seed):
     round_trip(Configuration.random(width, height, seed))
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(12))
 def test_round_trip_structured(seed):
     # Few distinct cells, so that runs and rectangles merge, with every routing shape.
     rng = random.Random(seed)
     palette = [(0, 0, 0, 0)] * 4 + [PASS_THROUGH, REFLECTOR, (0, COPY_W, 0, 0),
                                     (0, COPY_W, COPY_W, 0), (0xFFFF, 0, 0, 0),
                                     (0, COPY_W, 0xAAAA, 0), (0x1234, 0, 0, 0x8000)]
-    width, height = rng.choice([(2, 2), (6, 4), (10, 10)])
+    width, height = rng.choice([(2, 2), (6, 4), (10, 10), (24, 18)])
     luts = np.array([[palette[rng.randrange(len(palette))] for _ in range(width)]
                      for _ in range(height)], dtype=np.uint16)
     order = rng.choice(list(ScanOrder))
@@ -203,6 +203,11 @@ def test_round_trip_odd_names_and_skews():
     text = round_trip(Configuration.random(6, 4, 5), portmap)
     assert 'out "q."[0..5] E 0..3, N 5, S 0 skew -1..1, 5..3' in text
     assert 'in  "a..b"[0..1] W 3, 1 signed' in text
+
+
+@pytest.mark.slow
+def test_round_trip_large_random():
+    round_trip(Configuration.random(256, 256, 7))
 
 
 def test_lattices_and_runs():

@@ -95,3 +95,13 @@ def error(text):
 def test_place_errors(text, message):
     got = error(text)
     assert got.startswith(message), got
+
+
+@pytest.mark.parametrize("name", sorted(MACROS))
+def test_every_macro_round_trips(name):
+    from bitgrid.asm import assemble_program, disassemble
+    standalone = MACROS[name].build().standalone()
+    text = disassemble(standalone.config, standalone.portmap)
+    result = assemble_program(text)
+    assert result.config == standalone.config
+    assert result.portmap == standalone.portmap
