@@ -13,8 +13,7 @@ Layout (local coordinates; ``u = 0 .. n-1`` from west to east, ``v`` from north 
 
 * Full-adder cell ``F(u, v)`` at ``(3u, 2v)`` adds the partial product ``a_v & b_(n-1-u)``
   (weight ``v + n - 1 - u``) to a sum (input W) and a carry (input N): output S is the carry,
-  output E the sum. For ``v >= n`` there is no partial product and the cell is a half adder;
-  those rows finish the carry-save addition (no separate final adder).
+  output E the sum.
 * Operand ``a_v`` enters on W lane ``2v + 1`` and runs east along row ``2v + 1``; the cell
   under each ``F(u, v)`` copies it north into that F's S input.
 * Operand ``b_j`` enters on N lane ``3(n - j) - 1`` and runs south along that column; each
@@ -24,8 +23,14 @@ Layout (local coordinates; ``u = 0 .. n-1`` from west to east, ``v`` from north 
   goes east, south, south, east, east to ``F(u + 1, v + 1)`` (same weight): 5 cells, the
   5 subcycles between those two full adders. In the east column the sum of ``F(n-1, v)`` is
   product bit ``v``, carried east to E lane ``2v``.
+* The tail, rows ``v = n .. 2n - 1``, finishes the carry-save addition (no separate
+  carry-propagate adder): half-adder cells ``H(u, v)`` (``u >= v - n``) at ``(3u, n + v)``, one
+  row each, with no operand lanes: the carry goes straight south to ``H(u, v + 1)``, the sum
+  east, south, east, east to ``H(u + 1, v + 1)`` (4 cells; the tail keeps the array's 3
+  subcycles per column, so it joins it without delays). Product bit ``v`` leaves on E lane
+  ``n + v``.
 * The box is ``3n`` cells wide (one more for odd ``n``, so that the E side always reaches the
-  edge of a grid it fills) and ``4n - 1`` high.
+  edge of a grid it fills) and ``3n`` high.
 
 Cells: ``n**2`` full adders, ``n (n + 1) / 2`` half adders, and the routing of the tiles
 (:func:`multiplier` reports the totals; docs/library.md lists them for n = 2..8). Latency and
@@ -70,30 +75,37 @@ def multiplier(bits):
     # Drawn with a spare column 0 and row 0 (where the a and b lanes would start), which the
     # box then leaves out: the ports enter the first cells that use them. The box is made of
     # even width so that it fills a grid (the product lanes get one more pass cell).
-    width, height = 3 * n + (3 * n) % 2 + 1, 2 * rows
+    width, height = 3 * n + (3 * n) % 2 + 1, 3 * n + 1
+
+    def row(v):
+        """Sketch row of adder row v: 2v + 1 in the array, n + v + 1 in the tail."""
+        return 2 * v + 1 if v < n else n + v + 1
+
     program = sketch(width, height)
     for v in range(rows):
         for u in range(n):
             if not exists(u, v):
                 continue
-            x, y = 3 * u + 1, 2 * v + 1
-            has_pp = v < n
-            has_sum = exists(u - 1, v - 1)
-            has_carry = exists(u, v - 1)
-            total, carry = _full_adder_cell(has_pp, has_sum, has_carry)
+            x, y = 3 * u + 1, row(v)
+            total, carry = _full_adder_cell(v < n, exists(u - 1, v - 1), exists(u, v - 1))
             outputs = {"e": total}
             if exists(u, v + 1):
                 outputs["s"] = carry
-                program.connect(x, y + 1, N, S)               # B: carry south
+                if v < n:
+                    program.connect(x, y + 1, N, S)           # B: carry south
             program.cell(x, y, **outputs)
-            if u < n - 1:                                     # sum to F(u + 1, v + 1)
+            if u == n - 1:                                    # product bit v, east
+                for px in range(x + 1, width):
+                    program.connect(px, y, W, E)
+            elif v < n:                                       # sum to F(u + 1, v + 1)
                 program.connect(x + 1, y, W, S)               # G
                 program.connect(x + 1, y + 1, N, S)           # C
                 program.connect(x + 1, y + 2, N, E)           # G of the tile below
                 program.connect(x + 2, y + 2, W, E)           # D of the tile below
-            else:                                             # product bit v, east
-                for px in range(x + 1, width):
-                    program.connect(px, y, W, E)
+            else:                                             # tail: E, S, E, E
+                program.connect(x + 1, y, W, S)
+                program.connect(x + 1, y + 1, N, E)
+                program.connect(x + 2, y + 1, W, E)
     for v in range(n):                                        # a_v along row 2v + 2
         y = 2 * v + 2
         for x in range(3 * n - 1):
@@ -115,12 +127,12 @@ def multiplier(bits):
              for x in range(1, width) if any(program.tables(x, y))}
     ports = [("a", "in", [(W, 2 * v + 1) for v in range(n)]),
              ("b", "in", [(N, 3 * (n - j) - 1) for j in range(n)]),
-             ("p", "out", [(E, 2 * v) for v in range(rows)])]
+             ("p", "out", [(E, row(v) - 1) for v in range(rows)])]
     return Block(
         f"multiplier(bits={n})", width - 1, height - 1, cells, ports,
         doc=f"Unsigned {n} x {n} multiplier, p = a * b ({2 * n} bits), a new pair every full "
         f"cycle: a on W lanes 1, 3, .. {2 * n - 1}, b on N lanes {3 * n - 1}, {3 * n - 4}, .. 2 "
-        f"(bit 0 first), p on E lanes 0, 2, .. {2 * rows - 2}. A carry-save array of {n * n} "
-        f"full-adder cells (partial product a_v & b_j computed in the cell) and "
-        f"{n * (n + 1) // 2} half-adder cells that finish the sum, each in a 3 x 2 tile of "
-        "routing cells.")
+        f"(bit 0 first), p on E lanes 0, 2, .. {2 * n - 2}, then {2 * n} .. {3 * n - 1}. A "
+        f"carry-save array of {n * n} full-adder cells (partial product a_v & b_j computed in "
+        f"the cell), each in a 3 x 2 tile of routing cells, and a tail of {n * (n + 1) // 2} "
+        "half-adder cells in 3 x 1 tiles that finishes the sum.")

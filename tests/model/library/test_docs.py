@@ -21,7 +21,7 @@ def test_library_doc_is_up_to_date():
     for name in MACROS:
         assert f"### {name}\n" in text and f"(library/{name}.svg)" in text
     # The 8 x 8 row: 64 full adders, 36 half adders, as the module docstring says.
-    assert "| 8 | 24 x 31 |" in text and "| 64 | 36 |" in text
+    assert "| 8 | 24 x 24 |" in text and "| 64 | 36 |" in text
 
 
 def test_pictures_script_draws_a_macro(tmp_path):
