@@ -18,7 +18,46 @@ def expressions():
 
 
 def test_every_lut_is_exact(expressions):
+    # Read back by the assembler's parser: asm of every single LUT's text gives that LUT.
     wrong = [lut for lut, text in enumerate(expressions) if parse_expression(text) != lut]
+    assert wrong == []
+
+
+def _python(text):
+    """The expression as Python over table integers (an evaluator independent of the
+    assembler): ``~ & ^ |`` have the same precedence in Python; ``c ? x : y`` (at the top of
+    an expression or of a parenthesised group, as the minimiser prints it) becomes
+    ``c & x | ~c & y``."""
+    depth, question = 0, None
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if depth == 0 and c == "?" and question is None:
+            question = i
+        elif depth == 0 and c == ":" and question is not None:
+            c, x, y = (_python(part) for part in (text[:question], text[question + 1:i],
+                                                   text[i + 1:]))
+            return f"(({c}) & ({x}) | ~({c}) & ({y}))"
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "(":
+            depth, j = 1, i + 1
+            while depth:
+                depth += (text[j] == "(") - (text[j] == ")")
+                j += 1
+            out.append("(" + _python(text[i + 1:j - 1]) + ")")
+            i = j
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def test_every_lut_is_exact_in_python(expressions):
+    names = {"n": VARS[0], "e": VARS[1], "s": VARS[2], "w": VARS[3],
+             "maj": lambda a, b, c: (a & b) | (a & c) | (b & c), "__builtins__": {}}
+    # The constant 1 is the all-ones table (the minimiser writes constants only alone).
+    wrong = [lut for lut, text in enumerate(expressions)
+             if (MASK if text == "1" else eval(_python(text), names) & MASK) != lut]
     assert wrong == []
 
 
