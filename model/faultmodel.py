@@ -99,30 +99,30 @@ def parse_fault(text):
     try:
         x, y = (int(v) for v in parts[0].split(","))
     except ValueError:
-        raise FaultError(f"fault {text!r}: start with the cell X,Y, e.g. 3,2:stuck0:E "
+        raise FaultError(f"fault {text}: start with the cell X,Y, e.g. 3,2:stuck0:E "
                          f"({form})") from None
     if len(parts) < 2 or parts[1].lower() not in KINDS:
-        raise FaultError(f"fault {text!r}: the kind is one of {', '.join(KINDS)} ({form})")
+        raise FaultError(f"fault {text}: the kind is one of {', '.join(KINDS)} ({form})")
     kind = parts[1].lower()
     rest = parts[2:]
     output = address = None
     try:
         if kind == "lut":
             if len(rest) != 2:
-                raise FaultError(f"fault {text!r}: a lut fault names the output and the "
+                raise FaultError(f"fault {text}: a lut fault names the output and the "
                                  "address, X,Y:lut:SIDE:ADDR, e.g. 3,2:lut:E:5")
             output, address = parse_side(rest[0]), parse_address(rest[1])
         elif kind == "dead":
             if rest:
-                raise FaultError(f"fault {text!r}: a dead cell has no side, write X,Y:dead")
+                raise FaultError(f"fault {text}: a dead cell has no side, write X,Y:dead")
         else:
             if len(rest) > 1:
-                raise FaultError(f"fault {text!r}: write X,Y:{kind} or X,Y:{kind}:SIDE")
+                raise FaultError(f"fault {text}: write X,Y:{kind} or X,Y:{kind}:SIDE")
             output = parse_side(rest[0]) if rest else None
     except FaultError:
         raise
     except ValueError as error:
-        raise FaultError(f"fault {text!r}: {error}") from None
+        raise FaultError(f"fault {text}: {error}") from None
     return Fault(x, y, kind, output, address)
 
 

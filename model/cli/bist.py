@@ -1,0 +1,120 @@
+"""``bitgrid bist``: the built-in self-test of a grid (:mod:`bitgrid.bist`), on the emulator or
+the RTL grid, with injected faults; writes the ``bitgrid-defects-v1`` map."""
+
+import sys
+
+import click
+
+from bitgrid.terms import SIMULATORS
+
+from .common import check_writable
+from .errors import EXIT_MISMATCH, EXIT_OK, BadInput, explain
+from .params import SizeType
+
+__all__ = ["bist"]
+
+
+class _Progress:
+    """A tqdm bar over subcycles on stderr, only when stderr is a terminal (or ``force``)."""
+
+    def __init__(self, force=False):
+        self._bar = None
+        self._on = force or sys.stderr.isatty()
+
+    def __call__(self, done, total):
+        if not self._on:
+            return
+        if self._bar is None:
+            from tqdm import tqdm
+            self._bar = tqdm(total=total, desc="self-test", unit="sc", file=sys.stderr,
+                             leave=False)
+        self._bar.update(done - self._bar.n)
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _table():
+    from bitgrid.bist import cost_table
+    head = ("grid", "configurations", "frames", "hold (subcycles per frame)", "subcycles")
+    rows = [tuple(str(v) for v in row) for row in cost_table()]
+    widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
+    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths)) + " |",
+             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines += ["| " + " | ".join(v.rjust(w) for v, w in zip(row, widths)) + " |"
+              for row in rows]
+    return "\n".join(lines)
+
+
+@click.command("bist")
+@click.option("--size", type=SizeType(), metavar="WxH",
+              help="Grid size in cells, e.g. 8x8 (required unless --table).")
+@click.option("--target", type=click.Choice(("emu", "sim")), default="emu", show_default=True,
+              help="emu: the reference emulator with the faults injected; sim: the RTL grid "
+                   "in cocotb with the faults compiled into the gateware (test only).")
+@click.option("--simulator", type=click.Choice(SIMULATORS), default="icarus",
+              show_default=True, help="RTL simulator of --target sim.")
+@click.option("--inject", "injects", multiple=True, metavar="X,Y:KIND[:SIDE[:ADDR]]",
+              help="A hardware fault to inject (repeatable): X,Y:stuck0 or X,Y:stuck1 (every "
+                   "output, or :SIDE one of N E S W), X,Y:lut:SIDE:ADDR (bit ADDR, 0..15 or "
+                   "inputs in brackets like [ns], of that output's LUT reads inverted), "
+                   "X,Y:dead (every output stuck, values from --seed).")
+@click.option("--seed", type=click.IntRange(0), default=0, show_default=True,
+              help="Chooses the stuck values of injected dead cells.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="MAP.json",
+              help="Write the defect map (bitgrid-defects-v1) here (required unless --table).")
+@click.option("--table", is_flag=True,
+              help="Print the self-test's cost for square grids 4x4 .. 64x64 (configurations "
+                   "and subcycles) and exit.")
+@click.option("--progress", "show_progress", is_flag=True,
+              help="Show a progress bar on stderr even when it is not a terminal.")
+def bist(size, target, simulator, injects, seed, output, table, show_progress):
+    """Run the built-in self-test of a grid and write its defect map.
+
+    Three test configurations (every cell a copy cell: straight paths, north-east and
+    north-west staircases), each run for 16 frames so that every cell sees all 16 of its LUT
+    addresses, find stuck outputs, flipped LUT bits and dead cells from the edge outputs
+    alone (docs/bist.md). The map lists the cells a placer must avoid.
+
+    \b
+    Example:
+      bitgrid bist --size 8x8 --inject 3,2:stuck0:E --inject 5,5:lut:N:[ns] -o out/defects.json
+
+    Exit status: 0 the grid is clean (an empty map is written), 1 defects were found (the
+    map lists them), 2 bad input or a missing tool.
+    """
+    if table:
+        click.echo(_table())
+        return EXIT_OK
+    if size is None or output is None:
+        raise BadInput("give --size WxH and -o MAP.json (or --table); see 'bitgrid bist --help'")
+    from bitgrid import bist as _bist
+    from bitgrid import defects as _defects
+    from bitgrid.faultmodel import FaultError, FaultSet
+    width, height = size
+    try:
+        faults = FaultSet(width, height, injects, seed=seed)
+    except FaultError as error:
+        raise BadInput(f"--inject: {error}") from None
+    check_writable(output)
+    explain("simulation", "the self-test's simulation failed: {error}")
+    progress = _Progress(show_progress)
+    try:
+        result = _bist.run(width, height, target=target, faults=faults, simulator=simulator,
+                           progress=progress)
+    finally:
+        progress.close()
+    _defects.save(output, result.defects)
+    click.echo(result.summary())
+    if result.untestable:
+        click.echo("  not testable (they feed only faulty outputs of a defective cell): "
+                   + ", ".join(f"({x}, {y}) output {d.letter}" for x, y, d in result.untestable))
+    if faults:
+        expected = faults.defects()
+        same = expected == result.defects
+        click.echo(f"injected {len(faults.faults)} fault(s): the map "
+                   f"{'matches' if same else 'differs from'} the injected defects"
+                   + ("" if same else ": " + "; ".join(str(d) for d in expected)))
+    click.echo(f"wrote {output}")
+    return EXIT_OK if result.clean else EXIT_MISMATCH
