@@ -14,6 +14,7 @@ from bitgrid import __version__
 
 from . import bench, bitstream, boards, examples, run, verilog
 from . import asm as _asm
+from . import bist as _bist
 from . import compile as _compile
 from . import eval as _eval
 from . import isolate as _isolate
@@ -41,6 +42,7 @@ def main():
 for _command in (verilog.verilog, run.emulate, run.sim, bitstream.bitstream, examples.example,
                  examples.demo, bench.bench, run.run, boards.boards, boards.build, boards.flash,
                  _eval.eval_, _isolate.isolate, _place.place, _asm.asm, _asm.disasm,
-                 _transform.transform, _view.view, _compile.compile_, _library.macro):
+                 _transform.transform, _view.view, _compile.compile_, _library.macro,
+                 _bist.bist):
     main.add_command(_command)
 del _command
