@@ -89,10 +89,3 @@ class Macro:
         return self._builder(**self.check(params))
 
     __call__ = build
-
-    def label(self, params):
-        """``multiplier(bits=8)``: the macro name with the parameters that differ from the
-        defaults, for block names and messages."""
-        checked = self.check(params)
-        shown = ", ".join(f"{k}={v}" for k, v in checked.items())
-        return f"{self.name}({shown})"
