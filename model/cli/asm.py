@@ -92,6 +92,11 @@ def asm(program, output, ports_out, show_progress):
         names = ", ".join(p.name for p in portmap.ports) or "(none)"
         click.echo(f"wrote {ports_file}: ports {names}; "
                    f"period {portmap.period}, latency {portmap.latency} subcycles")
+    else:
+        stale = ports_out or ports_path(output)
+        note = (f"; {stale} is from an earlier run and does not belong to this program"
+                if os.path.exists(stale) else "")
+        click.echo(f"no port map: the text declares no ports{note}")
 
 
 @click.command()

@@ -45,6 +45,10 @@ def test_asm_default_output_name(tmp_path):
     assert result.exit_code == 0, result.output
     assert (tmp_path / "xor.bgbs").exists()
     assert not (tmp_path / "xor.ports.json").exists()       # no ports declared
+    assert "no port map: the text declares no ports\n" in result.output
+    (tmp_path / "xor.ports.json").write_text("{}")
+    result = invoke("asm", source)
+    assert f"{tmp_path / 'xor.ports.json'} is from an earlier run" in result.output
 
 
 @pytest.mark.parametrize("text, message", [
