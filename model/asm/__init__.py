@@ -82,7 +82,7 @@ def _read_top(path):
     if len(data) > MAX_SOURCE_BYTES:
         raise AsmError(None, f"{path}: larger than {MAX_SOURCE_BYTES >> 20} MiB")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise AsmError(None, f"{path}: byte {error.start} is not UTF-8 text") from None
 

@@ -455,7 +455,7 @@ def _read(path, where):
     if len(data) > MAX_SOURCE_BYTES:
         raise AsmError(where, f"{path} is larger than {MAX_SOURCE_BYTES >> 20} MiB")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise AsmError(where, f"{path}: byte {error.start} is not UTF-8 text") from None
 
