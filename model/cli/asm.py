@@ -85,7 +85,8 @@ def asm(program, output, ports_out, show_progress):
     atomic_write(output, bitstream.to_bytes())
     configured = int((result.config.luts != 0).any(axis=2).sum())
     click.echo(f"wrote {output}: {result.config.width} x {result.config.height} grid, "
-               f"{configured} cells configured, {bitstream.order.label}")
+               f"{configured} cell{'' if configured == 1 else 's'} configured, "
+               f"{bitstream.order.label}")
     if ports_file is not None:
         _ports.save(ports_file, result.portmap)
         portmap = result.portmap
