@@ -1,0 +1,484 @@
+"""The compiler's back end: a LUT netlist to a BitGrid program and its port map (issue 12).
+
+:func:`compile_netlist` runs, in order (docs/compiler.md describes each with the papers and
+tools it follows):
+
+1. :mod:`.pack`: clean-up, flip-flop gating with the start signal, LUT collapsing, packing of
+   LUTs that share inputs into one cell;
+2. :mod:`.place`: simulated annealing with a wire-length and wave-timing cost;
+3. :mod:`.route`: PathFinder negotiated congestion on the graph of cell outputs, first
+   without length targets (to learn what each connection needs), then with exact targets;
+4. :mod:`.timing`: wave tags for every cell, the smallest even period ``P`` that every
+   feedback loop can be padded to, and the padding targets of the routes; a connection whose
+   target cannot be met is given a longer one and the tags are solved again;
+5. the configuration (LUT tables of logic, pass and delay cells) and the port map, with the
+   per-bit skews of inputs and outputs (:mod:`bitgrid.ports`) so that no delay cells are
+   spent on aligning port bits.
+
+The program is fully pipelined: a new row of inputs every ``P`` subcycles (``P = 2``, one
+full cycle, for a design without feedback), every row's outputs ``latency`` subcycles later,
+each output bit ``skew`` subcycles earlier or later as the port map says; a flip-flop holds
+its ``init`` in design cycle 0 (:mod:`.pack`, register gating). The result is checked
+against :meth:`bitgrid.netlist.Netlist.simulate` by the tests in tests/model/compiler.
+"""
+
+import math
+import time
+import typing
+
+import numpy as np
+
+from ..config import Configuration, check_grid_size
+from ..defects import DefectMap
+from ..ports import PortMap
+from ..terms import parse_side
+from .errors import CompileError
+from .pack import START, prepare
+from .place import connections, place
+from .route import Router, RoutingGraph, _Unroutable
+from .timing import TimingError, minimum_period, solve_tags
+
+__all__ = ["CompileError", "CompileResult", "compile_netlist"]
+
+#: LUT tables copying one input: N, E, S, W (SPEC section 3).
+_COPY = (0xAAAA, 0xCCCC, 0xF0F0, 0xFF00)
+#: PathFinder iterations without and with length targets.
+UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 40, 80
+
+
+class CompileResult(typing.NamedTuple):
+    """A compiled program: ``config`` (:class:`~bitgrid.config.Configuration`), ``portmap``
+    (:class:`~bitgrid.ports.PortMap`) and ``report`` (a JSON-serialisable dict: ``grid``,
+    ``region``, ``bounding_box``, ``cells`` (logic, routing, delay, total), ``luts``,
+    ``flip_flops``, ``blocks``, ``period``, ``latency``, ``times`` in seconds per stage)."""
+    config: Configuration
+    portmap: PortMap
+    report: dict
+
+
+_DEBUG = bool(__import__("os").environ.get("BITGRID_COMPILE_DEBUG"))
+
+
+class _RouteFailure(Exception):
+    pass
+
+
+def compile_netlist(netlist, *, width=None, height=None, region=None, defects=None,
+                    pins=None, seed=0, progress=None):
+    """Pack, place, route and time ``netlist`` into a program (module docstring).
+
+    :param netlist: a :class:`bitgrid.netlist.Netlist`.
+    :param width, height: grid size in cells (even); ``None``: chosen to fit.
+    :param region: ``(x0, y0, x1, y1)``, corners inclusive (SPEC section 10): only those cells
+        are used and the ports are on the grid-edge lanes whose boundary cell is inside.
+    :param defects: a :class:`bitgrid.defects.DefectMap` (its cells are never used).
+    :param pins: ``{port: [(side, lane), ...]}``, one per bit, least significant first: port
+        bits kept on those lanes.
+    :param seed: placement seed.
+    :param progress: ``progress(stage, done, total)`` (total 0 when unknown), or ``None``.
+    :returns: :class:`CompileResult`.
+    :raises CompileError: if the design does not fit the size or region (naming how many cells
+        or lanes it needs and has), or cannot be routed there.
+    """
+    times = {}
+    started = time.perf_counter()
+    design = prepare(netlist)
+    times["pack"] = time.perf_counter() - started
+    if progress is not None:
+        progress("pack", 1, 1)
+    fixed = _check_pins(netlist, pins)
+    auto = width is None or height is None
+    if region is not None:
+        region = tuple(int(v) for v in region)
+        if len(region) != 4:
+            raise CompileError(f"a region is x0,y0,x1,y1, not {region!r}")
+    if auto:
+        width, height = _auto_size(design, width, height, region)
+    attempts = 3 if auto else 1
+    last = None
+    for attempt in range(attempts):
+        try:
+            return _compile_on(netlist, design, width, height, region, defects, fixed, seed,
+                               progress, times, started)
+        except _RouteFailure as failure:
+            last = failure
+            if _DEBUG:
+                print(f"attempt {width} x {height}: {failure}")
+            if region is not None or not auto:
+                break
+            width, height = width + 4, height + 4
+    raise CompileError(f"{last}; try a larger --size or region")
+
+
+def _check_pins(netlist, pins):
+    fixed = {}
+    if not pins:
+        return fixed
+    for name, lanes in pins.items():
+        port = netlist.inputs.get(name) or netlist.outputs.get(name)
+        if port is None:
+            raise CompileError(f"pins name port {name!r}, which the design does not have")
+        if len(lanes) != len(port.bits):
+            raise CompileError(f"pins give {len(lanes)} lanes for port {name}, which has "
+                               f"{len(port.bits)} bits")
+        for i, (side, lane) in enumerate(lanes):
+            fixed[(name, i)] = (int(parse_side(side)), int(lane))
+    return fixed
+
+
+def _even_up(v):
+    return max(2, int(v) + (int(v) % 2))
+
+
+def _auto_size(design, width, height, region):
+    if region is not None:
+        return (_even_up(region[2] + 1) if width is None else width,
+                _even_up(region[3] + 1) if height is None else height)
+    n = len(design.blocks)
+    io = max(sum(p.direction == "in" for p in design.pins),
+             sum(p.direction == "out" for p in design.pins))
+    side = max(4, _even_up(math.ceil(math.sqrt(n * 3.0 + 8))), _even_up(math.ceil(io / 3)))
+    return (side if width is None else width, side if height is None else height)
+
+
+def _allowed_cells(width, height, region, defects):
+    cells = {(x, y) for x in range(width) for y in range(height)}
+    if region is not None:
+        x0, y0, x1, y1 = region
+        if not (0 <= x0 <= x1 < width and 0 <= y0 <= y1 < height):
+            raise CompileError(f"region {x0},{y0},{x1},{y1} is not inside the {width} x "
+                               f"{height} grid")
+        cells = {(x, y) for x, y in cells if x0 <= x <= x1 and y0 <= y <= y1}
+    if defects is not None:
+        if not isinstance(defects, DefectMap):
+            raise TypeError(f"defects must be a bitgrid.defects.DefectMap, not {defects!r}")
+        try:
+            defects.check_grid(width, height)
+        except ValueError as error:
+            raise CompileError(str(error)) from None
+        cells -= set(defects.bad_cells)
+    return cells
+
+
+class _Timing:
+    """Node numbering and constraint building for :mod:`.timing`."""
+
+    def __init__(self, design, graph, placement):
+        self.design, self.graph, self.pl = design, graph, placement
+        self.nb = len(design.blocks)
+        self.conns = connections(design)
+        self.start = [b for b, block in enumerate(design.blocks) if block.start]
+
+    def node(self, end):
+        kind, i = end
+        return i if kind == "block" else self.nb + i
+
+    def parity(self, end):
+        kind, i = end
+        g = self.graph
+        if kind == "block":
+            c = self.pl.block_cell[i]
+        else:
+            side, lane = self.pl.pin_lane[i]
+            c = g.boundary_cell(side, lane)
+        return (g.xs[c] + g.ys[c]) % 2
+
+    def lower(self, period):
+        design = self.design
+        lower = []
+        for b, block in enumerate(design.blocks):
+            p = self.parity(("block", b))
+            lower.append(p + (period if block.gate else 0))
+        for i, pin in enumerate(design.pins):
+            if pin.direction == "in" and self.pl.pin_lane[i] is not None:
+                lower.append(self.parity(("pin", i)) - 1)
+            else:
+                lower.append(0)
+        return lower
+
+    def edges(self, lengths):
+        """Constraint edges for connections into blocks (outputs are free)."""
+        result, index = [], []
+        for k, (n, s, driver, sink, registers) in enumerate(self.conns):
+            if sink[0] != "block":
+                continue
+            result.append((self.node(driver), self.node(sink), lengths[k], registers))
+            index.append(k)
+        return result, index
+
+    def solve(self, lengths, period=None):
+        """``(period, tags, targets per connection)``; targets ``None`` for outputs."""
+        edges, index = self.edges(lengths)
+        n = self.nb + len(self.design.pins)
+        weights = [0] * n
+        for net in self.design.nets:
+            weights[self.node(net.driver)] += 1
+        if period is None:
+            period = minimum_period(n, self.lower, edges, fixed=self.start)
+        tags = solve_tags(n, self.lower(period), edges, period, fixed=self.start,
+                          weights_out=weights)
+        if tags is None:
+            return None
+        targets = [None] * len(self.conns)
+        for (u, v, _, registers), k in zip(edges, index):
+            targets[k] = int(tags[v] - tags[u] + registers * period)
+        return period, tags, targets
+
+
+def _compile_on(netlist, design, width, height, region, defects, fixed, seed, progress,
+                times, started):
+    try:
+        width, height = check_grid_size(width, height)
+    except ValueError as error:
+        raise CompileError(str(error)) from None
+    allowed = _allowed_cells(width, height, region, defects)
+    graph = RoutingGraph(width, height, allowed)
+    nblocks = len(design.blocks)
+    if nblocks > len(allowed):
+        raise CompileError(f"the design needs {nblocks} cells for its logic alone, the "
+                           f"{'region' if region else 'grid'} has {len(allowed)} usable "
+                           f"cells; try --size {_even_up(math.ceil(math.sqrt(nblocks * 3)))}x"
+                           f"{_even_up(math.ceil(math.sqrt(nblocks * 3)))}")
+    # Placement.
+    t = time.perf_counter()
+    conns = connections(design)
+
+    def place_solve(lengths, current):
+        try:
+            result = _Timing(design, graph, current).solve(lengths)
+        except TimingError:
+            return None
+        return None if result is None else [x if x is not None else lengths[k]
+                                            for k, x in enumerate(result[2])]
+
+    try:
+        placement = place(design, graph, allowed, pins=fixed, seed=seed, progress=progress,
+                          solve=place_solve)
+    except ValueError as error:
+        raise CompileError(str(error)) from None
+    times["place"] = time.perf_counter() - t
+    timing = _Timing(design, graph, placement)
+    # Routing nets.
+    rnets, reserved = [], []
+    for b, block in enumerate(design.blocks):
+        reserved.append(placement.block_cell[b])
+    for net in design.nets:
+        if net.driver[0] == "block":
+            c = placement.block_cell[net.driver[1]]
+            sources = [4 * c + d for d in range(4)]
+        else:
+            side, lane = placement.pin_lane[net.driver[1]]
+            sources = [graph.lane_wire(side, lane)]
+        sinks = []
+        for sink, _ in net.sinks:
+            if sink[0] == "block":
+                sinks.append(("cell", placement.block_cell[sink[1]]))
+            else:
+                side, lane = placement.pin_lane[sink[1]]
+                sinks.append(("wire", graph.output_wire(side, lane)))
+        rnets.append((sources, sinks))
+    router = Router(graph, rnets, reserved)
+    order = sorted(range(len(rnets)), key=lambda n: -len(rnets[n][1]))
+    conn_index = {(n, s): k for k, (n, s, *_rest) in enumerate(conns)}
+    t = time.perf_counter()
+    # Stage 1: no targets.
+    none_targets = [[None] * len(sinks) for _, sinks in rnets]
+    try:
+        for it in range(UNTARGETED_ITERATIONS):
+            over, _ = router.iterate(none_targets, order=order)
+            if _DEBUG:
+                print(f"  untargeted {it}: over={len(over)}")
+                for w in over:
+                    print("   wire", w, "cell", graph.owner[w], "dir", w % 4, "dest", graph.dest[w],
+                          "users", [(design.nets[n].name, router.trees[n][w])
+                                    for n in router.users(w)])
+                    print("   blocks at dest:", [b for b, c in enumerate(placement.block_cell)
+                                                 if c == graph.dest[w]])
+            if progress is not None:
+                progress("route", it + 1, 0)
+            if not over:
+                break
+        else:
+            raise _RouteFailure(f"routing did not converge ({len(over)} wires wanted by "
+                                f"several signals on a {width} x {height} grid)")
+        lengths = [0] * len(conns)
+        for k, (n, s, *_rest) in enumerate(conns):
+            lengths[k] = router.trees[n][router.goals[n][s]][0]
+        unpadded = _route_cells(router, design, placement)
+        times["route"] = time.perf_counter() - t
+        # Stage 2: timing and exact targets.
+        t = time.perf_counter()
+        lmin = list(lengths)
+        solved = timing.solve(lmin)
+        if solved is None:
+            raise _RouteFailure("no timing solution")
+        period, tags, targets = solved
+        router.present = 0.5
+        for it in range(TARGETED_ITERATIONS):
+            per_net = [[targets[conn_index[(n, s)]] for s in range(len(sinks))]
+                       for n, (_, sinks) in enumerate(rnets)]
+            over, failed = router.iterate(per_net, order=order)
+            if _DEBUG:
+                print(f"  targeted {it}: P={period} over={len(over)} failed={len(failed)}")
+            if progress is not None:
+                progress("timing", it + 1, 0)
+            if not over and not failed:
+                break
+            if _DEBUG and over:
+                for w in over:
+                    print("   wire", w, "cell", graph.owner[w], "dir", w % 4, "users",
+                          [(design.nets[n].name, router.trees[n][w]) for n in router.users(w)])
+            bump = set()
+            for n, s in failed:
+                bump.add(conn_index[(n, s)])
+            if over and it >= 6 and it % 3 == 0:
+                for w in over:
+                    users = router.users(w)
+                    # Later, everyone on an overused wire gets a longer wave.
+                    for n in (users if it >= 20 else users[1:]):
+                        for s in range(len(rnets[n][1])):
+                            k = conn_index[(n, s)]
+                            if targets[k] is not None and w in router.sink_path(n, s):
+                                bump.add(k)
+            if bump:
+                for k in bump:
+                    lmin[k] = max(lmin[k], targets[k] + 2)
+                solved = timing.solve(lmin)
+                if solved is None:
+                    raise _RouteFailure("no timing solution")
+                period, tags, targets = solved
+        else:
+            raise _RouteFailure(f"routing with balanced delays did not converge "
+                                f"({len(over)} wires wanted by several signals, "
+                                f"{len(failed)} connections off their wave) on a {width} x "
+                                f"{height} grid")
+    except _Unroutable as error:
+        raise _RouteFailure(f"a connection cannot be routed on the {width} x {height} grid "
+                            "(no path between its cells)") from None
+    times["timing"] = time.perf_counter() - t
+    config, portmap, cells = _emit(netlist, design, graph, placement, router, timing, tags,
+                                   period, width, height)
+    routing = min(cells["routing"], unpadded)
+    report = {
+        "grid": [width, height],
+        "region": list(region) if region is not None else None,
+        "bounding_box": cells["box"],
+        "cells": {"logic": cells["logic"], "routing": routing,
+                  "delay": cells["routing"] - routing,
+                  "total": cells["logic"] + cells["routing"]},
+        "luts": len(netlist.luts), "flip_flops": len(netlist.dffs),
+        "packed_luts": design.luts, "blocks": len(design.blocks),
+        "period": period, "latency": portmap.latency,
+        "times": {k: round(v, 4) for k, v in times.items()},
+    }
+    return CompileResult(config, portmap, report)
+
+
+def _route_cells(router, design, placement):
+    logic = set(placement.block_cell)
+    used = set()
+    for tree in router.trees:
+        for w in tree:
+            owner = router.g.owner[w]
+            if owner >= 0 and owner not in logic:
+                used.add(owner)
+    return len(used)
+
+
+def _emit(netlist, design, graph, placement, router, timing, tags, period, width, height):
+    luts = np.zeros((height, width, 4), dtype=np.uint16)
+    nb = len(design.blocks)
+    # Wire -> (net index, tag).
+    carried = {}
+    for n, tree in enumerate(router.trees):
+        source_tag = int(tags[timing.node(design.nets[n].driver)])
+        for w, (depth, _) in tree.items():
+            carried[w] = (n, source_tag + depth - 1)
+    incoming = {}
+    for w, c in enumerate(graph.dest):
+        if c >= 0 and w in carried:
+            n, tag = carried[w]
+            incoming.setdefault(c, {})[(design.nets[n].name, tag)] = graph.side[w]
+    net_tables = {}
+    for b, block in enumerate(design.blocks):
+        c = placement.block_cell[b]
+        tau = int(tags[b])
+        if block.start:
+            continue
+        sides = []
+        for net, registers in block.inputs:
+            side = incoming.get(c, {}).get((net, tau - 1 + registers * period))
+            if side is None:
+                if _DEBUG:
+                    print("incoming", incoming.get(c), "cell", c, "tau", tau, block)
+                    for n, net_ in enumerate(design.nets):
+                        if net_.name == net:
+                            print(net_, router.trees[n], router.goals[n],
+                                  tags[timing.node(net_.driver)])
+                raise AssertionError(f"block {b}: input {net} (+{registers}) missing at tag "
+                                     f"{tau - 1 + registers * period}")
+            sides.append(side)
+        for net, inputs, table in block.luts:
+            cell_table = 0
+            for a in range(16):
+                addr = 0
+                for bit, i in enumerate(inputs):
+                    addr |= ((a >> sides[i]) & 1) << bit
+                cell_table |= ((table >> addr) & 1) << a
+            net_tables[net] = cell_table
+    for n, tree in enumerate(router.trees):
+        net = design.nets[n]
+        for w, (depth, parent) in tree.items():
+            owner = graph.owner[w]
+            if owner < 0:
+                continue
+            x, y, d = owner % width, owner // width, w % 4
+            if parent == -1:
+                if net.driver[0] != "block":
+                    raise AssertionError("a lane net's source is its lane")
+                table = 0xFFFF if design.blocks[net.driver[1]].start else net_tables[net.name]
+            else:
+                if graph.dest[parent] != owner:
+                    raise AssertionError("broken route tree")
+                table = _COPY[graph.side[parent]]
+            luts[y, x, d] = table
+    config = Configuration(width, height, luts)
+    # Port map.
+    ports = []
+    out_tags = {}
+    for n, net in enumerate(design.nets):
+        source_tag = int(tags[timing.node(net.driver)])
+        for s, (sink, registers) in enumerate(net.sinks):
+            if sink[0] == "pin":
+                depth = router.trees[n][router.goals[n][s]][0]
+                out_tags[sink[1]] = source_tag + depth - 1 - registers * period
+    latency = max((t + 1 for t in out_tags.values()), default=0)
+    bits = {}
+    for i, pin in enumerate(design.pins):
+        side, lane = placement.pin_lane[i]
+        if pin.direction == "in":
+            c = graph.boundary_cell(side, lane)
+            used = any(net.driver == ("pin", i) for net in design.nets)
+            skew = int(tags[nb + i]) + 1 - (graph.xs[c] + graph.ys[c]) % 2 if used else 0
+            if skew < 0:
+                raise AssertionError(f"negative input skew {skew}")
+        else:
+            skew = out_tags[i] + 1 - latency if i in out_tags else 0
+            if i in out_tags and out_tags[i] < 0:
+                raise AssertionError(f"output {pin.port}[{pin.index}] before row 0")
+        bits.setdefault((pin.port, pin.direction), {})[pin.index] = \
+            {"side": "NESW"[side], "lane": lane, **({"skew": skew} if skew else {})}
+    for name, port in netlist.inputs.items():
+        ports.append({"name": name, "direction": "in", "signed": port.signed,
+                      "bits": [bits[(name, "in")][i] for i in range(len(port.bits))]})
+    for name, port in netlist.outputs.items():
+        ports.append({"name": name, "direction": "out", "signed": port.signed,
+                      "bits": [bits[(name, "out")][i] for i in range(len(port.bits))]})
+    portmap = PortMap(width, height, ports, period=period, latency=latency)
+    used = (luts != 0).any(axis=2)
+    logic = {placement.block_cell[b] for b in range(nb)}
+    ys, xs = np.nonzero(used)
+    box = [int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())] if len(xs) else None
+    all_cells = {int(y) * width + int(x) for y, x in zip(ys, xs)} | logic
+    cells = {"logic": len(logic), "routing": len(all_cells - logic), "box": box}
+    return config, portmap, cells

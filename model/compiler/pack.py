@@ -1,0 +1,401 @@
+"""Back end, step 1: netlist clean-up, register gating and packing into cells (issue 12).
+
+Input: a :class:`bitgrid.netlist.Netlist`. Output: a :class:`Design`, the graph the placer and
+router work on:
+
+* *blocks*: one per BitGrid cell that computes logic, each holding 1 to 4 LUTs that read the
+  same at most 4 *signals* (every LUT of a cell sees the cell's 4 inputs, SPEC section 3), and
+  the *start block*, a cell whose LUTs are constant 1 (see below);
+* *pins*: one per input port bit (a source) and one per output port bit (a sink);
+* *nets*: the signal of one driver (a LUT, an input bit or the start block) with its sinks,
+  each sink a ``(block or output pin, registers)`` pair: a sink reading the driver through
+  ``r`` flip-flops sees it ``r`` design cycles late (timing, :mod:`.timing`).
+
+Steps (each the usual one of FPGA technology mapping, e.g. ABC's and VPR's packers):
+
+1. *Clean-up*: constants folded into LUT tables, inputs a table does not depend on dropped,
+   duplicate inputs merged, buffers (identity LUTs) replaced by their input, logic that no
+   output depends on removed.
+2. *Register gating*: a grid cell is 0 after reset (SPEC section 4), but a flip-flop must hold
+   its ``init`` in design cycle 0 whatever its pipeline held before. Every flip-flop ``q <= d``
+   becomes ``q <= start ? d : init``: ``start`` (the net :data:`START`) is 0 for the rows
+   before row 0 and 1 from row 0 on, produced by one cell whose LUTs are all 1 (it outputs 0
+   before its first update and 1 after, so with its route delayed to the right length it
+   steps exactly at row 0; :mod:`.timing` fixes the length). The gate is a LUT and is merged
+   into ``d``'s LUT where that fits.
+3. *LUT collapsing*: a LUT whose every reader can absorb it (the union of inputs stays within
+   4) is folded into its readers (as ABC's ``lutpack`` / ``mfs`` would).
+4. *Packing*: LUTs whose input signals together number at most 4 share a cell (for example
+   the sum and carry of a full adder: 3 inputs, 2 outputs), at most :data:`MAX_LUTS_PER_CELL`
+   per cell so that each output still has sides to leave by. Greedy, best-gain first (the
+   affinity of VPR's AAPack: shared inputs).
+"""
+
+import collections
+import typing
+
+from ..netlist import CONST0, CONST1
+
+__all__ = ["START", "MAX_LUTS_PER_CELL", "Block", "Pin", "Net", "Design", "prepare"]
+
+#: The net that is 0 before row 0 and 1 from row 0 on (the start block's output).
+START = "$start"
+#: Most LUTs packed into one cell (a cell has 4 outputs; every LUT needs one side to leave).
+MAX_LUTS_PER_CELL = 2
+
+
+class Block(typing.NamedTuple):
+    """A cell's worth of logic: ``luts`` (tuple of ``(net, inputs, table)``, ``inputs`` being
+    signal indices into :attr:`inputs`), ``inputs`` (tuple of signals ``(net, registers)``),
+    ``gate`` (True if a LUT of it gates a flip-flop: its row -1 must be computed after reset,
+    :mod:`.timing`), ``start`` (True for the start block: every output constant 1)."""
+    luts: tuple
+    inputs: tuple
+    gate: bool = False
+    start: bool = False
+
+
+class Pin(typing.NamedTuple):
+    """A port bit: ``port`` name, ``index`` (bit), ``direction`` ``"in"``/``"out"``, ``net``
+    (the input bit's net, or the net an output reads: ``None`` for a constant 0 output),
+    ``registers`` (flip-flops between that net and the output)."""
+    port: str
+    index: int
+    direction: str
+    net: typing.Optional[str]
+    registers: int = 0
+
+
+class Net(typing.NamedTuple):
+    """A routed signal: ``name``, ``driver`` (``("block", i)`` or ``("pin", i)``) and ``sinks``
+    (tuple of ``(("block", i) or ("pin", i), registers)``)."""
+    name: str
+    driver: tuple
+    sinks: tuple
+
+
+class Design(typing.NamedTuple):
+    """The packed design: ``blocks``, ``pins``, ``nets`` (see the classes), ``luts`` (LUTs
+    after clean-up), ``flip_flops`` (flip-flops kept)."""
+    name: str
+    blocks: list
+    pins: list
+    nets: list
+    luts: int
+    flip_flops: int
+
+
+# Truth-table helpers --------------------------------------------------------------------------
+def _evaluate(inputs, table, values):
+    """Bit of ``table`` for input nets ``inputs`` given ``values`` (net -> 0/1)."""
+    a = 0
+    for b, net in enumerate(inputs):
+        a |= values[net] << b
+    return (table >> a) & 1
+
+
+def simplify_lut(inputs, table):
+    """``(inputs, table)`` with constants folded, duplicate inputs merged and inputs the table
+    does not depend on dropped. Inputs are net names; :data:`CONST0`/:data:`CONST1` fold."""
+    unique = []
+    for net in inputs:
+        if net not in (CONST0, CONST1) and net not in unique:
+            unique.append(net)
+
+    def table_of(names):
+        result = 0
+        for a in range(1 << len(names)):
+            values = {CONST0: 0, CONST1: 1}
+            values.update((n, (a >> b) & 1) for b, n in enumerate(names))
+            result |= _evaluate(inputs, table, values) << a
+        return result
+
+    new = table_of(unique)
+    i = 0
+    while i < len(unique):
+        k = len(unique)
+        depends = any(((new >> a) & 1) != ((new >> (a | 1 << i)) & 1)
+                      for a in range(1 << k) if not (a >> i) & 1)
+        if depends:
+            i += 1
+            continue
+        kept = 0
+        for a in range(1 << (k - 1)):
+            full = (a & ((1 << i) - 1)) | ((a >> i) << (i + 1))
+            kept |= ((new >> full) & 1) << a
+        unique.pop(i)
+        new = kept
+    return tuple(unique), new
+
+
+def compose(outer_inputs, outer_table, net, inner_inputs, inner_table):
+    """The LUT ``outer`` with its input ``net`` replaced by the LUT ``inner``: ``(inputs,
+    table)`` over the union of inputs (possibly more than 4; the caller checks)."""
+    union = [i for i in outer_inputs if i != net]
+    for i in inner_inputs:
+        if i not in union:
+            union.append(i)
+    k = len(union)
+    table = 0
+    for a in range(1 << k):
+        values = {n: (a >> b) & 1 for b, n in enumerate(union)}
+        inner_a = sum(values[n] << b for b, n in enumerate(inner_inputs))
+        values[net] = (inner_table >> inner_a) & 1
+        outer_a = sum(values[n] << b for b, n in enumerate(outer_inputs))
+        if (outer_table >> outer_a) & 1:
+            table |= 1 << a
+    return tuple(union), table
+
+
+# Preparation ----------------------------------------------------------------------------------
+def _clean(luts, dffs, outputs, input_nets):
+    """Fold constants and buffers until nothing changes; remove what no output needs.
+    ``luts``: net -> (inputs, table); ``dffs``: net -> (d, init); ``outputs``: list of
+    (port, index, net). All modified in place."""
+    alias = {}
+
+    def resolve(net):
+        seen = []
+        while net in alias:
+            seen.append(net)
+            net = alias[net]
+        for s in seen:
+            alias[s] = net
+        return net
+
+    changed = True
+    while changed:
+        changed = False
+        for net in list(luts):
+            inputs, table = luts[net]
+            inputs = tuple(resolve(i) for i in inputs)
+            inputs, table = simplify_lut(inputs, table)
+            if not inputs:
+                alias[net] = CONST1 if table & 1 else CONST0
+                del luts[net]
+                changed = True
+            elif len(inputs) == 1 and table == 0b10:
+                alias[net] = inputs[0]
+                del luts[net]
+                changed = True
+            else:
+                if (inputs, table) != luts[net]:
+                    changed = True
+                luts[net] = (inputs, table)
+        for net in list(dffs):
+            d, init = dffs[net]
+            d = resolve(d)
+            dffs[net] = (d, init)
+            if d == (CONST1 if init else CONST0):       # never changes
+                alias[net] = d
+                del dffs[net]
+                changed = True
+            elif d == net:                              # holds its init for ever
+                alias[net] = CONST1 if init else CONST0
+                del dffs[net]
+                changed = True
+    for i, (port, index, net) in enumerate(outputs):
+        outputs[i] = (port, index, resolve(net))
+    # Remove what no output needs.
+    needed, stack = set(), [net for _, _, net in outputs]
+    while stack:
+        net = stack.pop()
+        if net in needed:
+            continue
+        needed.add(net)
+        if net in luts:
+            stack.extend(luts[net][0])
+        elif net in dffs:
+            stack.append(dffs[net][0])
+    for net in list(luts):
+        if net not in needed:
+            del luts[net]
+    for net in list(dffs):
+        if net not in needed:
+            del dffs[net]
+
+
+def _readers(luts):
+    readers = collections.defaultdict(set)
+    for net, (inputs, _) in luts.items():
+        for i in inputs:
+            readers[i].add(net)
+    return readers
+
+
+def _collapse(luts, protected):
+    """Fold every LUT whose readers are all LUTs that can absorb it (inputs stay <= 4)."""
+    readers = _readers(luts)
+    changed = True
+    while changed:
+        changed = False
+        for net in list(luts):
+            if net in protected or net not in luts:
+                continue
+            users = readers.get(net, set())
+            if not users or any(u not in luts for u in users):
+                continue
+            inner_inputs, inner_table = luts[net]
+            new = {}
+            for u in users:
+                inputs, table = compose(*luts[u], net, inner_inputs, inner_table)
+                inputs, table = simplify_lut(inputs, table)
+                if len(inputs) > 4:
+                    break
+                new[u] = (inputs, table)
+            else:
+                for u, (inputs, table) in new.items():
+                    for i in luts[u][0]:
+                        readers[i].discard(u)
+                    luts[u] = (inputs, table)
+                    for i in inputs:
+                        readers[i].add(u)
+                for i in inner_inputs:
+                    readers[i].discard(net)
+                del luts[net]
+                readers.pop(net, None)
+                changed = True
+
+
+def prepare(netlist, *, max_luts_per_cell=MAX_LUTS_PER_CELL):
+    """Clean, gate, collapse and pack ``netlist`` (module docstring) into a :class:`Design`."""
+    luts = {net: (tuple(l.inputs), l.table) for net, l in netlist.luts.items()}
+    dffs = {net: (f.d, f.init) for net, f in netlist.dffs.items()}
+    input_nets = {net for port in netlist.inputs.values() for net in port.bits}
+    outputs = [(name, i, net) for name, port in netlist.outputs.items()
+               for i, net in enumerate(port.bits)]
+    _clean(luts, dffs, outputs, input_nets)
+    # Register gating: q <= start ? d : init, as a LUT (start = input 0, d = input 1).
+    gates = set()
+    for q, (d, init) in list(dffs.items()):
+        gate = f"$gate:{q}"
+        while gate in luts or gate in dffs or gate in input_nets:
+            gate += "'"
+        luts[gate] = ((START, d), init | init << 2 | 1 << 3)
+        dffs[q] = (gate, init)
+        gates.add(gate)
+    _clean(luts, dffs, outputs, input_nets)
+    gates &= set(luts)
+    # Merge each gate with the LUT it gates where that LUT has no other reader.
+    readers = _readers(luts)
+    output_nets = {net for _, _, net in outputs}
+    dff_ds = collections.Counter(d for d, _ in dffs.values())
+    for gate in sorted(gates):
+        inputs, table = luts[gate]
+        d = [i for i in inputs if i != START]
+        if len(d) != 1 or d[0] not in luts:
+            continue
+        d = d[0]
+        if readers[d] != {gate} or d in output_nets or dff_ds[d]:
+            continue
+        new_inputs, new_table = simplify_lut(*compose(inputs, table, d, *luts[d]))
+        if len(new_inputs) <= 4:
+            luts[gate] = (new_inputs, new_table)
+            del luts[d]
+            readers = _readers(luts)
+    protected = set(gates) | output_nets | {d for d, _ in dffs.values()}
+    _collapse(luts, protected)
+    _clean(luts, dffs, outputs, input_nets)
+    gates &= set(luts)
+    return _pack(netlist, luts, dffs, outputs, gates, max_luts_per_cell)
+
+
+def _signal(net, dffs):
+    """``(driver net, registers)`` for a net read by a LUT or an output."""
+    registers = 0
+    while net in dffs:
+        net = dffs[net][0]
+        registers += 1
+    return net, registers
+
+
+def _pack(netlist, luts, dffs, outputs, gates, max_luts):
+    # LUTs with their input signals.
+    items = {}
+    for net, (inputs, table) in luts.items():
+        items[net] = (tuple(_signal(i, dffs) for i in inputs), table)
+    # Greedy pairing by shared signals.
+    order = sorted(items, key=lambda n: (-len(items[n][0]), n))
+    by_signal = collections.defaultdict(list)
+    for net in order:
+        for s in items[net][0]:
+            by_signal[s].append(net)
+    group_of, groups = {}, []
+    for net in order:
+        if net in group_of:
+            continue
+        group = [net]
+        signals = set(items[net][0])
+        group_of[net] = len(groups)
+        while len(group) < max_luts:
+            best, best_gain = None, 0
+            candidates = set()
+            for s in signals:
+                candidates.update(by_signal[s])
+            for other in sorted(candidates):
+                if other in group_of:
+                    continue
+                other_signals = set(items[other][0])
+                union = signals | other_signals
+                if len(union) > 4:
+                    continue
+                gain = len(signals & other_signals) * 4 - len(union - signals)
+                if gain > best_gain:
+                    best, best_gain = other, gain
+            if best is None:
+                break
+            group.append(best)
+            group_of[best] = len(groups)
+            signals |= set(items[best][0])
+        groups.append(group)
+    blocks = []
+    block_of = {}
+    for group in groups:
+        signals = []
+        for net in group:
+            for s in items[net][0]:
+                if s not in signals:
+                    signals.append(s)
+        block_luts = tuple((net, tuple(signals.index(s) for s in items[net][0]),
+                            items[net][1]) for net in group)
+        for net in group:
+            block_of[net] = len(blocks)
+        blocks.append(Block(block_luts, tuple(signals), gate=any(n in gates for n in group)))
+    # Pins.
+    pins, pin_of = [], {}
+    for name, port in netlist.inputs.items():
+        for i, net in enumerate(port.bits):
+            pin_of[net] = len(pins)
+            pins.append(Pin(name, i, "in", net))
+    for name, index, net in outputs:
+        if net == CONST0:
+            pins.append(Pin(name, index, "out", None))
+            continue
+        if net == CONST1:
+            net = START
+        driver, registers = _signal(net, dffs)
+        pins.append(Pin(name, index, "out", driver, registers))
+    # Start block, if anything reads it.
+    uses_start = any(START in [s for s, _ in b.inputs] for b in blocks) or \
+        any(p.direction == "out" and p.net == START for p in pins)
+    if uses_start:
+        block_of[START] = len(blocks)
+        blocks.append(Block((), (), start=True))
+    # Nets.
+    sinks = collections.defaultdict(list)
+    for b, block in enumerate(blocks):
+        for net, registers in block.inputs:
+            sinks[net].append((("block", b), registers))
+    for p, pin in enumerate(pins):
+        if pin.direction == "out" and pin.net is not None:
+            sinks[pin.net].append((("pin", p), pin.registers))
+    nets = []
+    for net in sorted(sinks, key=str):
+        if net in block_of:
+            driver = ("block", block_of[net])
+        elif net in pin_of:
+            driver = ("pin", pin_of[net])
+        else:       # a constant the clean-up left (cannot happen: constants fold)
+            raise AssertionError(f"net {net} has no driver")
+        nets.append(Net(net, driver, tuple(sinks[net])))
+    return Design(netlist.name, blocks, pins, nets, len(luts), len(dffs))

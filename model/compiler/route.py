@@ -1,0 +1,343 @@
+"""Back end, step 3: routing on the grid's cell outputs, with exact lengths (issue 12).
+
+The routing-resource graph (as in VPR, Betz and Rose 1997) has one node per *wire*: output
+``d`` of cell ``(x, y)`` (SPEC section 2), which is input ``opposite(d)`` of the neighbour on
+side ``d``, plus one node per input lane of the grid's edge. A wire carries one signal; a cell
+can drive any of its 4 outputs with any of its 4 inputs (a pass cell: straight, turn, crossing,
+fan-out to several sides), or with a LUT of them (a logic cell, whose spare outputs still pass
+other signals through). Wire ``w`` feeds the cell ``dest[w]``, whose 4 outputs are the next
+wires (including the one back towards ``w``'s cell: a U-turn, two subcycles of delay).
+
+A net's route is a tree of wires from its source (the outputs of its driver's cell, or its
+input lane) with the *depth* of each wire (the source wire is 1). A sink is a cell (a LUT
+input: any wire entering that cell) or an output lane (one wire leaving the grid). The
+timing (:mod:`.timing`) gives each LUT sink a *target*: the depth its wire must have, so that
+every operand of a LUT arrives in the same wave. The search for such a sink runs on states
+``(wire, depth)`` (a time-expanded graph) and must reach the goal at exactly the target, so it
+pads the route with detours as needed; without a target it is an ordinary A* maze route.
+
+Congestion is negotiated as in PathFinder (McMurchie and Ebeling 1995): every net is ripped
+up and rerouted in each iteration; a wire used by several nets costs
+``(base + history) * (1 + present * (users))``, the present factor growing each iteration and
+the history of overused wires accumulating, until no wire has two users. The base cost is 1
+plus :data:`NEW_CELL_COST` for a wire of a cell nothing else uses yet, so routes and padding
+crowd into cells that are already in use (the report counts cells).
+"""
+
+import heapq
+import itertools
+
+__all__ = ["RoutingGraph", "Router", "NEW_CELL_COST"]
+
+#: Extra cost of a wire in a cell that carries nothing else (fewer cells used).
+NEW_CELL_COST = 0.6
+#: States a targeted search may expand before it gives up on a sink.
+MAX_EXPANSIONS = 60000
+
+_STEP = ((0, -1), (1, 0), (0, 1), (-1, 0))
+
+
+class RoutingGraph:
+    """Wires of a ``width`` x ``height`` grid whose usable cells are ``allowed`` (a set of
+    ``(x, y)``).
+
+    Wire ``4 * (y * width + x) + d`` is output ``d`` of cell ``(x, y)``; the input lane ``i``
+    of side ``s`` is wire :meth:`lane_wire` ``(s, i)``. ``dest[w]`` is the cell index
+    (``y * width + x``) a wire feeds (-1 off the grid), ``side[w]`` the side it enters by.
+    """
+
+    def __init__(self, width, height, allowed):
+        self.width, self.height = width, height
+        n = width * height
+        self.cells = n
+        self.allowed = [False] * n
+        for x, y in allowed:
+            self.allowed[y * width + x] = True
+        self.lane_base = [4 * n, 4 * n + width, 4 * n + width + height,
+                          4 * n + 2 * width + height]
+        total = 4 * n + 2 * (width + height)
+        self.wires = total
+        self.dest = [-1] * total
+        self.side = [0] * total
+        self.owner = [-1] * total          # the cell computing the wire (-1: an input lane)
+        for y in range(height):
+            for x in range(width):
+                c = y * width + x
+                for d in range(4):
+                    w = 4 * c + d
+                    self.owner[w] = c
+                    nx, ny = x + _STEP[d][0], y + _STEP[d][1]
+                    if 0 <= nx < width and 0 <= ny < height:
+                        self.dest[w] = ny * width + nx
+                    self.side[w] = (d + 2) % 4
+        for s in range(4):
+            for i in range(width if s in (0, 2) else height):
+                w = self.lane_base[s] + i
+                self.dest[w] = self.boundary_cell(s, i)
+                self.side[w] = s
+        self.xs = [c % width for c in range(n)]
+        self.ys = [c // width for c in range(n)]
+
+    def boundary_cell(self, side, lane):
+        """Cell index of the boundary cell of lane ``lane`` on ``side`` (SPEC section 2)."""
+        w, h = self.width, self.height
+        x, y = ((lane, 0), (w - 1, lane), (lane, h - 1), (0, lane))[side]
+        return y * w + x
+
+    def lane_wire(self, side, lane):
+        """The wire of input lane ``lane`` on ``side``."""
+        return self.lane_base[side] + lane
+
+    def output_wire(self, side, lane):
+        """The wire of output lane ``lane`` on ``side``: output ``side`` of its boundary
+        cell."""
+        return 4 * self.boundary_cell(side, lane) + side
+
+    def distance(self, a, b):
+        """Manhattan distance between cells ``a`` and ``b`` (indices)."""
+        return abs(self.xs[a] - self.xs[b]) + abs(self.ys[a] - self.ys[b])
+
+
+class Router:
+    """PathFinder on a :class:`RoutingGraph` (module docstring).
+
+    :param nets: list of ``(sources, sinks)``: ``sources`` the wires a net starts on (its
+        driver cell's 4 outputs, or its lane), ``sinks`` a list of ``("cell", index)`` or
+        ``("wire", w)`` goals.
+    :param reserved: cells whose outputs are the nets' sources (logic cells): counted as used.
+    """
+
+    def __init__(self, graph, nets, reserved=()):
+        self.g = graph
+        self.nets = nets
+        n = graph.wires
+        self.occ = [0] * n
+        self.hist = [0.0] * n
+        self.cell_use = [0] * graph.cells
+        for c in reserved:
+            self.cell_use[c] += 1
+        self.trees = [dict() for _ in nets]       # wire -> (depth, parent wire or -1)
+        self.goals = [[None] * len(sinks) for _, sinks in nets]
+        self.present = 0.5
+        self.counter = itertools.count()
+
+    # Occupancy --------------------------------------------------------------------------------
+    def _add(self, net, wire, depth, parent):
+        self.trees[net][wire] = (depth, parent)
+        self.occ[wire] += 1
+        owner = self.g.owner[wire]
+        if owner >= 0:
+            self.cell_use[owner] += 1
+
+    def rip_up(self, net):
+        for wire in self.trees[net]:
+            self.occ[wire] -= 1
+            owner = self.g.owner[wire]
+            if owner >= 0:
+                self.cell_use[owner] -= 1
+        self.trees[net] = {}
+        self.goals[net] = [None] * len(self.nets[net][1])
+
+    def overused(self):
+        """Wires with more than one net."""
+        return [w for w, n in enumerate(self.occ) if n > 1]
+
+    def _cost(self, wire):
+        owner = self.g.owner[wire]
+        base = 1.0 + self.hist[wire]
+        if owner >= 0 and self.cell_use[owner] == 0:
+            base += NEW_CELL_COST
+        return base * (1.0 + self.present * self.occ[wire])
+
+    # Search -----------------------------------------------------------------------------------
+    def route_net(self, net, targets):
+        """Rip up and route ``net``; ``targets[i]`` is sink ``i``'s depth or ``None``.
+        :returns: the list of sinks that could not be routed at their target."""
+        self.rip_up(net)
+        sources, sinks = self.nets[net]
+        order = sorted(range(len(sinks)),
+                       key=lambda i: (targets[i] is None, targets[i] or 0, i))
+        failed = []
+        for i in order:
+            path = self._search(net, sources, sinks[i], targets[i])
+            if path is None:
+                failed.append(i)
+                path = self._search(net, sources, sinks[i], None)
+                if path is None:
+                    raise _Unroutable(net, i)
+            tree = self.trees[net]
+            for wire, depth, parent in path:
+                if wire not in tree:
+                    self._add(net, wire, depth, parent)
+            self.goals[net][i] = path[-1][0] if path else None
+        return failed
+
+    def _search(self, net, sources, sink, target):
+        g = self.g
+        dest, allowed, xs, ys = g.dest, g.allowed, g.xs, g.ys
+        tree = self.trees[net]
+        kind, goal = sink
+        if kind == "cell":
+            gx, gy, extra, goal_wire = xs[goal], ys[goal], 0, -1
+            goal_cell = goal
+        else:
+            goal_wire = goal
+            goal_cell = g.owner[goal]
+            gx, gy, extra = xs[goal_cell], ys[goal_cell], 1
+
+        def h(w):
+            if w == goal_wire:
+                return 0
+            c = dest[w]
+            if c < 0:
+                return 1 << 30
+            if c == goal_cell and goal_wire < 0:
+                return 0
+            return abs(xs[c] - gx) + abs(ys[c] - gy) + extra
+
+        def is_goal(w):
+            return w == goal_wire if goal_wire >= 0 else dest[w] == goal_cell
+
+        heap = []
+        push = heapq.heappush
+        counter = self.counter
+        best = {}
+        parent_of = {}
+        starts = []
+        for w, (depth, _) in tree.items():
+            starts.append((w, depth, 0.0, True))
+        for w in sources:
+            if w not in tree:
+                c = dest[w]
+                if c < 0 and w != goal_wire:
+                    continue
+                if c >= 0 and not allowed[c] and not is_goal(w):
+                    continue
+                starts.append((w, 1, self._cost(w), False))
+        for w, depth, cost, in_tree in starts:
+            hw = h(w)
+            if target is not None:
+                if depth + hw > target:
+                    continue
+                f = cost + (target - depth)
+            else:
+                f = cost + hw
+            key = (w, depth) if target is not None else w
+            if key in best and best[key] <= cost:
+                continue
+            best[key] = cost
+            parent_of[key] = None
+            push(heap, (f, (target - depth - hw) if target is not None else -depth,
+                        next(counter), cost, w, depth, in_tree))
+        seen_wire = {w: True for w, *_ in starts}
+        expansions = 0
+        cost_of = self._cost
+        while heap:
+            f, _, _, cost, w, depth, in_tree = heapq.heappop(heap)
+            key = (w, depth) if target is not None else w
+            if best.get(key, 1e30) < cost:
+                continue
+            if is_goal(w) and (target is None or depth == target):
+                # Reconstruct.
+                path = []
+                k = key
+                while k is not None:
+                    kw = k[0] if target is not None else k
+                    if kw in tree:
+                        break
+                    path.append(kw)
+                    k = parent_of[k]
+                path.reverse()
+                result = []
+                if k is None:
+                    parent = -1
+                    d0 = 0
+                else:
+                    parent = k[0] if target is not None else k
+                    d0 = tree[parent][0]
+                for j, pw in enumerate(path):
+                    result.append((pw, d0 + j + 1, parent))
+                    parent = pw
+                if not result:      # the goal is already in the tree
+                    result = [(w, depth, tree[w][1])]
+                return result
+            expansions += 1
+            if expansions > MAX_EXPANSIONS:
+                return None
+            c = dest[w]
+            if c < 0 or not allowed[c]:
+                continue
+            nd = depth + 1
+            base = 4 * c
+            for d in range(4):
+                w2 = base + d
+                c2 = dest[w2]
+                if w2 != goal_wire:
+                    if c2 < 0 or not allowed[c2]:
+                        continue
+                if w2 in tree:
+                    continue            # a tree wire: a start state, or at another depth
+                hw = h(w2)
+                if target is not None:
+                    if nd + hw > target:
+                        continue
+                    if w2 in seen_wire and self._on_path(parent_of, key, w2):
+                        continue
+                ncost = cost + cost_of(w2)
+                key2 = (w2, nd) if target is not None else w2
+                if best.get(key2, 1e30) <= ncost:
+                    continue
+                best[key2] = ncost
+                parent_of[key2] = key
+                seen_wire[w2] = True
+                if target is not None:
+                    # Ties: the state with the least slack left first, so that a padded
+                    # route wastes its slack early (near its source, away from the sink).
+                    push(heap, (ncost + target - nd, target - nd - hw, next(counter), ncost,
+                                w2, nd, False))
+                else:
+                    push(heap, (ncost + hw, -nd, next(counter), ncost, w2, nd, False))
+        return None
+
+    @staticmethod
+    def _on_path(parent_of, key, wire):
+        while key is not None:
+            if key[0] == wire:
+                return True
+            key = parent_of.get(key)
+        return False
+
+    # PathFinder -------------------------------------------------------------------------------
+    def iterate(self, targets, *, order=None):
+        """Reroute every net once; ``targets[net][sink]``. Then raise the history of overused
+        wires. :returns: ``(overused wires, failed sinks as (net, sink))``."""
+        failed = []
+        for net in (order if order is not None else range(len(self.nets))):
+            for i in self.route_net(net, targets[net]):
+                failed.append((net, i))
+        over = self.overused()
+        for w in over:
+            self.hist[w] += 0.4 * (self.occ[w] - 1)
+        self.present *= 1.6
+        return over, failed
+
+    def users(self, wire):
+        """Nets whose tree holds ``wire``."""
+        return [n for n, tree in enumerate(self.trees) if wire in tree]
+
+    def sink_path(self, net, sink):
+        """The wires from the source to sink ``sink`` of ``net`` (source first)."""
+        tree = self.trees[net]
+        w = self.goals[net][sink]
+        path = []
+        while w != -1 and w is not None:
+            path.append(w)
+            w = tree[w][1]
+        path.reverse()
+        return path
+
+
+class _Unroutable(Exception):
+    def __init__(self, net, sink):
+        super().__init__(f"net {net} sink {sink} cannot be reached")
+        self.net, self.sink = net, sink
