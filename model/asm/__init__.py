@@ -25,7 +25,6 @@ Errors are :class:`AsmError` (a ``ValueError``), worded ``file:line:column: mess
 
 import os
 import pathlib
-import stat
 
 from .assembler import Assembly, build, compute_latency
 from .disasm import disassemble
@@ -74,11 +73,10 @@ def assemble_program(source, *, file=None, library=None, progress=None):
 
 
 def _read_top(path):
-    from .parser import MAX_SOURCE_BYTES
-    with open(path, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise AsmError(None, f"{path}: not a file; give the path of a {EXTENSION} text")
-        data = handle.read(MAX_SOURCE_BYTES + 1)
+    from .parser import MAX_SOURCE_BYTES, read_source
+    data = read_source(path)
+    if data is None:
+        raise AsmError(None, f"{path}: not a file; give the path of a {EXTENSION} text")
     if len(data) > MAX_SOURCE_BYTES:
         raise AsmError(None, f"{path}: larger than {MAX_SOURCE_BYTES >> 20} MiB")
     try:

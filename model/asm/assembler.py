@@ -16,6 +16,7 @@ import numpy as np
 from ..bitstream import ScanOrder
 from ..config import Configuration
 from ..ports import Port, PortBit, PortMap, PortMapError
+from ..ports import _check_name  # the one rule for port names
 from ..terms import DIRECTIONS, Direction, side_lanes
 from .lexer import AsmError
 from .parser import SHORTHANDS, Cell, Grid, Latency, Order, Period, Place, PortDecl
@@ -153,6 +154,10 @@ def _cell(statement, grid, luts, claims):
 def _port(decl, grid, ports, lanes):
     port = ports.get(decl.name)
     if port is None:
+        try:
+            _check_name(decl.name, "Port")
+        except PortMapError as error:
+            raise AsmError(decl.where, str(error)[len("Port: "):]) from None
         port = ports[decl.name] = _Port(decl)
     elif port.direction != decl.direction:
         raise AsmError(decl.where, f"port {decl.name} is an {port.direction}put port (declared "

@@ -61,6 +61,9 @@ class Token(typing.NamedTuple):
         return repr(self.text)
 
 
+#: Decimal numbers longer than this are refused (no value of the format needs them).
+_MAX_DIGITS = 40
+
 _CONTINUES = frozenset({",", ":", "=", "(", "[", "~", "!", "&", "|", "^", "?"})
 
 
@@ -109,6 +112,9 @@ def tokenize(text, file="<text>"):
                 depth = max(0, depth - 1)
             token = Token(punct, punct, None, file, line, i - start + 1)
         elif kind == "number":
+            if j - i > _MAX_DIGITS:
+                raise AsmError(Where(file, line, i - start + 1),
+                               f"the number {text[i:i + 20]}... is too large")
             token = Token("number", m.group(), int(m.group()), file, line, i - start + 1)
         elif kind == "hex":
             try:

@@ -23,6 +23,11 @@ MAX_INCLUDE_DEPTH = 64
 MAX_RANGE = 1 << 16
 #: The largest source file read (bytes).
 MAX_SOURCE_BYTES = 64 << 20
+#: Expressions nested deeper than this (parentheses, ``maj(...)``, ``?:`` branches) are refused.
+MAX_NESTING = 100
+#: The largest period, latency or skew magnitude in subcycles (longer than any run,
+#: :data:`bitgrid.stimulus.MAX_STEPS`).
+MAX_SUBCYCLES = 1_000_000
 
 _MASK = 0xFFFF
 _INPUTS = {"n": 0xAAAA, "e": 0xCCCC, "s": 0xF0F0, "w": 0xFF00}
@@ -99,6 +104,7 @@ class _Cursor:
     """Reads a token stream with one token of look-ahead: ``token`` and ``peek()``."""
 
     def __init__(self, tokens):
+        self.depth = 0          # expressions being read, one inside another
         self._tokens = iter(tokens)
         self.token = next(self._tokens)
         self._next = next(self._tokens) if self.token.kind != "end" else self.token
@@ -168,12 +174,12 @@ class _Cursor:
                                                  f"{last}; the values are {first}, "
                                                  f"{first + step if last > first else first - step}"
                                                  ", ...")
-        step = step if last >= first else -step
-        values = range(first, last + step, step)
-        if len(values) > MAX_RANGE:
+        count = abs(last - first) // step + 1     # not len(range): it may not fit a C long
+        if count > MAX_RANGE:
             raise AsmError(first_token.where, f"a range holds at most {MAX_RANGE} values, not "
-                                              f"{len(values)}")
-        return values
+                                              f"{count}")
+        step = step if last >= first else -step
+        return range(first, last + step, step)
 
     def end_of_statement(self):
         token = self.token
@@ -191,14 +197,20 @@ def _side(token):
 
 # Expressions -----------------------------------------------------------------------------------
 def _expression(cur):
+    cur.depth += 1
+    if cur.depth > MAX_NESTING:
+        raise AsmError(cur.token.where, f"expression nested deeper than {MAX_NESTING} levels; "
+                                        "split it over several cells, or write the table in "
+                                        "hex (0x96A5)")
     condition = _or(cur)
-    if cur.token.kind != "?":
-        return condition
-    cur.next()
-    then = _expression(cur)
-    cur.expect(":", "':' of 'c ? x : y'")
-    other = _expression(cur)
-    return (condition & then) | (~condition & other & _MASK)
+    if cur.token.kind == "?":
+        cur.next()
+        then = _expression(cur)
+        cur.expect(":", "':' of 'c ? x : y'")
+        other = _expression(cur)
+        condition = (condition & then) | (~condition & other & _MASK)
+    cur.depth -= 1
+    return condition
 
 
 def _or(cur):
@@ -226,16 +238,16 @@ def _and(cur):
 
 
 def _unary(cur):
-    kind = cur.token.kind
-    if kind == "~" or kind == "!":
+    invert = 0
+    while cur.token.kind in ("~", "!"):     # a loop, not recursion: any number of them
         cur.next()
-        return _unary(cur) ^ _MASK
-    if kind == "name":
+        invert ^= _MASK
+    if cur.token.kind == "name":
         value = _INPUTS.get(cur.token.text)
         if value is not None:
             cur.next()
-            return value
-    return _atom(cur)
+            return value ^ invert
+    return _atom(cur) ^ invert
 
 
 def _close(cur, opening):
@@ -250,7 +262,8 @@ def _atom(cur):
         cur.next()
         if token.text[:2].lower() == "0x":
             if token.value > _MASK:
-                raise AsmError(token.where, f"a LUT table has 16 bits; {token.text} is more")
+                shown = token.text if len(token.text) <= 24 else token.text[:20] + "..."
+                raise AsmError(token.where, f"a LUT table has 16 bits; {shown} is more")
             return token.value
         if token.value in (0, 1):
             return _MASK if token.value else 0
@@ -358,10 +371,14 @@ def _port(cur, direction, where):
         if word == "signed":
             signed = True
         elif word == "skew":
+            if skews is not None:
+                raise AsmError(token.where, f"port {name}: skew is given twice; give all the "
+                                            "skews after one 'skew'")
             skew_where = cur.token.where
-            skews = list(cur.range("a skew (subcycles)", minimum=None))
+            bound = dict(minimum=-MAX_SUBCYCLES, maximum=MAX_SUBCYCLES)
+            skews = list(cur.range("a skew (subcycles)", **bound))
             while cur.accept(","):
-                skews += cur.range("a skew (subcycles)", minimum=None)
+                skews += cur.range("a skew (subcycles)", **bound)
             if len(skews) == 1:
                 skews = skews * len(lanes)
             if len(skews) != len(lanes):
@@ -393,6 +410,9 @@ def _cell(cur, where):
         targets = []
         while True:
             token = cur.expect("name", "an output side (N, E, S, W) and '=', like E = w")
+            if token.text.lower() in SHORTHANDS:
+                raise AsmError(token.where, f"{token.text} stands alone: it sets all four "
+                                            f"outputs (cell 0,0: {token.text.lower()})")
             side = _side(token)
             cur.expect("=", f"'=' after output {side.name}")
             targets.append((side, token.where))
@@ -444,14 +464,27 @@ def _place(cur, where):
     return Place(macro, params, x, y, prefix, where, param_where)
 
 
+def read_source(path):
+    """The bytes of the source file ``path`` (at most :data:`MAX_SOURCE_BYTES` + 1 of them),
+    or None if it is not a regular file (a folder, a device, a FIFO: opened without blocking,
+    so a FIFO with no writer does not hang).
+
+    :raises OSError: if it cannot be opened or read.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return file.read(MAX_SOURCE_BYTES + 1)
+
+
 def _read(path, where):
     try:
-        with open(path, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise AsmError(where, f"{path} is not a file")
-            data = file.read(MAX_SOURCE_BYTES + 1)
+        data = read_source(path)
     except OSError as error:
         raise AsmError(where, f"cannot read {path}: {error.strerror or error}") from None
+    if data is None:
+        raise AsmError(where, f"{path} is not a file")
     if len(data) > MAX_SOURCE_BYTES:
         raise AsmError(where, f"{path} is larger than {MAX_SOURCE_BYTES >> 20} MiB")
     try:
@@ -487,9 +520,11 @@ def parse(text, file="<text>", *, base=None, progress=None, _stack=()):
             value = cur.expect("name", "a scan order (row-major, column-major, snake)")
             statements.append(Order(value.text, value.where))
         elif word == "period":
-            statements.append(Period(cur.number("the period (subcycles)", minimum=2), where))
+            statements.append(Period(cur.number("the period (subcycles)", minimum=2,
+                                                maximum=MAX_SUBCYCLES), where))
         elif word == "latency":
-            statements.append(Latency(cur.number("the latency (subcycles)"), where))
+            statements.append(Latency(cur.number("the latency (subcycles)",
+                                                 maximum=MAX_SUBCYCLES), where))
         elif word in ("in", "out"):
             statements.append(_port(cur, word, where))
         elif word == "cell":
@@ -498,6 +533,8 @@ def parse(text, file="<text>", *, base=None, progress=None, _stack=()):
             statements.append(_place(cur, where))
         elif word == "include":
             name = cur.expect("string", 'a file name in quotes (include "lanes.bga")')
+            if not name.value.strip():
+                raise AsmError(name.where, 'include names no file; write include "file.bga"')
             cur.end_of_statement()
             path = os.path.join(folder, name.value)
             key = os.path.realpath(path)

@@ -1,0 +1,78 @@
+"""Hostile input to the assembler: every bad text is an AsmError naming file, line and column
+(never a RecursionError, OverflowError or a hang), found by an adversarial review."""
+
+import os
+
+import pytest
+
+from bitgrid.asm import AsmError, assemble, assemble_program
+
+
+def error(text):
+    with pytest.raises(AsmError) as info:
+        assemble(text, file="p.bga")
+    return str(info.value)
+
+
+@pytest.mark.parametrize("expression", [
+    "(" * 5000 + "w" + ")" * 5000,
+    "w ? " * 3000 + "w" + " : n" * 3000,
+    "maj(w, n, " * 3000 + "w" + ")" * 3000,
+])
+def test_deep_expressions_are_refused(expression):
+    message = error("grid 2 x 2\ncell 0,0: E = " + expression + "\n")
+    assert message.startswith("p.bga:2:") and "nested deeper than 100" in message, message
+
+
+def test_nesting_up_to_the_limit_is_read(tmp_path):
+    # 100 levels of parentheses inside 63 levels of includes still fit Python's stack, and
+    # any number of ~ is a loop, not nesting.
+    (tmp_path / "i63.bga").write_text("cell 0,0: E = " + "(" * 99 + "~w" + ")" * 99 +
+                                      ", S = " + "~" * 5001 + "n\n")
+    for i in range(63):
+        (tmp_path / f"i{i}.bga").write_text(f'include "i{i + 1}.bga"\n')
+    (tmp_path / "p.bga").write_text('grid 2 x 2\ninclude "i0.bga"\n')
+    config, _ = assemble(tmp_path / "p.bga")
+    assert config[0, 0] == (0, 0x00FF, 0x5555, 0)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("grid 2 x 2\ncell 0..99999999999999999999,0: E = w\n",
+     "p.bga:2:6: a range holds at most 65536 values, not 100000000000000000000"),
+    ("grid 2 x 2\ncell 0," + "9" * 5000 + ": E = w\n",
+     "p.bga:2:8: the number 99999999999999999999... is too large"),
+    ("grid 2 x 2\nlatency 1000001\n",
+     "p.bga:2:9: the latency (subcycles) must be 0..1000000, not 1000001"),
+    ("grid 2 x 2\nperiod 1000002\n",
+     "p.bga:2:8: the period (subcycles) must be 2..1000000, not 1000002"),
+    ("grid 2 x 2\nlatency 1\nin a W 0 skew 1000001\n",
+     "p.bga:3:15: a skew (subcycles) must be -1000000..1000000, not 1000001"),
+    ("grid 2 x 2\nlatency 1\nin a W 0 skew 1 skew 2\n",
+     "p.bga:3:17: port a: skew is given twice"),
+    ("grid 2 x 2\ncell 0,0: pass, E = w\n",
+     "p.bga:2:11: pass stands alone: it sets all four outputs"),
+    ("grid 2 x 2\nlatency 1\nin \"a b\" W 0\n",
+     "p.bga:3:4: a port name is a letter or _ followed by"),
+])
+def test_bad_values(text, message):
+    got = error(text)
+    assert got.startswith(message), got
+
+
+def test_empty_include_name(tmp_path):
+    (tmp_path / "p.bga").write_text('grid 2 x 2\ninclude ""\n')
+    with pytest.raises(AsmError) as info:
+        assemble_program(tmp_path / "p.bga")
+    assert str(info.value) == f"{tmp_path / 'p.bga'}:2:9: include names no file; write " \
+                              'include "file.bga"'
+
+
+def test_fifo_include_and_program_do_not_hang(tmp_path):
+    os.mkfifo(tmp_path / "fifo.bga")
+    (tmp_path / "p.bga").write_text('grid 2 x 2\ninclude "fifo.bga"\n')
+    with pytest.raises(AsmError) as info:
+        assemble_program(tmp_path / "p.bga")
+    assert str(info.value) == f"{tmp_path / 'p.bga'}:2:9: {tmp_path / 'fifo.bga'} is not a file"
+    with pytest.raises(AsmError) as info:
+        assemble_program(tmp_path / "fifo.bga")
+    assert str(info.value).startswith(f"{tmp_path / 'fifo.bga'}: not a file")
