@@ -41,6 +41,27 @@ def ports_path(bitstream_path):
     return (root if ext.lower() == ".bgbs" else os.fspath(bitstream_path)) + ".ports.json"
 
 
+def _write_both(path, data, ports_file, ports_text):
+    """Write the bitstream ``data`` to ``path`` and, unless ``ports_file`` is None, the port
+    map ``ports_text`` to ``ports_file``: both or neither (if the port map cannot be written,
+    the bitstream file is put back as it was, or removed if it is new)."""
+    old = None
+    if ports_file is not None and os.path.isfile(path):
+        with open(path, "rb") as file:
+            old = file.read()
+    atomic_write(path, data)
+    if ports_file is None:
+        return
+    try:
+        atomic_write(ports_file, ports_text)
+    except BaseException:
+        if old is not None:
+            atomic_write(path, old)
+        elif os.path.isfile(path):
+            os.unlink(path)
+        raise
+
+
 @click.command()
 @click.argument("program", metavar="PROGRAM.bga", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
@@ -82,13 +103,13 @@ def asm(program, output, ports_out, show_progress):
         ports_file = ports_out or ports_path(output)
         check_writable(ports_file)
     bitstream = Bitstream(result.config, result.order)
-    atomic_write(output, bitstream.to_bytes())
+    _write_both(output, bitstream.to_bytes(), ports_file,
+                result.portmap.dumps() if ports_file is not None else None)
     configured = int((result.config.luts != 0).any(axis=2).sum())
     click.echo(f"wrote {output}: {result.config.width} x {result.config.height} grid, "
                f"{configured} cell{'' if configured == 1 else 's'} configured, "
                f"{bitstream.order.label}")
     if ports_file is not None:
-        _ports.save(ports_file, result.portmap)
         portmap = result.portmap
         names = ", ".join(p.name for p in portmap.ports) or "(none)"
         click.echo(f"wrote {ports_file}: ports {names}; "

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from bitgrid import bitstream, ports
 from bitgrid.cli import main
-from support.conformance import conformance_cases, load_conformance
+from support.conformance import bad_stream_cases, conformance_cases, load_conformance
 
 PROGRAM = """# y = a xor b, one design cycle per 2 subcycles
 grid 4 x 2
@@ -115,3 +115,31 @@ def test_help_has_examples():
     for command in ("asm", "disasm"):
         result = invoke(command, "--help")
         assert result.exit_code == 0 and "Example" in result.output
+
+
+def test_asm_writes_both_files_or_neither(tmp_path):
+    source = tmp_path / "xor.bga"
+    source.write_text(PROGRAM)
+    # The port map cannot be written (a full device): no bitstream is left behind ...
+    result = invoke("asm", source, "-o", tmp_path / "out.bgbs", "--ports", "/dev/full")
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and result.output.startswith("error: /dev/full: ")
+    assert not (tmp_path / "out.bgbs").exists()
+    # ... and an earlier bitstream keeps its content.
+    (tmp_path / "out.bgbs").write_bytes(b"old")
+    result = invoke("asm", source, "-o", tmp_path / "out.bgbs", "--ports", "/dev/full")
+    assert result.exit_code == 2
+    assert (tmp_path / "out.bgbs").read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bgbs", "xor.bga"]
+
+
+@pytest.mark.parametrize("name", bad_stream_cases())
+def test_disasm_refuses_bad_bitstreams_like_emulate(tmp_path, name):
+    case = load_conformance(name)
+    result = invoke("disasm", case.bitstream_path, "-o", tmp_path / "p.bga")
+    if name == "dims_mismatch_4x16":        # a valid 4 x 16 program on its own
+        assert result.exit_code == 0 and "grid 4 x 16" in (tmp_path / "p.bga").read_text()
+        return
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and case.expect_error in result.output
+    assert not (tmp_path / "p.bga").exists()
