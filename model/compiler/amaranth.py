@@ -132,7 +132,7 @@ def elaborate_amaranth(elaboratable, *, name=None, ports=None):
         without ports, or an error Amaranth raised while elaborating (its message).
     """
     from amaranth.back import rtlil
-    from amaranth.hdl import Elaboratable
+    from amaranth.hdl import Elaboratable, Signal
     from amaranth.lib import wiring
     if not isinstance(elaboratable, Elaboratable):
         raise CompileError(f"{elaboratable!r} is not an Amaranth Elaboratable or Component")
@@ -142,12 +142,24 @@ def elaborate_amaranth(elaboratable, *, name=None, ports=None):
         if not ports:
             raise CompileError(f"{type(elaboratable).__name__} is a plain Elaboratable with no "
                                "Signal attributes: make it a wiring.Component or give ports=")
+    # Signals Amaranth could not name (``self.a, self.b = Signal(), Signal()`` is "$signal")
+    # take their attribute's name while converting.
+    renamed = []
+    if not isinstance(elaboratable, wiring.Component):
+        for attribute, value in vars(elaboratable).items():
+            if isinstance(value, Signal) and value.name.startswith("$") and \
+                    any(value is port for port in ports):
+                renamed.append((value, value.name))
+                value.name = attribute
     try:
         return name, rtlil.convert(elaboratable, name=name, ports=ports)
     except Exception as error:      # noqa: BLE001 - Amaranth's elaboration errors
         text = " ".join(str(error).split()) or type(error).__name__
         raise CompileError(f"Amaranth could not elaborate {name}: {type(error).__name__}: "
                            f"{text}") from None
+    finally:
+        for signal, original in renamed:
+            signal.name = original
 
 
 def netlist_from_amaranth(elaboratable, *, name=None, ports=None):
