@@ -165,7 +165,9 @@
 
   function laneStep(s) { let step = 1; while (step * s < 14) step *= 2; return step; }
 
+  let labelBoxes = [];                                   // what drawEdges wrote, for scripts
   function drawEdges(s) {
+    labelBoxes = [];
     const step = laneStep(s), font = Math.max(9, Math.min(12, s * 0.3));
     ctx.font = font + "px 'DejaVu Sans', sans-serif"; ctx.textBaseline = "middle";
     const labels = {};
@@ -197,18 +199,21 @@
         ctx.save();
         ctx.translate(cx + dx * off, cy + dy * off);
         if (horiz) ctx.rotate(-Math.PI / 2);
-        const outward = d === 0 || d === 3 ? -1 : 1;      // text runs away from the grid
+        // Text runs away from the grid: along +x (up once rotated) on N and E, -x on S and W.
+        const outward = d === 0 || d === 1 ? 1 : -1;
         ctx.textAlign = outward < 0 ? "right" : "left";
         let at = 0;
-        if (numbered) {
-          ctx.fillStyle = STYLE.grid_line; ctx.fillText(String(lane), 0, 0);
-          at += ctx.measureText(String(lane)).width + 6;
-        }
-        shown.forEach(l => {
-          ctx.fillStyle = STYLE.port[l.direction];
-          ctx.fillText(l.text, outward * at, 0);
-          at += ctx.measureText(l.text).width + 6;
-        });
+        const place = (text, colour, kind) => {
+          const w = ctx.measureText(text).width, x0 = outward < 0 ? -at - w : at;
+          ctx.fillStyle = colour; ctx.fillText(text, outward * at, 0);
+          // Its box on the canvas (CSS pixels): rotated, local (lx, ly) is (ly, -lx) on screen.
+          const tx = cx + dx * off, ty = cy + dy * off, f = font / 2;
+          labelBoxes.push(horiz ? { text, kind, side: SIDES[d], lane, left: tx - f, right: tx + f, top: ty - x0 - w, bottom: ty - x0 }
+                                : { text, kind, side: SIDES[d], lane, left: tx + x0, right: tx + x0 + w, top: ty - f, bottom: ty + f });
+          at += w + 6;
+        };
+        if (numbered) place(String(lane), STYLE.grid_line, "lane");
+        shown.forEach(l => place(l.text, STYLE.port[l.direction], "port"));
         ctx.restore();
       }
     }
@@ -383,6 +388,15 @@
     setFrame, forward: () => setFrame(frame + 1), back: () => setFrame(frame - 1), play, pause, fit,
     zoomAt, value: (x, y, side) => value(frame, x, y, typeof side === "string" ? SIDES.indexOf(side) : side),
     edgeOutputs: () => edgeOutputs(frame), cellInfo: (x, y) => cellInfo(x, y),
+    // The lane numbers and port labels around the grid as drawn: text, kind ("lane" or
+    // "port"), side, lane and box (left, right, top, bottom in client pixels).
+    edgeLabels: () => { const box = canvas.getBoundingClientRect();
+      return labelBoxes.map(b => ({ ...b, left: b.left + box.left, right: b.right + box.left,
+                                      top: b.top + box.top, bottom: b.bottom + box.top })); },
+    // The grid's rectangle in client pixels.
+    gridBox: () => { const box = canvas.getBoundingClientRect();
+      return { left: box.left + view.ox, top: box.top + view.oy, right: box.left + view.ox + W * view.scale,
+               bottom: box.top + view.oy + H * view.scale }; },
     select: (x, y) => { pinned = [x, y]; update(); },
     // The centre of cell (x, y) in client (CSS pixel) coordinates.
     cellToClient: (x, y) => { const box = canvas.getBoundingClientRect();

@@ -136,10 +136,12 @@ def render_html(config, path=None, *, portmap=None, trace=None, title=None):
     data = page_data(config, portmap=portmap, trace=trace, title=title)
     block = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
     heading = html.escape(data["title"])
+    # One swatch per content, its phase A and phase B shades side by side.
     legend = "".join(
-        f'<span style="background:{style.BACKGROUND[key, 0]}"></span>{label} '
-        for key, label in (("blank", "unconfigured"), ("pass", "pass (arrows)"),
-                           ("logic", "logic"), ("const", "constant 1")))
+        f'<span class="key" data-content="{key}"><span style="background:'
+        f'{style.BACKGROUND[key, 0]}"></span><span style="background:{style.BACKGROUND[key, 1]}">'
+        f'</span> {html.escape(colour)}: {html.escape(what)}</span><br>'
+        for key, (colour, what) in style.CONTENT_LEGEND.items())
     page = f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -181,7 +183,7 @@ def render_html(config, path=None, *, portmap=None, trace=None, title=None):
     <h2>key</h2>
     <p class="legend">{legend}</p>
     <p class="hint">Chessboard: phase A cells (x + y even) lighter, phase B darker; subcycle t
-    updates the cells of phase t % 2 (marked in their corner). Signals: red 1, grey 0. Triangles outside the grid: edge
+    updates the cells of phase t % 2 (marked in their corner). Signals: red 1, dark grey 0. Triangles outside the grid: edge
     inputs of the subcycle that made the frame. Wheel or +/- zooms, drag pans, arrows step,
     space plays.</p>
   </aside>

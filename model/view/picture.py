@@ -158,14 +158,14 @@ def render_picture(config, path=None, *, portmap=None, trace=None, frame=None, t
         heading = title or f"{width} x {height} cells"
         fig.text(0.5, 1 - 0.5 * head_in / fig_h, heading, ha="center", va="center",
                  fontsize=12, color=style.TEXT)
-        legend = ("phase A: cells with x + y even (lighter), phase B: odd (darker); blue: pass "
-                  "cells (arrows), yellow: logic (output = expression of n, e, s, w), grey: "
-                  "constant 1, white: unconfigured")
+        legend = ("phase A: cells with x + y even (lighter), phase B: odd (darker); "
+                  + ", ".join(f"{colour}: {what}"
+                              for colour, what in style.CONTENT_LEGEND.values()))
         if detail and not expressions:
             legend += (f"; \u0192: logic (more than {MAX_EXPRESSIONS} expressions: see them in "
                        "the HTML page or bitgrid disasm)")
         if trace is not None:
-            legend += (f"\nsignals: red 1, grey 0; {_frame_note(trace, frame)}")
+            legend += (f"\nsignals: red 1, dark grey 0; {_frame_note(trace, frame)}")
         fig.text(0.5, 0.5 * foot_in / fig_h, legend, ha="center", va="center", fontsize=7.5,
                  color=style.TEXT, wrap=True)
         buffer = io.BytesIO()

@@ -5,19 +5,28 @@ Cell backgrounds are a chessboard of the two phases (SPEC section 4): phase A ce
 even) light, phase B cells a shade darker, tinted by what the cell holds.
 """
 
-__all__ = ["BACKGROUND", "ARROW", "VALUE", "PORT", "GRID_LINE", "UPDATED", "TEXT",
+__all__ = ["BACKGROUND", "CONTENT_LEGEND", "ARROW", "VALUE", "PORT", "GRID_LINE", "UPDATED", "TEXT",
            "DETAIL_MAX_SIDE", "BACKGROUND_KEYS", "contents"]
 
 #: Background per (content, phase): content ``"blank"`` (unconfigured), ``"pass"`` (copies
 #: only), ``"logic"`` (an expression or an inverted copy), ``"const"`` (constant 1 outputs and
-#: zeros only); phase 0 (A) and 1 (B).
+#: zeros only); phase 0 (A) and 1 (B). Unconfigured cells are white and light grey, so no other
+#: content is grey: constants are lilac.
 BACKGROUND = {
     ("blank", 0): "#ffffff", ("blank", 1): "#ececec",
     ("pass", 0): "#dcebf7", ("pass", 1): "#c3d8ea",
     ("logic", 0): "#fcefc7", ("logic", 1): "#efdca6",
-    ("const", 0): "#e7e7e7", ("const", 1): "#d2d2d2",
+    ("const", 0): "#f1def5", ("const", 1): "#dfc3e8",
 }
 BACKGROUND_KEYS = ("blank", "pass", "logic", "const")
+#: What the legends call each content's colour (phase A / phase B shades of one hue) and the
+#: content itself.
+CONTENT_LEGEND = {
+    "blank": ("white / light grey", "unconfigured"),
+    "pass": ("blue", "pass cells (arrows)"),
+    "logic": ("yellow", "logic (output = expression of n, e, s, w)"),
+    "const": ("lilac", "constant 1 outputs"),
+}
 #: Arrows of pass outputs when no run is shown.
 ARROW = "#1f4e79"
 #: A signal's colour by value, 0 and 1.

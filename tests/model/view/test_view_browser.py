@@ -204,3 +204,41 @@ def test_a_page_without_a_run(browser, tmp_path):
     assert rows.nth(1).locator("td").all_inner_texts() == ["E", "0xff00", "w (copy W)", "–"]
     assert page.locator("#edge-outputs div").count() == 0
     assert errors == []
+
+
+def test_port_labels_stay_outside_the_grid_beside_their_lanes(browser, tmp_path):
+    """Every lane number and port label is drawn outside the grid, beside its lane, on all four
+    sides (the N and S port labels were once drawn over the grid's first and last rows)."""
+    from bitgrid.ports import PortMap
+    config = Configuration(6, 4)
+    ports = PortMap(6, 4, [
+        {"name": name, "direction": direction,
+         "bits": [{"side": side, "lane": lane} for lane in range(count)]}
+        for name, direction, side, count in (("north_in", "in", "N", 6), ("east_out", "out", "E", 4),
+                                             ("south_out", "out", "S", 6), ("west_in", "in", "W", 4))], latency=2)
+    path = tmp_path / "labels.html"
+    render_html(config, path, portmap=ports)
+    page, errors = _open(browser, path)
+    for zoom in (1.0, 0.7):
+        page.evaluate(f"bitgrid.zoomAt({zoom}, 600, 400)")
+        grid = page.evaluate("bitgrid.gridBox()")
+        labels = page.evaluate("bitgrid.edgeLabels()")
+        cell = (grid["right"] - grid["left"]) / 6
+        ports_seen = {(b["side"], b["lane"]) for b in labels if b["kind"] == "port"}
+        assert ports_seen == {(s, lane) for s, n in (("N", 6), ("E", 4), ("S", 6), ("W", 4))
+                              for lane in range(n)}
+        for box in labels:
+            side, lane = box["side"], box["lane"]
+            outside = {"N": box["bottom"] <= grid["top"], "S": box["top"] >= grid["bottom"],
+                       "W": box["right"] <= grid["left"], "E": box["left"] >= grid["right"]}
+            assert outside[side], box
+            if side in "NS":                                     # beside its column
+                centre = grid["left"] + (lane + 0.5) * cell
+                assert box["left"] <= centre <= box["right"], box
+            else:                                                # beside its row
+                centre = grid["top"] + (lane + 0.5) * cell
+                assert box["top"] <= centre <= box["bottom"], box
+            if box["kind"] == "port":
+                expected = {"N": "north_in", "E": "east_out", "S": "south_out", "W": "west_in"}
+                assert box["text"] == f"{expected[side]}[{lane}]"
+    assert errors == []

@@ -68,3 +68,22 @@ def test_a_page_without_a_run_and_refusals(tmp_path):
     assert render_html(config, path) == path.read_text(encoding="utf-8")
     with pytest.raises(ValueError, match="2 x 2 grid"):
         render_html(Configuration(4, 4), trace=record(config, [Edges()]))
+
+
+def test_the_key_shows_both_shades_of_each_content():
+    """The page's key: per content its phase A and phase B shades (the colours the canvas
+    paints, from the data block's style) and its name; unconfigured is white / light grey and
+    no other content is called grey."""
+    page = render_html(Configuration(2, 2))
+    data = page_block(page)
+    keys = re.findall(r'<span class="key" data-content="(\w+)"><span style="background:'
+                      r'(#\w+)"></span><span style="background:(#\w+)"></span> ([^<]*)</span>',
+                      page)
+    assert [k[0] for k in keys] == ["blank", "pass", "logic", "const"]
+    for key, phase_a, phase_b, text in keys:
+        assert (phase_a, phase_b) == (data["style"]["background"][key + "/0"],
+                                      data["style"]["background"][key + "/1"])
+    names = {k[0]: k[3] for k in keys}
+    assert names["blank"] == "white / light grey: unconfigured"
+    assert names["const"].startswith("lilac:")
+    assert data["style"]["background"]["blank/1"] != data["style"]["background"]["const/0"]

@@ -177,3 +177,42 @@ def test_colours_are_those_of_the_style():
     present = set(np.unique(pixels[:, 0] << 16 | pixels[:, 1] << 8 | pixels[:, 2]).tolist())
     for p in (0, 1):
         assert int(style.BACKGROUND["blank", p][1:], 16) in present
+
+
+def _rgb(hex_colour):
+    return np.array([int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)])
+
+
+def test_contents_are_told_apart_and_the_legend_names_them():
+    """Unconfigured phase-B cells are light grey, so no other content may look grey or like
+    them (a constant cell was once grey while the legend called grey 'constant 1'): every two
+    backgrounds of different contents differ by at least 24 over the channels, the configured
+    ones are tinted, and the legend names each content by its hue."""
+    keys = style.BACKGROUND_KEYS
+    for a in keys:
+        for b in keys:
+            if a < b:
+                for p in (0, 1):
+                    for q in (0, 1):
+                        diff = np.abs(_rgb(style.BACKGROUND[a, p]) - _rgb(style.BACKGROUND[b, q]))
+                        assert diff.sum() >= 24, (a, p, b, q)
+        if a != "blank":
+            for p in (0, 1):
+                rgb = _rgb(style.BACKGROUND[a, p])
+                assert rgb.max() - rgb.min() >= 12, (a, p)
+    config = Configuration(4, 2)
+    config[0, 0] = (0xFFFF, 0, 0, 0)                 # a constant cell in phase A
+    config[1, 0] = (0, 0xFFFF, 0, 0)                 # and one in phase B
+    root = svg_tree(render_picture(config, fmt="svg"))
+    texts = svg_texts(root)
+    start = [i for i, t in enumerate(texts) if t.startswith("phase A")]
+    assert len(start) == 1
+    legend = " ".join(texts[start[0]:])                 # the legend's lines, wrapped
+    assert "white / light grey: unconfigured" in legend
+    assert "lilac: constant 1 outputs" in legend and "grey: constant" not in legend
+    png = Image.open(io.BytesIO(render_picture(config, fmt="png"))).convert("RGB")
+    pixels = np.asarray(png).reshape(-1, 3).astype(np.uint32)
+    present = set(np.unique(pixels[:, 0] << 16 | pixels[:, 1] << 8 | pixels[:, 2]).tolist())
+    for key in ("blank", "const"):
+        for p in (0, 1):
+            assert int(style.BACKGROUND[key, p][1:], 16) in present, (key, p)
