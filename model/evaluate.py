@@ -50,14 +50,18 @@ from .ports import MAX_PORT_BITS, PortMap
 from .terms import Edges
 
 __all__ = ["TARGETS", "CsvError", "check_target", "check_rows", "edge_inputs", "sample_points",
-           "run_edges", "sample", "evaluate", "parse_value", "read_csv", "parse_csv", "format_csv",
-           "MAX_ROWS", "MAX_CSV_BYTES"]
+           "run_edges", "sample", "evaluate", "check_subcycles", "parse_value", "read_csv",
+           "parse_csv", "format_csv",
+           "MAX_ROWS", "MAX_SUBCYCLES", "MAX_CSV_BYTES"]
 
 #: The targets :func:`evaluate` runs on (``serial:PORT`` names a port, e.g.
 #: ``serial:/dev/ttyUSB0``; ``mesh:2x2`` a simulated mesh of 2 x 2 chips).
 TARGETS = ("emu", "fast", "sim", "mesh:COLSxROWS", "loopback", "serial:PORT")
 #: Most rows one evaluation takes.
 MAX_ROWS = 1_000_000
+#: Most subcycles one evaluation runs (rows x period plus the latency and skews; about 1 KiB of
+#: memory each while running).
+MAX_SUBCYCLES = 1 << 22
 #: Largest CSV file read (bytes).
 MAX_CSV_BYTES = 64 << 20
 #: Most subcycles one STEP request of the host protocol runs (protocol.host.MAX_STEPS).
@@ -121,6 +125,24 @@ def check_rows(portmap, rows):
     return result
 
 
+def check_subcycles(portmap, count):
+    """The subcycles that running ``count`` rows takes (:meth:`PortMap.cycles_needed
+    <bitgrid.ports.PortMap.cycles_needed>`), if at most :data:`MAX_SUBCYCLES`.
+
+    :raises ValueError: ``100 rows of period 2 with latency 10000000 and output skew up to 0
+        need 10000198 subcycles, more than 4194304 ...``.
+    """
+    total = portmap.cycles_needed(count)
+    if total > MAX_SUBCYCLES:
+        skew = portmap.depth - portmap.latency
+        raise ValueError(f"{count} row{'s' if count != 1 else ''} of period {portmap.period} "
+                         f"with latency "
+                         f"{portmap.latency} and output skew up to {skew} need {total} "
+                         f"subcycles, more than {MAX_SUBCYCLES} in one evaluation; check the "
+                         "port map's period, latency and skews, or split the rows")
+    return total
+
+
 def edge_inputs(portmap, rows):
     """The edge inputs of every subcycle that runs ``rows`` (see the module docstring).
 
@@ -131,7 +153,7 @@ def edge_inputs(portmap, rows):
     rows = check_rows(portmap, rows)
     if not rows:
         return []
-    total, period, last = portmap.cycles_needed(len(rows)), portmap.period, len(rows) - 1
+    total, period, last = check_subcycles(portmap, len(rows)), portmap.period, len(rows) - 1
     # Each input bit: (side, lane, skew, its value in every row as a uint8 array).
     lanes = []
     for port in portmap.inputs:
@@ -328,6 +350,7 @@ def evaluate(config, portmap, rows, *, target="emu", simulator="icarus", progres
     rows = check_rows(portmap, rows)
     if not rows:
         return []
+    check_subcycles(portmap, len(rows))
     steps = edge_inputs(portmap, rows)
     needed = {t for points in sample_points(portmap, len(rows))
               for indices in points.values() for t in indices}
@@ -388,7 +411,8 @@ def parse_csv(text, portmap, *, where="<csv>"):
                 ports = [portmap[name] for name in header]
                 continue
             if len(record) != len(header):
-                raise CsvError(f"{where}:{line}: {len(record)} values, the header has "
+                raise CsvError(f"{where}:{line}: {len(record)} value"
+                               f"{'s' if len(record) != 1 else ''}, the header has "
                                f"{len(header)} ({', '.join(header)})")
             if len(rows) >= MAX_ROWS:
                 raise CsvError(f"{where}:{line}: more than {MAX_ROWS} rows; split the file")
@@ -418,6 +442,9 @@ def _check_header(header, portmap, at):
     inputs = [port.name for port in portmap.inputs]
     seen = set()
     for column, name in enumerate(header, start=1):
+        if not name:
+            raise CsvError(f"{at}: column {column} has no name (a trailing comma?); the header "
+                           f"names the input ports ({', '.join(inputs)})")
         if name in seen:
             raise CsvError(f"{at}: column {column}: port {name} is named twice")
         seen.add(name)

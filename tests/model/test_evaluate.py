@@ -141,6 +141,27 @@ def test_bad_values_targets_and_sizes():
         ev.evaluate(other, portmap, [{"a": 1, "b": 0}])
 
 
+def test_runs_too_long_are_refused_before_anything_is_built():
+    # A latency or skew far beyond any program (a typo in the port map) would need petabytes
+    # of stimulus: one clear ValueError, before edge inputs are built.
+    config, portmap, _ = port_programs.signed_routes()
+    rows = [{"a": 1, "b": 2}] * 3
+    late = portmap.replace(latency=10 ** 12)
+    message = (r"^3 rows of period 2 with latency 1000000000000 and output skew up to 1 need "
+               r"1000000000005 subcycles, more than 4194304 in one evaluation")
+    with pytest.raises(ValueError, match=message):
+        ev.evaluate(config, late, rows)
+    with pytest.raises(ValueError, match=message):
+        ev.edge_inputs(late, rows)
+    skewed = portmap.map_bits(lambda port, bit: bit._replace(skew=bit.skew + 2 ** 30)
+                              if port.direction == "out" else bit)
+    with pytest.raises(ValueError, match=r"output skew up to 1073741825 need"):
+        ev.evaluate(config, skewed, rows)
+    # The bound itself (signed_routes' output skews reach 1): exactly MAX_SUBCYCLES pass.
+    assert ev.check_subcycles(portmap.replace(latency=ev.MAX_SUBCYCLES - 5), 3) == \
+        ev.MAX_SUBCYCLES
+
+
 # CSV --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, value", [("12", 12), (" -3 ", -3), ("0xff", 255),
@@ -171,7 +192,10 @@ def test_csv_round_trip():
     ("a,b,q\n1,2,3\n", "in.csv:1: column 3: q is an output port"),
     ("a\n1\n", "in.csv:1: no column for input port b"),
     ("a,a,b\n", "in.csv:1: column 2: port a is named twice"),
-    ("a,b\n1,2\n3\n", "in.csv:3: 1 values, the header has 2 (a, b)"),
+    ("a,b\n1,2\n3\n", "in.csv:3: 1 value, the header has 2 (a, b)"),
+    ("a,b\n1,2,3\n", "in.csv:2: 3 values, the header has 2 (a, b)"),
+    ("a,b,\n1,2,\n", "in.csv:1: column 3 has no name (a trailing comma?); the header names "
+                     "the input ports (a, b)"),
     ("a,b\n1,2\n\n1,16\n", "in.csv:4: column 2 (b): value 16 does not fit port b (4 bits, "
                            "unsigned: 0..15)"),
     ("a,b\n1,x\n", "in.csv:2: column 2 (b): not a decimal or 0x hex integer: 'x'"),

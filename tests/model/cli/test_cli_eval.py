@@ -119,6 +119,20 @@ def test_bad_port_map_file(signed, tmp_path):
     assert result.stderr.count("\n") == 1
 
 
+def test_port_map_needing_too_many_subcycles(signed, tmp_path):
+    program, _ = signed
+    config, portmap, _ = port_programs.signed_routes()
+    far = portmap.map_bits(lambda port, bit: bit._replace(skew=bit.skew + 10 ** 20)
+                           if port.direction == "out" else bit)
+    portfile = tmp_path / "far.ports.json"
+    ports.save(portfile, far)
+    result = invoke("eval", program, "--ports", portfile, "--csv", write(tmp_path, "a,b\n1,1\n"))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: 1 row of period 2 with latency {far.latency} and "
+                                    "output skew up to 100000000000000000001 need ")
+    assert result.stderr.count("\n") == 1
+
+
 def test_missing_serial_device_is_one_line(signed, tmp_path):
     program, portfile = signed
     result = invoke("eval", program, "--ports", portfile, "--csv",
