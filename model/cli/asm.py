@@ -98,6 +98,8 @@ def asm(program, output, ports_out, show_progress):
     finally:
         if bar is not None:
             bar.close()
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     ports_file = None
     if result.portmap is not None:
         ports_file = ports_out or ports_path(output)

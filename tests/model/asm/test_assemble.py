@@ -261,3 +261,42 @@ def test_routing_comments(body, kind):
     line = text.splitlines()[-1]
     assert line.split("#")[0].split(":", 1)[1].strip() == body
     assert (line.split("# ")[1] if "#" in line else None) == kind
+
+
+# A declared latency checked against the paths (bitgrid eval of each latency: only 3 is right).
+ADDER2 = """grid 2 x 2
+latency {latency}
+in  a[0..1] W 0..1
+in  b[0] N 0
+in  b[1] E 1
+out s[0..1] E 0..1
+out c S 0
+cell 0,0: E = n ^ w, S = n & w
+cell 1,0: E = w
+cell 0,1: E = n ^ e ^ w, S = maj(n, e, w)
+cell 1,1: W = e, E = w
+"""
+
+
+@pytest.mark.parametrize("latency, warning", [
+    (1, "p.bga:2:1: latency 1 reads every output port bit 1 row too early (each shows an "
+        "earlier row's result): the path b[0] -> s[0] takes 2 subcycles and needs latency 2..3 "
+        "with these skews"),
+    (2, None),      # s[1] one row early, s[0] and c right: like a shift register, not reported
+    (3, None),
+    (4, "p.bga:2:1: latency 4 reads s[0] 1 row too late (it shows a later row's result): the "
+        "path b[0] -> s[0] takes 2 subcycles and needs latency 2..3 with these skews"),
+    (9, "p.bga:2:1: latency 9 reads s[0] 3 rows too late"),
+])
+def test_declared_latency_is_checked(latency, warning):
+    text = ADDER2.format(latency=latency)
+    result = assemble_program(text, file="p.bga")
+    rows = [{"a": a, "b": b} for a in range(4) for b in range(4)]
+    right = evaluate(result.config, result.portmap, rows) == \
+        [{"s": (r["a"] + r["b"]) % 4, "c": (r["a"] + r["b"]) // 4} for r in rows]
+    assert right == (latency == 3)
+    if warning is None:
+        assert result.warnings == ()
+    else:
+        assert len(result.warnings) == 1 and result.warnings[0].startswith(warning), \
+            result.warnings

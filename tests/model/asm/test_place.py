@@ -105,3 +105,4 @@ def test_every_macro_round_trips(name):
     result = assemble_program(text)
     assert result.config == standalone.config
     assert result.portmap == standalone.portmap
+    assert result.warnings == ()        # its declared latency passes the check

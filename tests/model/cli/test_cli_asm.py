@@ -143,3 +143,14 @@ def test_disasm_refuses_bad_bitstreams_like_emulate(tmp_path, name):
     assert result.exit_code == 2
     assert result.output.count("\n") == 1 and case.expect_error in result.output
     assert not (tmp_path / "p.bga").exists()
+
+
+def test_asm_warns_of_a_declared_latency_read_in_another_row(tmp_path):
+    source = tmp_path / "xor.bga"
+    source.write_text(PROGRAM.replace("grid 4 x 2\n", "grid 4 x 2\nlatency 6\n"))
+    result = invoke("asm", source, "-o", tmp_path / "out.bgbs")
+    assert result.exit_code == 0
+    assert (f"warning: {source}:3:1: latency 6 reads y[0] 1 row too late (it shows a later "
+            "row's result): the path b[0] -> y[0] takes 4 subcycles and needs latency 4..5"
+            ) in result.output
+    assert ports.load(tmp_path / "out.ports.json").latency == 6     # written as declared
