@@ -224,7 +224,7 @@ def _portmap(grid, ports, period, latency, config, file):
 
 #: A declared latency is checked against the paths (:func:`check_latency`) in programs of at
 #: most this many configured cells (the path analysis of large dense grids is slow).
-CHECK_CELLS = 4096
+CHECK_CELLS = 1024
 
 
 def _port_paths(config, ports):
