@@ -25,7 +25,8 @@ Edges: lane ``i`` of old side ``d`` faces boundary cell ``b``; it becomes the la
 ``sides[d]`` facing the image of ``b``. Rotations and mirrors keep every side on the grid's
 edge. A move may take a side off the edge (``move 2,0`` puts the old W boundary at column 2):
 that is allowed only if no cell of that boundary reads its input from that side or drives its
-output there, and no port bit is on that side (:class:`TransformError` names the cell or port);
+output there, and no port bit is on that side (:class:`TransformError` names the cell or port),
+except on lanes that the port map or the vector file shows to be idle (:func:`check_edges`);
 the new grid's edge lanes that face no old edge lane carry inputs 0. Cells that would fall off
 the new grid must be all-zero (else an error names the first).
 
@@ -271,16 +272,33 @@ def _check_config(config, geometry):
                              f"grid, the program is {config.width} x {config.height}")
 
 
-def check_edges(config, geometry):
+def check_edges(config, geometry, *, portmap=None, steps=None):
     """Check that no boundary cell of a side that ``geometry`` takes off the edge (a move)
     reads its input from that side or drives its output there (real LUT support,
-    :func:`bitgrid.analysis.support_masks`; a constant-0 output drives nothing).
+    :func:`bitgrid.analysis.support_masks`; a constant-0 output drives nothing), except on a
+    lane known to be idle. Beyond a boundary that leaves the edge lies an all-zero cell, which
+    gives 0 and ignores what it is given, so a lane that always carries 0 in and whose output
+    nobody reads may leave the edge:
 
-    :raises TransformError: ``cell (0, 2) reads its input from the W edge, but move 2,0 takes
-        that boundary off the edge ...``.
+    * with ``portmap`` (:class:`~bitgrid.ports.PortMap`), a lane that no input port names is
+      driven 0 (docs/ports.md), and an output lane that no output port names is read by nobody;
+    * with ``steps`` (a vector file's ``(inputs, expected outputs)`` pairs), a lane whose input
+      is 0 and whose expected output is 0 in every step;
+    * with both, a lane must be idle for each; with neither, no lane is known to be idle.
+
+    :raises TransformError: ``cell (0, 2) reads its input from the W edge (lane 2), but move
+        2,0 takes that boundary off the edge ...``, naming the port bit or the step that keeps
+        the lane busy.
     """
     _check_config(config, geometry)
+    if portmap is not None and not isinstance(portmap, PortMap):
+        raise TypeError(f"Expected a PortMap, not {portmap!r}")
     masks = support_masks(config.luts)
+    bits = {}
+    for port in (portmap.ports if portmap is not None else ()):
+        for i, bit in enumerate(port.bits):
+            bits[(port.direction, bit.side, bit.lane)] = f"bit {i} of port {port.name}"
+    steps = None if steps is None else list(steps)
     for side in DIRECTIONS:
         if geometry.keeps_edge(side):
             continue
@@ -288,14 +306,35 @@ def check_edges(config, geometry):
             x, y = _boundary_cell(side, lane, config.width, config.height)
             reads = any(masks[y, x, k] >> side & 1 for k in range(4))
             drives = config.luts[y, x, side] != 0
-            if reads or drives:
-                what = ("reads its input from" if reads else "drives its output to")
+            for busy, what, direction, column in ((reads, "reads its input from", "in", 0),
+                                                   (drives, "drives its output to", "out", 1)):
+                if not busy:
+                    continue
+                why = _busy_lane(direction, column, side, lane, bits, portmap, steps)
+                if why is None:
+                    continue
                 nx, ny = geometry.cell(x, y)
                 raise TransformError(
-                    f"cell ({x}, {y}) {what} the {side.letter} edge, but {geometry.name} "
-                    f"takes that boundary off the edge (the cell lands at ({nx}, {ny}) of the "
-                    f"{geometry.new_width} x {geometry.new_height} grid); move the program "
-                    f"so that its {side.letter} side stays on the edge")
+                    f"cell ({x}, {y}) {what} the {side.letter} edge (lane {lane}{why}), but "
+                    f"{geometry.name} takes that boundary off the edge (the cell lands at "
+                    f"({nx}, {ny}) of the {geometry.new_width} x {geometry.new_height} grid); "
+                    f"move the program so that its {side.letter} side stays on the edge"
+                    + ("" if portmap is not None or steps is not None else
+                       ", or give its port map (--ports) if no port uses that lane"))
+
+
+def _busy_lane(direction, column, side, lane, bits, portmap, steps):
+    """Why lane ``lane`` of ``side`` is not idle in ``direction`` (see :func:`check_edges`):
+    a text for the message (``""`` when nothing says it is idle), or None if it is idle."""
+    if portmap is None and steps is None:
+        return ""
+    if (direction, side, lane) in bits:
+        return ", " + bits[(direction, side, lane)]
+    for t, pair in enumerate(steps or ()):
+        if Edges.coerce(pair[column])[side] >> lane & 1:
+            return (f", which step {t} of the vector file drives with 1" if direction == "in"
+                    else f", where step {t} of the vector file expects a 1")
+    return None
 
 
 def check_timing(config, geometry, *, retime=False):
@@ -426,7 +465,7 @@ class Transformed(typing.NamedTuple):
 
 
 def transform(config, portmap=None, *, move=None, rotate=None, mirror=None, size=None,
-              retime=False):
+              retime=False, steps=None):
     """Apply one transform to a program and its port map.
 
     :param move: ``(dx, dy)`` in cells; ``size`` ``(width, height)`` of the new grid (moves
@@ -435,6 +474,9 @@ def transform(config, portmap=None, *, move=None, rotate=None, mirror=None, size
     :param mirror: ``"x"`` or ``"y"``.
     :param retime: allow a transform that swaps every cell's parity, by delaying the program
         one subcycle (module docstring).
+    :param steps: optional ``(inputs, expected outputs)`` pairs of a vector file of the
+        program: with ``portmap``, they say which edge lanes are idle and so may leave the
+        edge in a move (:func:`check_edges`).
     :returns: :class:`Transformed`.
     :raises ValueError: unless exactly one of ``move``, ``rotate``, ``mirror`` is given, or for
         ``size`` without ``move``.
@@ -461,7 +503,7 @@ def transform(config, portmap=None, *, move=None, rotate=None, mirror=None, size
     else:
         geometry = _mirror(mirror, width, height)
     new_config = transform_config(config, geometry)
-    check_edges(config, geometry)
+    check_edges(config, geometry, portmap=portmap, steps=steps)
     added = check_timing(config, geometry, retime=retime)
     new_portmap = None
     if portmap is not None:

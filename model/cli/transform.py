@@ -37,7 +37,8 @@ def ports_path_for(output):
 @click.argument("bitstream", metavar="PROGRAM", type=click.Path(dir_okay=False))
 @click.option("--move", "offset", metavar="DX,DY",
               help="Move every cell by DX cells east and DY cells south (negative: west, "
-                   "north). All-zero cells may fall off the grid, no other.")
+                   "north). All-zero cells may fall off the grid, no other; a side may leave "
+                   "the edge where its lanes are idle (no port there, with --ports).")
 @click.option("--rotate", type=click.Choice(["90", "180", "270"]),
               help="Rotate clockwise by this many degrees (90 and 270 swap width and height).")
 @click.option("--mirror", type=click.Choice(["x", "y"]),
@@ -67,7 +68,7 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, vectors_in, ret
 
     \b
       bitgrid transform adder.bgbs --ports adder.ports.json --rotate 180 -o adder_r.bgbs
-      bitgrid transform adder.bgbs --move 0,2 --size 8x12 -o adder_low.bgbs
+      bitgrid transform cmp.bgbs --ports cmp.ports.json --move 0,2 --size 2x12 -o low.bgbs
       bitgrid transform adder.bgbs --ports adder.ports.json --mirror x --retime -o m.bgbs
       bitgrid transform adder8.bgbs --vectors adder8.json --rotate 90 --retime -o r.bgbs
       bitgrid sim r.bgbs --vectors r.json
@@ -117,7 +118,7 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, vectors_in, ret
         check_writable(vectors_out)
     result = tf.transform(bs.config, portmap, move=_offset(offset) if offset else None,
                           rotate=int(rotate) if rotate else None, mirror=mirror, size=size,
-                          retime=retime)
+                          retime=retime, steps=case.steps if case is not None else None)
     document = None
     if case is not None:
         import json

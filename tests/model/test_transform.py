@@ -314,7 +314,7 @@ def test_reading_a_side_that_leaves():
     program = Program(4, 4)
     program.cell(0, 2, e=lambda w: w)          # reads W, W leaves the edge when moved east
     with pytest.raises(tf.TransformError, match=r"cell \(0, 2\) reads its input from the W "
-                                                r"edge, but move 2,0"):
+                                                r"edge \(lane 2\), but move 2,0"):
         tf.transform(program.config, move=(2, 0), size=(6, 4))
 
 
@@ -398,3 +398,48 @@ def test_vector_steps_refused_where_they_cannot_be_right():
         tf.transform_steps([(Edges(), Edges()), (Edges(), Edges(w=2))], result)
     steps = tf.transform_steps([(Edges(w=1), Edges(e=1))], result)
     assert steps == [(Edges(), Edges(e=1))]          # W input dropped, E lane 0 kept
+
+
+def test_idle_lanes_may_leave_the_edge():
+    # Moved 2 rows down in a 4 x 4 grid, the N side leaves the edge: cell (0, 0) now reads the
+    # all-zero cell above it (0, as the unnamed N lane 0 was) and cell (2, 0) drives into it.
+    config, portmap, model = port_programs.idle_lanes()
+    result = tf.transform(config, portmap, move=(0, 2), size=(4, 4))
+    rows = [{"a": v} for v in (1, 0, 1, 1, 0, 0, 1)]
+    assert evaluate(result.config, result.portmap, rows) == model(rows)
+    assert [(b.side, b.lane) for b in result.portmap["q"].bits] == [(E, 2)]
+    # Vector steps that keep N lanes 0 and 2 quiet allow it too, and re-index.
+    quiet = [(Edges(w=1), Edges()), (Edges(n=0b1010, w=1), Edges(e=1))]
+    result = tf.transform(config, move=(0, 2), size=(4, 4), steps=quiet)
+    assert tf.transform_steps(quiet, result) == [(Edges(w=4), Edges()), (Edges(w=4), Edges(e=4))]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({}, r"cell \(0, 0\) reads its input from the N edge \(lane 0\), but move 0,2 takes that "
+         r"boundary off the edge \(the cell lands at \(0, 2\) of the 4 x 4 grid\); move the "
+         r"program so that its N side stays on the edge, or give its port map \(--ports\) if "
+         r"no port uses that lane$"),
+    ({"ports": [{"name": "c", "direction": "in", "bits": [{"side": "N", "lane": 0}]}]},
+     r"cell \(0, 0\) reads its input from the N edge \(lane 0, bit 0 of port c\), but move "
+     r"0,2 .* stays on the edge$"),
+    ({"ports": [{"name": "d", "direction": "out", "bits": [{"side": "N", "lane": 1},
+                                                           {"side": "N", "lane": 2}]}]},
+     r"cell \(2, 0\) drives its output to the N edge \(lane 2, bit 1 of port d\)"),
+    ({"steps": [(Edges(), Edges()), (Edges(n=1), Edges())]},
+     r"cell \(0, 0\) reads its input from the N edge \(lane 0, which step 1 of the vector "
+     r"file drives with 1\)"),
+    ({"steps": [(Edges(), Edges()), (Edges(), Edges(n=4))]},
+     r"cell \(2, 0\) drives its output to the N edge \(lane 2, where step 1 of the vector "
+     r"file expects a 1\)"),
+])
+def test_busy_lanes_may_not_leave_the_edge(kwargs, message):
+    config, portmap, model = port_programs.idle_lanes()
+    if "ports" in kwargs:
+        portmap = portmap.replace(ports=portmap.ports + tuple(
+            PortMap(4, 2, kwargs["ports"], latency=4).ports))
+    elif "steps" not in kwargs:
+        portmap = None
+    steps = kwargs.get("steps")
+    with pytest.raises(tf.TransformError, match="^" + message):
+        tf.transform(config, portmap if "steps" not in kwargs else None, move=(0, 2),
+                     size=(4, 4), steps=steps)

@@ -13,7 +13,7 @@ import itertools
 from bitgrid.ports import PortMap
 from bitgrid.program import Program
 
-__all__ = ["skewed_routes", "signed_routes", "xor_loop", "odd_lanes", "hops"]
+__all__ = ["skewed_routes", "signed_routes", "xor_loop", "odd_lanes", "idle_lanes", "hops"]
 
 
 def hops(x, y, cells, start=0):
@@ -151,5 +151,26 @@ def odd_lanes():
 
     def model(rows):
         return [{"qa": row["a"], "qb": row["b"]} for row in rows]
+
+    return program.config, portmap, model
+
+
+def idle_lanes():
+    """A 4 x 2 program whose row-0 cells touch the N edge on lanes no port uses: ``a`` (W lane
+    0) runs east to ``q`` (E lane 0), latency 4; cell (0, 0) computes ``n ^ w`` (so it reads N
+    lane 0, which the port map drives 0) and cell (2, 0) also drives N lane 2 (read by no
+    port)."""
+    program = Program(4, 2)
+    program.cell(0, 0, e=lambda n, w: n ^ w)
+    program.cell(1, 0, e=lambda w: w)
+    program.cell(2, 0, e=lambda w: w, n=lambda w: w)
+    program.cell(3, 0, e=lambda w: w)
+    portmap = PortMap(4, 2, [
+        {"name": "a", "direction": "in", "bits": [{"side": "W", "lane": 0}]},
+        {"name": "q", "direction": "out", "bits": [{"side": "E", "lane": 0}]}],
+        latency=hops(0, 0, 4))
+
+    def model(rows):
+        return [{"q": row["a"]} for row in rows]
 
     return program.config, portmap, model

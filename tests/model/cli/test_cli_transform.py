@@ -70,6 +70,26 @@ def test_move_with_size(tmp_path):
     assert bitstream.load(out).config[2, 3] == (0, 0xFF00, 0, 0)     # E copies W
 
 
+def test_move_of_a_program_with_idle_lanes(tmp_path):
+    # Its N side leaves the edge: allowed with the port map (no port there), not without.
+    config, portmap, model = port_programs.idle_lanes()
+    source, portfile = tmp_path / "p.bgbs", tmp_path / "p.ports.json"
+    bitstream.save(source, config)
+    ports.save(portfile, portmap)
+    out = tmp_path / "low.bgbs"
+    result = invoke("transform", source, "--move", "0,2", "--size", "4x4", "-o", out)
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr.startswith("error: cell (0, 0) reads its input from the N edge (lane "
+                                    "0), but move 0,2")
+    assert result.stderr.endswith("or give its port map (--ports) if no port uses that lane\n")
+    result = invoke("transform", source, "--ports", portfile, "--move", "0,2", "--size", "4x4",
+                    "-o", out)
+    assert result.exit_code == 0, result.output
+    moved = ports.load(tmp_path / "low.ports.json")
+    rows = [{"a": v} for v in (0, 1, 1, 0, 1)]
+    assert evaluate(bitstream.load(out).config, moved, rows) == model(rows)
+
+
 @pytest.mark.parametrize("args, message", [
     (("-o", "x.bgbs"), "give exactly one of --move DX,DY, --rotate 90|180|270 and --mirror "
                        "x|y\n"),
