@@ -9,7 +9,7 @@ from .common import check_writable, load_bitstream
 from .errors import BadInput
 from .params import SizeType
 
-__all__ = ["transform", "ports_path_for", "vectors_path_for"]
+__all__ = ["transform", "ports_path_for", "vectors_path_for", "write_all"]
 
 
 def _offset(text):
@@ -19,6 +19,47 @@ def _offset(text):
         raise BadInput(f"--move {text!r}: give the offset as DX,DY in cells, e.g. --move 2,0 "
                        "(east 2) or --move 0,-2 (north 2)") from None
     return dx, dy
+
+
+def write_all(files):
+    """Write every ``(path, content)`` of ``files`` (:func:`bitgrid.files.atomic_write`), all or
+    none: if one fails, the files written before it get their old content back (or are removed
+    if they did not exist), and the error is raised."""
+    from bitgrid.files import atomic_write
+    done = []                                   # (path, hard link to its old content or None)
+    try:
+        for path, content in files:
+            backup = None
+            if os.path.isfile(path):
+                backup = f"{path}.{os.getpid()}.old"
+                try:
+                    os.link(os.path.realpath(path), backup)
+                except OSError:
+                    backup = None
+            done.append((path, backup))
+            atomic_write(path, content)
+    except BaseException:
+        for path, backup in done[:-1]:
+            try:
+                if backup is not None:
+                    os.replace(backup, os.path.realpath(path))
+                else:
+                    os.remove(path)
+            except OSError:
+                pass
+        if done and done[-1][1] is not None:
+            _remove(done[-1][1])
+        raise
+    for _, backup in done:
+        if backup is not None:
+            _remove(backup)
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
 
 
 def vectors_path_for(output):
@@ -130,12 +171,12 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, vectors_in, ret
             bitstream=os.path.basename(output), origin=f"bitgrid transform of {case.name}",
             description=f"{case.name} under {result.geometry.name}"
                         + (", one subcycle later (re-timed)" if result.latency_added else ""))
-    _bitstream.save(output, result.config, bs.order)
+    files = [(output, _bitstream.write(result.config, bs.order))]
     if ports_out is not None:
-        _ports.save(ports_out, result.portmap)
+        files.append((ports_out, result.portmap.dumps()))
     if document is not None:
-        from bitgrid.files import atomic_write
-        atomic_write(vectors_out, json.dumps(document, indent=1) + "\n")
+        files.append((vectors_out, json.dumps(document, indent=1) + "\n"))
+    write_all(files)
     geometry = result.geometry
     timing = ("every cell's phase kept, timing unchanged" if not geometry.swaps_parity else
               "every cell's phase swapped, re-timed: latency + 1 subcycle (inputs one "

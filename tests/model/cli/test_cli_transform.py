@@ -70,6 +70,33 @@ def test_move_with_size(tmp_path):
     assert bitstream.load(out).config[2, 3] == (0, 0xFF00, 0, 0)     # E copies W
 
 
+@pytest.mark.parametrize("existing", [False, True])
+def test_outputs_written_all_or_none(skewed, tmp_path, monkeypatch, existing):
+    # The port map cannot be written (a full disk): the program written just before it is
+    # taken back, so no half result is left (an old OUT.bgbs keeps its content).
+    from bitgrid import files
+    program, portfile, _ = skewed
+    out = tmp_path / "out.bgbs"
+    if existing:
+        out.write_bytes(b"old")
+    real = files.atomic_write
+
+    def full_disk(path, content, **kwargs):
+        if str(path).endswith(".ports.json"):
+            raise OSError(28, "No space left on device", str(path))
+        return real(path, content, **kwargs)
+
+    monkeypatch.setattr(files, "atomic_write", full_disk)
+    monkeypatch.setattr(ports, "atomic_write", full_disk)
+    result = invoke("transform", program, "--ports", portfile, "--rotate", "180", "-o", out)
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {tmp_path}/out.ports.json: No space left on device\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == \
+        sorted(["p.bgbs", "p.ports.json"] + (["out.bgbs"] if existing else []))
+    if existing:
+        assert out.read_bytes() == b"old"
+
+
 def test_move_of_a_program_with_idle_lanes(tmp_path):
     # Its N side leaves the edge: allowed with the port map (no port there), not without.
     config, portmap, model = port_programs.idle_lanes()
