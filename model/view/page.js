@@ -97,7 +97,12 @@
   }
 
   function arrowPath(x, y, source, d) {
-    if (source !== d) return [sidePoint(x, y, source, 0.04), [x + 0.5, y + 0.5], sidePoint(x, y, d, 0.08)];
+    // Straight through the centre; a turn cuts the corner between its sides (as the pictures).
+    if (source === (d + 2) % 4) return [sidePoint(x, y, source, 0.04), [x + 0.5, y + 0.5], sidePoint(x, y, d, 0.08)];
+    if (source !== d) {
+      const c = STYLE.turn_cut, [sx, sy] = STEP[source], [ox, oy] = STEP[d];
+      return [sidePoint(x, y, source, 0.04), [x + 0.5 + (sx + ox) * c, y + 0.5 + (sy + oy) * c], sidePoint(x, y, d, 0.08)];
+    }
     const [dx, dy] = STEP[d], px = -dy * 0.14, py = dx * 0.14, [ex, ey] = sidePoint(x, y, d, 0.04);
     return [[ex - px, ey - py], [x + 0.5 - px + dx * 0.1, y + 0.5 - py + dy * 0.1],
             [x + 0.5 + px + dx * 0.1, y + 0.5 + py + dy * 0.1], [ex + px - dx * 0.04, ey + py - dy * 0.04]];
@@ -388,6 +393,8 @@
     setFrame, forward: () => setFrame(frame + 1), back: () => setFrame(frame - 1), play, pause, fit,
     zoomAt, value: (x, y, side) => value(frame, x, y, typeof side === "string" ? SIDES.indexOf(side) : side),
     edgeOutputs: () => edgeOutputs(frame), cellInfo: (x, y) => cellInfo(x, y),
+    // The polyline of a copy from input side `source` to output `d` of cell (x, y), cell units.
+    arrowPath: (x, y, source, d) => arrowPath(x, y, source, d),
     // The lane numbers and port labels around the grid as drawn: text, kind ("lane" or
     // "port"), side, lane and box (left, right, top, bottom in client pixels).
     edgeLabels: () => { const box = canvas.getBoundingClientRect();

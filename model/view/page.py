@@ -79,6 +79,7 @@ def page_data(config, *, portmap=None, trace=None, title=None):
                        "NOT": functions.NOT, "LOGIC": functions.LOGIC},
         "style": {"background": {f"{k}/{p}": c for (k, p), c in style.BACKGROUND.items()},
                   "background_keys": list(style.BACKGROUND_KEYS), "arrow": style.ARROW,
+                  "turn_cut": style.TURN_CUT,
                   "value": {str(v): c for v, c in style.VALUE.items()}, "port": style.PORT,
                   "grid_line": style.GRID_LINE, "updated": style.UPDATED,
                   "text": style.TEXT},

@@ -4,8 +4,8 @@ phases, the edge lanes and named ports, and optionally the signals of one frame 
 Grids of up to :data:`~bitgrid.view.style.DETAIL_MAX_SIDE` cells on their longer side are drawn
 cell by cell: arrows for the copies of pass cells (straight, turns, crossings, fan-out; a ring
 at the head of an inverted copy), the expression of every logic output (``E=n^e^w``, written
-without spaces; one longer than :data:`MAX_LABEL` characters is shown by its table,
-``E=0x6b2c``; a picture of more than :data:`MAX_EXPRESSIONS` expressions marks each logic cell
+without spaces; one longer than :data:`MAX_LABEL` characters is broken over lines at its
+operators, or shown by its table, ``E=0x6b2c``, when it does not fit; a picture of more than :data:`MAX_EXPRESSIONS` expressions marks each logic cell
 ``ƒ`` instead), lane numbers around the grid and the name of every port bit (``a[3]``). Larger
 grids are drawn one block per cell (its content and phase, and with a run, how many of its
 outputs are 1), with lane numbers every few lanes and each port's name at its first bit.
@@ -31,8 +31,11 @@ __all__ = ["render_picture", "FORMATS", "MAX_LABEL", "MAX_EXPRESSIONS"]
 
 #: Picture formats by file suffix.
 FORMATS = ("svg", "png")
-#: The longest expression written into a cell; longer ones are shown as the LUT's hex table.
+#: The longest expression written on one line of a cell; longer ones are broken over lines
+#: (:func:`_wrap`), or shown as the LUT's hex table if they cannot be.
 MAX_LABEL = 12
+#: The most lines of text in one cell.
+MAX_CELL_LINES = 4
 #: The most expressions a picture writes; beyond, logic cells get a mark ``ƒ`` (the HTML page
 #: has every expression).
 MAX_EXPRESSIONS = 2048
@@ -40,9 +43,45 @@ MAX_EXPRESSIONS = 2048
 PNG_DPI = 100
 
 
-def _label(lut):
+def _wrap(side, lut):
+    """The lines of output ``side``'s label: ``E=n^w^(e&s)``; an expression longer than
+    :data:`MAX_LABEL` characters is broken after a top-level operator (``&``, ``|``, ``^``,
+    ``?``, ``:``) into lines of at most ``MAX_LABEL + 2`` characters, the later ones indented
+    by two spaces (``S=maj(n,e,w)&`` / ``  maj(n,s,w)``). None if it cannot be broken so."""
     text = expression(lut).replace(" ", "")
-    return text if len(text) <= MAX_LABEL else f"0x{int(lut):04x}"
+    if len(text) <= MAX_LABEL:
+        return [f"{side.letter}={text}"]
+    pieces, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and char in "&|^?:":
+            pieces.append(text[start:i + 1])
+            start = i + 1
+    pieces.append(text[start:])
+    lines = [f"{side.letter}="]
+    for piece in pieces:
+        if len(lines[-1]) + len(piece) <= MAX_LABEL + 2 or lines[-1] in (f"{side.letter}=",
+                                                                          "  "):
+            lines[-1] += piece
+        else:
+            lines.append("  " + piece)
+    return lines if all(len(line) <= MAX_LABEL + 2 for line in lines) else None
+
+
+def _cell_lines(outputs):
+    """The text of a logic cell: ``outputs`` is ``[(side, lut or None for a constant 1)]``;
+    each expression on its line(s) (:func:`_wrap`), as long as the cell holds at most
+    :data:`MAX_CELL_LINES` lines; the longest expressions are shown by their table
+    (``S=0xea80``) until it does."""
+    labels = [[f"{side.letter}=1"] if lut is None else _wrap(side, lut)
+              for side, lut in outputs]
+    labels = [label or [f"{side.letter}=0x{int(lut):04x}"]
+              for label, (side, lut) in zip(labels, outputs)]
+    while sum(map(len, labels)) > MAX_CELL_LINES:
+        k = max(range(len(labels)), key=lambda i: len(labels[i]))
+        side, lut = outputs[k]
+        labels[k] = [f"{side.letter}=0x{int(lut):04x}"]
+    return [line for label in labels for line in label]
 
 
 def _side_point(x, y, side, inset=0.0):
@@ -54,9 +93,18 @@ def _side_point(x, y, side, inset=0.0):
 
 def _arrow(x, y, source, out):
     """The polyline of a copy from input side ``source`` to output side ``out`` of cell
-    ``(x, y)``, and the direction of its head."""
-    if source != out:
+    ``(x, y)`` (cell units, y down; the head goes at its last point). A straight pass runs
+    through the centre; a turn cuts the corner between its two sides (through a point
+    :data:`~bitgrid.view.style.TURN_CUT` from the centre towards that corner), so two turns
+    (W->S, N->E) never look like a crossing (W->E, N->S), and the copies of a fan-out visibly
+    leave one side."""
+    if source == out.opposite:
         return [_side_point(x, y, source, 0.04), (x + 0.5, y + 0.5),
+                _side_point(x, y, out, 0.08)]
+    if source != out:
+        (sx, sy), (ox, oy) = source.step, out.step
+        return [_side_point(x, y, source, 0.04),
+                (x + 0.5 + (sx + ox) * style.TURN_CUT, y + 0.5 + (sy + oy) * style.TURN_CUT),
                 _side_point(x, y, out, 0.08)]
     dx, dy = out.step                          # a reflection: in beside the middle, and out
     px, py = -dy * 0.14, dx * 0.14
@@ -125,7 +173,7 @@ def render_picture(config, path=None, *, portmap=None, trace=None, frame=None, t
     side = max(width, height)
     if detail:
         cell_in = min(0.9, 30 / side)
-        font = cell_in * 72 * 0.13
+        font = cell_in * 72 * 0.11          # a line of 14 monospaced characters fits a cell
         label_cells = max([len(t) for t in _port_labels(portmap).values()] + [0])
         margin = 0.7 + (label_cells * font * 0.62 / (cell_in * 72) + 0.3 if portmap else 0)
     else:
@@ -265,9 +313,9 @@ def _cells(ax, config, codes, values, font, expressions, ids):
                         ax.add_artist(Circle((cx, cy), 0.05, facecolor="white",
                                              edgecolor=colour, linewidth=0.8, zorder=3))
                 elif code == ONE:
-                    lines.append(f"{d.letter}=1")
+                    lines.append((d, None))
                 else:
-                    lines.append(f"{d.letter}={_label(config.luts[y, x, d])}")
+                    lines.append((d, int(config.luts[y, x, d])))
                 if value is not None:
                     mx, my = _side_point(x, y, d, 0.045)
                     if ids:
@@ -279,9 +327,10 @@ def _cells(ax, config, codes, values, font, expressions, ids):
                                       (mx + 0.04, my + 0.04), (mx - 0.04, my + 0.04)])
                         box_colours.append(colour)
             if lines and expressions:
-                ax.text(x + 0.5, y + 0.5, "\n".join(lines), ha="center", va="center",
-                        fontsize=font, family="DejaVu Sans Mono", color=style.TEXT,
-                        zorder=5, gid=f"cell-{x}-{y}")
+                ax.text(x + 0.5, y + 0.5, "\n".join(_cell_lines(lines)), ha="center",
+                        va="center", multialignment="left", fontsize=font,
+                        family="DejaVu Sans Mono", color=style.TEXT, zorder=5,
+                        gid=f"cell-{x}-{y}")
             elif lines:
                 ax.text(x + 0.5, y + 0.5, "\u0192", ha="center", va="center",
                         fontsize=font * 1.6, color=style.TEXT, zorder=5, gid=f"cell-{x}-{y}")

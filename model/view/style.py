@@ -6,7 +6,7 @@ even) light, phase B cells a shade darker, tinted by what the cell holds.
 """
 
 __all__ = ["BACKGROUND", "CONTENT_LEGEND", "ARROW", "VALUE", "PORT", "GRID_LINE", "UPDATED", "TEXT",
-           "DETAIL_MAX_SIDE", "BACKGROUND_KEYS", "contents"]
+           "DETAIL_MAX_SIDE", "TURN_CUT", "BACKGROUND_KEYS", "contents"]
 
 #: Background per (content, phase): content ``"blank"`` (unconfigured), ``"pass"`` (copies
 #: only), ``"logic"`` (an expression or an inverted copy), ``"const"`` (constant 1 outputs and
@@ -37,6 +37,10 @@ GRID_LINE = "#9aa4ad"
 #: The corner mark of the cells that updated in the subcycle just run (the HTML page).
 UPDATED = "#ff9f1c"
 TEXT = "#222222"
+#: How far the arrow of a turn (a copy to a side next to its input's) passes from the cell's
+#: centre towards the corner it cuts, in cells: straight passes cross at the centre, turns do
+#: not, so two turns never look like a crossing.
+TURN_CUT = 0.2
 #: Grids up to this many cells on their longer side are drawn cell by cell (arrows,
 #: expressions, lane numbers); larger ones as one pixel block per cell.
 DETAIL_MAX_SIDE = 32

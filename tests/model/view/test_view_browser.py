@@ -203,6 +203,14 @@ def test_a_page_without_a_run(browser, tmp_path):
     rows = page.locator("#cell-outputs tr[data-side]")
     assert rows.nth(1).locator("td").all_inner_texts() == ["E", "0xff00", "w (copy W)", "–"]
     assert page.locator("#edge-outputs div").count() == 0
+    # The page draws every copy's arrow along the same polyline as the pictures (turns cut
+    # their corner, straight passes cross at the centre).
+    from bitgrid.terms import DIRECTIONS
+    from bitgrid.view.picture import _arrow
+    for source in DIRECTIONS:
+        for out in DIRECTIONS:
+            drawn = page.evaluate(f"bitgrid.arrowPath(2, 1, {int(source)}, {int(out)})")
+            assert np.allclose(drawn, _arrow(2, 1, source, out)), (source, out)
     assert errors == []
 
 

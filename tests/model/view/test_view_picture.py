@@ -1,6 +1,7 @@
 """bitgrid.view.picture: SVG and PNG pictures of every conformance program, read back."""
 
 import io
+import re
 
 import numpy as np
 import pytest
@@ -13,8 +14,8 @@ from bitgrid.ports import PortMap
 from bitgrid.terms import Edges
 from bitgrid.view import picture, record, render_picture, style, view
 from support.conformance import conformance_cases, load_conformance
-from support.view import (SIDES, emulator_frames, svg_cell_texts, svg_ids, svg_texts, svg_tree,
-                          truth_kind)
+from support.view import (SIDES, SVG, emulator_frames, svg_cell_texts, svg_ids, svg_texts,
+                          svg_tree, truth_kind)
 
 
 def _expected_arrows(config):
@@ -216,3 +217,83 @@ def test_contents_are_told_apart_and_the_legend_names_them():
     for key in ("blank", "const"):
         for p in (0, 1):
             assert int(style.BACKGROUND[key, p][1:], 16) in present, (key, p)
+
+
+def _path_points(root, gid):
+    """The points of the polyline with id ``gid`` in an SVG (its ``d`` attribute)."""
+    for element in root.iter():
+        if element.get("id") == gid:
+            path = element if element.tag == f"{SVG}path" else next(element.iter(f"{SVG}path"))
+            numbers = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", path.get("d"))]
+            return np.array(numbers).reshape(-1, 2)
+    raise AssertionError(f"no element {gid}")
+
+
+def test_two_turns_do_not_look_like_a_crossing():
+    """A cell with the turns W->S and N->E, one with the crossing W->E and N->S, and a fan-out
+    W->E,S: the crossing's arrows meet at the centre, the turns' arrows cut their corners
+    (away from the centre), and a fan-out's copies all start at its input side."""
+    from bitgrid.cell import COPY_N, COPY_W
+    config = Configuration(4, 2)
+    config[0, 0] = (0, COPY_N, COPY_W, 0)            # N -> E and W -> S: two turns
+    config[1, 0] = (0, COPY_W, COPY_N, 0)            # W -> E and N -> S: a crossing
+    config[2, 0] = (0, COPY_W, COPY_W, 0)            # W -> E and W -> S: a fan-out
+    root = svg_tree(render_picture(config, fmt="svg"))
+    paths = {gid: _path_points(root, gid) for gid in svg_ids(root, "arrow-")}
+    assert set(paths) == {"arrow-0-0-N-E", "arrow-0-0-W-S", "arrow-1-0-W-E", "arrow-1-0-N-S",
+                          "arrow-2-0-W-E", "arrow-2-0-W-S"}
+    # In SVG points (y down), the cells' centres: the crossing's two arrows share a point.
+    cross_e, cross_s = paths["arrow-1-0-W-E"], paths["arrow-1-0-N-S"]
+    centre = (cross_e[1] + cross_s[1]) / 2
+    assert np.abs(cross_e[1] - cross_s[1]).max() < 0.01
+    size = cross_e[-1][0] - cross_e[0][0]                 # about one cell
+    turn_e, turn_s = paths["arrow-0-0-N-E"], paths["arrow-0-0-W-S"]
+    left = centre - (size, 0)                             # the centre of cell (0, 0)
+    assert np.linalg.norm(turn_e[1] - turn_s[1]) > 0.3 * size
+    assert turn_e[1][0] > left[0] and turn_e[1][1] < left[1]       # towards the NE corner
+    assert turn_s[1][0] < left[0] and turn_s[1][1] > left[1]       # towards the SW corner
+    fan_e, fan_s = paths["arrow-2-0-W-E"], paths["arrow-2-0-W-S"]
+    assert np.abs(fan_e[0] - fan_s[0]).max() < 0.01                # both leave the W side
+
+
+def _split_labels(lines):
+    """``{side: text}`` from a cell's lines: a line ``X=...`` starts output X, a line indented
+    by two spaces continues the one before."""
+    outputs = {}
+    for line in lines:
+        if line.startswith("  "):
+            outputs[last] += line[2:]
+        else:
+            last, _, text = line.partition("=")
+            outputs[last] = text
+    return outputs
+
+
+def test_long_expressions_are_broken_over_lines():
+    """The multiplier's carry, maj(n, e, w) & maj(n, s, w), is written out over two lines, not
+    as its table; in random cells every line fits the cell (at most 14 characters, 4 lines) and
+    each output reads as its minimal expression or, only where that cannot fit, its table."""
+    config = Configuration(2, 2)
+    config[0, 0] = (0, 0x956A, 0xEA80, 0)            # the multiplier's full adder
+    cells = svg_cell_texts(svg_tree(render_picture(config, fmt="svg")))
+    assert cells[0, 0] == ["E=n^w^(e&s)", "S=maj(n,e,w)&", "  maj(n,s,w)"]
+    rng = np.random.default_rng(5)
+    config = Configuration(8, 8)
+    config.luts[:] = rng.integers(0, 1 << 16, size=(8, 8, 4), dtype=np.uint16)
+    config.luts[rng.random((8, 8, 4)) < 0.5] = 0                 # one to four outputs a cell
+    cells = svg_cell_texts(svg_tree(render_picture(config, fmt="svg")))
+    wrapped = 0
+    for (x, y), lines in cells.items():
+        assert len(lines) <= 4 and all(len(line) <= 14 for line in lines), lines
+        wrapped += any(line.startswith("  ") for line in lines)
+        shown = _split_labels(lines)
+        for d, lut in enumerate(config[x, y]):
+            kind, _ = truth_kind(lut)
+            if kind not in ("logic", "one"):
+                assert SIDES[d] not in shown
+                continue
+            text = minimal_expression(lut).replace(" ", "") if kind == "logic" else "1"
+            assert shown[SIDES[d]] in (text, f"0x{lut:04x}")
+            if shown[SIDES[d]] != text:                  # a table only when it cannot fit
+                assert len(text) > 12
+    assert wrapped >= 3
