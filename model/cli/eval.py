@@ -105,6 +105,10 @@ def eval_(bitstream, ports_path, csv_path, cycles, target, simulator, baud, time
     except ValueError as error:
         raise BadInput(f"--target: {error}") from None
     if output is not None:
+        from .transform import check_not_inputs
+        check_not_inputs([(output, "the output rows")], [("PROGRAM", bitstream),
+                                                         ("--ports", ports_path),
+                                                         ("--csv", csv_path)])
         check_writable(output)
     explain("link", f"no device at {target}: {{error}}")
     explain("simulation", f"the {simulator} simulation failed to build or run: {{error}}")

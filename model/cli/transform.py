@@ -9,7 +9,8 @@ from .common import check_writable, load_bitstream
 from .errors import BadInput
 from .params import SizeType
 
-__all__ = ["transform", "ports_path_for", "vectors_path_for", "write_all"]
+__all__ = ["transform", "ports_path_for", "vectors_path_for", "write_all", "same_file",
+           "check_not_inputs"]
 
 
 def _offset(text):
@@ -19,6 +20,28 @@ def _offset(text):
         raise BadInput(f"--move {text!r}: give the offset as DX,DY in cells, e.g. --move 2,0 "
                        "(east 2) or --move 0,-2 (north 2)") from None
     return dx, dy
+
+
+def same_file(a, b):
+    """Whether paths ``a`` and ``b`` name one file (the same inode, through links; or the same
+    absolute path when either does not exist yet)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def check_not_inputs(outputs, inputs):
+    """Refuse (exit 2) an output that would overwrite one of the command's input files.
+
+    :param outputs: ``(path, what)`` pairs, e.g. ``("o.ports.json", "the port map")``.
+    :param inputs: ``(option, path)`` pairs of the inputs (``path`` None when not given).
+    """
+    for path, what in outputs:
+        for option, source in inputs:
+            if source is not None and source != "-" and same_file(path, source):
+                raise BadInput(f"{path} ({what}) is the input {option} {source}; write "
+                               "the output to a new file")
 
 
 def write_all(files):
@@ -143,20 +166,15 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, vectors_in, ret
                            "grid")
     ports_out = ports_path_for(output) if portmap is not None else None
     vectors_out = vectors_path_for(output) if case is not None else None
-    if os.path.abspath(output) == os.path.abspath(bitstream):
-        raise BadInput(f"-o {output} is PROGRAM itself; write the transformed program to a "
-                       "new file")
-    check_writable(output)
+    outputs = [(output, "the transformed program")]
     if ports_out is not None:
-        if os.path.abspath(ports_out) == os.path.abspath(ports_in):
-            raise BadInput(f"-o {output} would overwrite the port map {ports_in}; choose "
-                           "another output name")
-        check_writable(ports_out)
+        outputs.append((ports_out, "its port map, from -o"))
     if vectors_out is not None:
-        if os.path.abspath(vectors_out) == os.path.abspath(vectors_in):
-            raise BadInput(f"-o {output} would overwrite the vector file {vectors_in}; choose "
-                           "another output name")
-        check_writable(vectors_out)
+        outputs.append((vectors_out, "its vector file, from -o"))
+    check_not_inputs(outputs, [("PROGRAM", bitstream), ("--ports", ports_in),
+                               ("--vectors", vectors_in)])
+    for path, _ in outputs:
+        check_writable(path)
     result = tf.transform(bs.config, portmap, move=_offset(offset) if offset else None,
                           rotate=int(rotate) if rotate else None, mirror=mirror, size=size,
                           retime=retime, steps=case.steps if case is not None else None)

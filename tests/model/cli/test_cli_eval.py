@@ -119,6 +119,20 @@ def test_bad_port_map_file(signed, tmp_path):
     assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("which", ["csv", "ports", "program"])
+def test_output_may_not_overwrite_an_input(signed, tmp_path, which):
+    program, portfile = signed
+    csv = write(tmp_path, "a,b\n1,1\n")
+    target = {"csv": csv, "ports": portfile, "program": program}[which]
+    option = {"csv": "--csv", "ports": "--ports", "program": "PROGRAM"}[which]
+    before = target.read_bytes()
+    result = invoke("eval", program, "--ports", portfile, "--csv", csv, "-o", target)
+    assert result.exit_code == 2
+    assert result.stderr == (f"error: {target} (the output rows) is the input {option} "
+                             f"{target}; write the output to a new file\n")
+    assert target.read_bytes() == before
+
+
 def test_port_map_needing_too_many_subcycles(signed, tmp_path):
     program, _ = signed
     config, portmap, _ = port_programs.signed_routes()

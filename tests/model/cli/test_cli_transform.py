@@ -125,15 +125,32 @@ def test_move_of_a_program_with_idle_lanes(tmp_path):
      "and --mirror)\n"),
     (("--rotate", "180", "--size", "8x8", "-o", "x.bgbs"), "--size goes with --move"),
     (("--move", "2", "-o", "x.bgbs"), "--move '2': give the offset as DX,DY in cells"),
-    (("--move", "2,0", "-o", "p.bgbs"), "-o p.bgbs is PROGRAM itself"),
+    (("--move", "2,0", "-o", "p.bgbs"), "p.bgbs (the transformed program) is the input "
+                                        "PROGRAM p.bgbs; write the output to a new file"),
+    (("--ports", "p.ports.json", "--rotate", "180", "-o", "p.ports.json"),
+     "p.ports.json (the transformed program) is the input --ports p.ports.json"),
+    (("--ports", "p.ports.json", "--rotate", "180", "-o", "p"),
+     "p.ports.json (its port map, from -o) is the input --ports p.ports.json"),
+    (("--vectors", "v.json", "--rotate", "180", "-o", "v.json"),
+     "v.json (the transformed program) is the input --vectors v.json"),
+    (("--vectors", "v.json", "--rotate", "180", "-o", "v.bgbs"),
+     "v.json (its vector file, from -o) is the input --vectors v.json"),
+    (("--rotate", "180", "-o", "link.bgbs"), "link.bgbs (the transformed program) is the "
+                                             "input PROGRAM p.bgbs"),
 ])
 def test_usage_errors(skewed, tmp_path, monkeypatch, args, message):
     program, _, _ = skewed
     monkeypatch.chdir(tmp_path)
+    # Inputs that an output must not overwrite: a vector file and a hard link to PROGRAM.
+    with open(f"{conformance_dir()}/random_8x8.json", "rb") as case:
+        (tmp_path / "v.json").write_bytes(case.read())
+    (tmp_path / "link.bgbs").hardlink_to(program)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     result = invoke("transform", "p.bgbs", *args)
     assert result.exit_code == 2
     assert result.stderr.startswith(f"error: {message}")
     assert result.stderr.count("\n") == 1
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
 def test_port_map_of_another_size(skewed, tmp_path):
