@@ -1,5 +1,5 @@
 """Render the picture of every macro of bitgrid.library for docs/library.md:
-``docs/library/<name>.svg``, the block (default parameters) alone on a grid with its ports
+``docs/library/<name>.svg``, the block (default parameters, or :data:`PICTURE_PARAMS`) alone on a grid with its ports
 labelled, drawn by the viewer (:func:`bitgrid.view.view`).
 
     python tools/library_pictures.py [--out docs/library] [NAME ...]
@@ -12,13 +12,16 @@ import sys
 from bitgrid.library import MACROS
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+#: Parameters other than the defaults for a picture that shows something (the default
+#: constant, 0, is one unconfigured cell).
+PICTURE_PARAMS = {"constant": {"value": 5, "bits": 4}}
 
 
 def render(name, folder):
     """Write ``folder/<name>.svg``; returns its path."""
     from bitgrid.view import view
     macro = MACROS[name]
-    block = macro.build()
+    block = macro.build(**PICTURE_PARAMS.get(name, {}))
     alone = block.standalone()
     path = pathlib.Path(folder) / f"{name}.svg"
     view(alone.config, path, portmap=alone.portmap,

@@ -34,11 +34,16 @@ Errors: :class:`LibraryError` (a :class:`ValueError`) with one line naming the m
 import collections
 
 from ..analysis import support
+from ..cell import COPY_E, COPY_N, COPY_S, COPY_W
 from ..ports import Port, PortBit, PortMap
 from ..program import Program
 from ..terms import DIRECTIONS, Direction, E, N, S, W, parity
 
-__all__ = ["LibraryError", "Block", "Standalone", "support", "solve_timing"]
+__all__ = ["LibraryError", "Block", "Standalone", "support", "solve_timing", "logic_census"]
+
+
+#: The copies of one input and their inverses (LUTs that are routing, not logic).
+_COPIES = frozenset(c ^ m for c in (COPY_N, COPY_E, COPY_S, COPY_W) for m in (0, 0xFFFF))
 
 
 class LibraryError(ValueError):
@@ -428,6 +433,28 @@ class Block:
                           "signed": port.signed, "bits": bits})
         portmap = PortMap(gw, gh, ports, period=self.period, latency=latency)
         return Standalone(self, program, portmap, (0, 0))
+
+
+def logic_census(cells):
+    """Count the logic cells of ``cells`` ({(x, y): (N, E, S, W)} LUT tables) by what their
+    LUTs do, from the LUTs alone: a LUT is *logic* if it is neither constant nor a copy or an
+    inverted copy of one input. Returns ``{"full adders": k, "half adders": k, "gates": k}``:
+    a cell with two or more logic outputs reading all four inputs between them is a full adder
+    (three addends, or two and a partial product, plus the carry), one with two or more logic
+    outputs reading fewer a half adder, one with a single logic output a gate."""
+    census = {"full adders": 0, "half adders": 0, "gates": 0}
+    for tables in cells.values():
+        logic = [t for t in tables if len(support(t)) >= 2
+                 or (len(support(t)) == 1 and t not in _COPIES)]
+        if not logic:
+            continue
+        if len(logic) == 1:
+            census["gates"] += 1
+        elif len(frozenset().union(*map(support, logic))) == 4:
+            census["full adders"] += 1
+        else:
+            census["half adders"] += 1
+    return census
 
 
 def _side(side):

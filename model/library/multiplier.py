@@ -39,7 +39,7 @@ the per-bit skews follow from the LUTs (:func:`bitgrid.library.block.solve_timin
 
 from ..terms import E, N, S, W
 from .basic import sketch
-from .block import Block
+from .block import Block, logic_census
 
 __all__ = ["multiplier"]
 
@@ -128,11 +128,14 @@ def multiplier(bits):
     ports = [("a", "in", [(W, 2 * v + 1) for v in range(n)]),
              ("b", "in", [(N, 3 * (n - j) - 1) for j in range(n)]),
              ("p", "out", [(E, row(v) - 1) for v in range(rows)])]
+    tail = logic_census({xy: t for xy, t in cells.items() if xy[1] >= 2 * n})
     return Block(
         f"multiplier(bits={n})", width - 1, height - 1, cells, ports,
         doc=f"Unsigned {n} x {n} multiplier, p = a * b ({2 * n} bits), a new pair every full "
         f"cycle: a on W lanes 1, 3, .. {2 * n - 1}, b on N lanes {3 * n - 1}, {3 * n - 4}, .. 2 "
         f"(bit 0 first), p on E lanes 0, 2, .. {2 * n - 2}, then {2 * n} .. {3 * n - 1}. A "
-        f"carry-save array of {n * n} full-adder cells (partial product a_v & b_j computed in "
-        f"the cell), each in a 3 x 2 tile of routing cells, and a tail of {n * (n + 1) // 2} "
-        "half-adder cells in 3 x 1 tiles that finishes the sum.")
+        f"carry-save array of {n} x {n} adder cells, each forming its partial product a_v & "
+        f"b_j and sitting in a 3 x 2 tile of routing cells ({(n - 1) ** 2} full adders; the "
+        f"first row's cells are AND gates, the first column's half adders), and a tail of "
+        f"{tail['half adders']} half adders and {tail['gates']} XOR gates in 3 x 1 tiles that "
+        "finishes the sum.")
