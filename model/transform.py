@@ -56,12 +56,14 @@ from .terms import DIRECTIONS, E, Edges, N, S, W, Direction, side_lanes
 __all__ = ["TransformError", "Geometry", "move", "rotate", "mirror", "permute_lut",
            "permute_tables", "transform_config", "transform_portmap", "transform_edges",
            "transform_steps", "check_edges", "check_timing", "Transformed", "transform",
-           "ROTATIONS", "AXES"]
+           "ROTATIONS", "AXES", "MAX_OFFSET"]
 
 #: Rotations in degrees (clockwise: north turns to east).
 ROTATIONS = (90, 180, 270)
 #: Mirror axes: ``x`` reverses x (east <-> west), ``y`` reverses y (north <-> south).
 AXES = ("x", "y")
+#: Largest move in either direction, in cells (the largest grid side, SPEC section 1).
+MAX_OFFSET = 65534
 
 
 class TransformError(ValueError):
@@ -130,12 +132,15 @@ def move(dx, dy, width, height, *, new_width=None, new_height=None):
     """The move of every cell by ``(dx, dy)`` cells, into a ``new_width`` x ``new_height``
     grid (default: the same size).
 
-    :raises ValueError: for a non-integer offset or a bad new size.
+    :raises ValueError: for a non-integer offset, one beyond :data:`MAX_OFFSET` cells, or a
+        bad new size.
     """
-    dx, dy = check_int(dx, "Move dx"), check_int(dy, "Move dy")
     width, height = check_grid_size(width, height)
     new_width, new_height = check_grid_size(width if new_width is None else new_width,
                                             height if new_height is None else new_height)
+    # Beyond these every cell falls off: a bound that keeps the arithmetic in machine words.
+    dx = check_int(dx, "Move dx", minimum=-MAX_OFFSET, maximum=MAX_OFFSET)
+    dy = check_int(dy, "Move dy", minimum=-MAX_OFFSET, maximum=MAX_OFFSET)
     return Geometry(f"move {dx},{dy}", width, height, new_width, new_height, (1, 0, 0, 1),
                     (dx, dy), DIRECTIONS)
 

@@ -338,12 +338,23 @@ def test_retime_refused_for_a_cell_that_wakes_up():
     ({"mirror": "z"}, "Mirror axis must be one of 'x', 'y'"),
     ({"rotate": 180, "size": (8, 8)}, "A new size goes with a move"),
     ({"move": (1.5, 0)}, "Move dx must be an integer"),
+    ({"move": (0, 10 ** 21)}, "Move dy must be an integer from -65534 to 65534"),
+    ({"move": (-65535, 0)}, "Move dx must be an integer from -65534 to 65534"),
     ({"move": (0, 0), "size": (3, 4)}, "Grid width must be even"),
 ])
 def test_bad_arguments(kwargs, message):
     config = Configuration(4, 4)
     with pytest.raises(ValueError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
         tf.transform(config, **kwargs)
+
+
+def test_largest_moves():
+    # An empty program may be moved as far as a grid reaches; a configured cell falls off.
+    assert not tf.transform(Configuration(4, 4), move=(65534, -65534)).config.luts.any()
+    program = Program(4, 4)
+    program.cell(1, 1, e=1)
+    with pytest.raises(tf.TransformError, match=r"cell \(1, 1\) would move to \(65535, 1\)"):
+        tf.transform(program.config, move=(65534, 0))
 
 
 def test_transform_edges_matches_the_lane_map():
