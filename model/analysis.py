@@ -32,7 +32,6 @@ Loops: the strongly connected sets of cell outputs with a cycle (a signal that f
 itself, sequential state). Every cycle has an even length (the grid is bipartite in parity).
 """
 
-import dataclasses
 import math
 import typing
 from collections import deque
@@ -78,8 +77,7 @@ def support_masks(luts):
     return masks
 
 
-@dataclasses.dataclass(frozen=True, order=True)
-class CellOutput:
+class CellOutput(typing.NamedTuple):
     """Output ``d`` (a :class:`~bitgrid.terms.Direction`) of cell ``(x, y)``."""
     x: int
     y: int
@@ -89,25 +87,29 @@ class CellOutput:
         return f"({self.x},{self.y}).{Direction(self.d).letter}"
 
 
-@dataclasses.dataclass(frozen=True, order=True)
-class EdgeInput:
+class EdgeInput(typing.NamedTuple):
     """Edge input lane ``lane`` on ``side`` (``W_in[3]`` feeds input W of cell ``(0, 3)``).
-    Never equal to the :class:`EdgeOutput` of the same lane."""
+    ``kind`` tells it from the :class:`EdgeOutput` of the same lane (never equal)."""
     side: Direction
     lane: int
+    kind: str = "in"
 
     def __str__(self):
         return f"{Direction(self.side).letter}_in[{self.lane}]"
 
 
-@dataclasses.dataclass(frozen=True, order=True)
-class EdgeOutput:
+class EdgeOutput(typing.NamedTuple):
     """Edge output lane ``lane`` on ``side`` (``E_out[3]`` is output E of ``(W-1, 3)``)."""
     side: Direction
     lane: int
+    kind: str = "out"
 
     def __str__(self):
         return f"{Direction(self.side).letter}_out[{self.lane}]"
+
+
+_STEP = tuple(d.step for d in DIRECTIONS)
+_OPPOSITE = tuple(d.opposite for d in DIRECTIONS)
 
 
 def format_path(path):
@@ -133,6 +135,7 @@ class DependencyGraph:
         self.luts = config.luts.copy()
         #: ``masks[y, x, d]``: the support of LUT ``d`` of cell ``(x, y)`` as a 4-bit mask.
         self.masks = support_masks(self.luts)
+        self._masks = self.masks.tolist()       # the same, as lists (fast to index)
 
     # Geometry ---------------------------------------------------------------------------------
     def inside(self, x, y):
@@ -140,37 +143,42 @@ class DependencyGraph:
 
     def boundary_cell(self, side, lane):
         """The cell ``(x, y)`` at lane ``lane`` of ``side`` (SPEC section 2)."""
-        side = Direction(side)
-        return {N: (lane, 0), S: (lane, self.height - 1), W: (0, lane),
-                E: (self.width - 1, lane)}[side]
+        side = int(side)
+        if side == 0:
+            return lane, 0
+        if side == 2:
+            return lane, self.height - 1
+        if side == 3:
+            return 0, lane
+        return self.width - 1, lane
 
     def lane_of(self, x, y, side):
         """The edge lane on ``side`` next to cell ``(x, y)``, or None if the cell is not on
         that side's boundary."""
-        side = Direction(side)
-        if side == N and y == 0 or side == S and y == self.height - 1:
+        side = int(side)
+        if side == 0 and y == 0 or side == 2 and y == self.height - 1:
             return x
-        if side == W and x == 0 or side == E and x == self.width - 1:
+        if side == 3 and x == 0 or side == 1 and x == self.width - 1:
             return y
         return None
 
     def driver(self, x, y, k):
         """The node feeding input ``k`` of cell ``(x, y)``: output ``k.opposite`` of the
         neighbour on side ``k``, or the edge input lane at the boundary."""
-        k = Direction(k)
-        dx, dy = k.step
-        if self.inside(x + dx, y + dy):
-            return CellOutput(x + dx, y + dy, k.opposite)
-        return EdgeInput(k, self.lane_of(x, y, k))
+        dx, dy = _STEP[k]
+        nx, ny = x + dx, y + dy
+        if 0 <= nx < self.width and 0 <= ny < self.height:
+            return CellOutput(nx, ny, _OPPOSITE[k])
+        return EdgeInput(DIRECTIONS[k], self.lane_of(x, y, k))
 
     def support(self, x, y, d):
         """The real support of LUT ``d`` of cell ``(x, y)``: a frozenset of Directions."""
-        mask = int(self.masks[y, x, d])
+        mask = self._masks[y][x][d]
         return frozenset(k for k in DIRECTIONS if mask >> k & 1)
 
     def is_constant(self, node):
         """True for a cell output whose LUT depends on no input."""
-        return isinstance(node, CellOutput) and not self.masks[node.y, node.x, node.d]
+        return isinstance(node, CellOutput) and not self._masks[node.y][node.x][node.d]
 
     # Edges ------------------------------------------------------------------------------------
     def sources(self, node):
@@ -178,30 +186,32 @@ class DependencyGraph:
         drivers of a cell output's real support; an edge output's boundary cell output; none
         for an edge input."""
         if isinstance(node, CellOutput):
-            mask = int(self.masks[node.y, node.x, node.d])
-            return tuple(self.driver(node.x, node.y, k) for k in DIRECTIONS if mask >> k & 1)
+            x, y = node.x, node.y
+            mask = self._masks[y][x][node.d]
+            return tuple(self.driver(x, y, k) for k in DIRECTIONS if mask >> k & 1)
         if isinstance(node, EdgeOutput):
             x, y = self.boundary_cell(node.side, node.lane)
-            return (CellOutput(x, y, Direction(node.side)),)
+            return (CellOutput(x, y, DIRECTIONS[node.side]),)
         return ()
 
     def readers(self, node):
         """The nodes that read ``node`` directly (a tuple): the outputs of the neighbouring cell
         whose support includes the facing input, and the edge output lane of a boundary cell
         output; for an edge input lane, the outputs of its boundary cell that read it."""
+        if isinstance(node, CellOutput):
+            d = node.d
+            dx, dy = _STEP[d]
+            x, y = node.x + dx, node.y + dy
+            if not (0 <= x < self.width and 0 <= y < self.height):
+                return (EdgeOutput(DIRECTIONS[d], self.lane_of(node.x, node.y, d)),)
+            k = _OPPOSITE[d]
+            masks = self._masks[y][x]
+            return tuple(CellOutput(x, y, o) for o in DIRECTIONS if masks[o] >> k & 1)
         if isinstance(node, EdgeInput):
             x, y = self.boundary_cell(node.side, node.lane)
-            k = Direction(node.side)
-            return tuple(CellOutput(x, y, d) for d in DIRECTIONS
-                         if self.masks[y, x, d] >> k & 1)
-        if isinstance(node, CellOutput):
-            d = Direction(node.d)
-            dx, dy = d.step
-            x, y = node.x + dx, node.y + dy
-            if not self.inside(x, y):
-                return (EdgeOutput(d, self.lane_of(node.x, node.y, d)),)
-            k = d.opposite
-            return tuple(CellOutput(x, y, o) for o in DIRECTIONS if self.masks[y, x, o] >> k & 1)
+            k = node.side
+            masks = self._masks[y][x]
+            return tuple(CellOutput(x, y, d) for d in DIRECTIONS if masks[d] >> k & 1)
         return ()
 
     def edge_inputs(self):
@@ -301,7 +311,7 @@ class Loop(typing.NamedTuple):
             for other in graph.readers(node):
                 if other in component:
                     period = math.gcd(period, abs(level[node] + 1 - level[other]))
-        shortest = min(_shortest_cycle(graph, component, node) for node in component)
+        shortest = _shortest_cycle(graph, component)
         return cls(component, shortest, period)
 
     def __str__(self):
@@ -311,18 +321,35 @@ class Loop(typing.NamedTuple):
                f"subcycles: {where}"
 
 
-def _shortest_cycle(graph, component, start):
-    distance = {start: 0}
-    queue = deque([start])
-    while queue:
-        node = queue.popleft()
-        for other in graph.readers(node):
-            if other == start:
-                return distance[node] + 1
-            if other in component and other not in distance:
-                distance[other] = distance[node] + 1
-                queue.append(other)
-    return math.inf
+def _shortest_cycle(graph, component):
+    """The length of the shortest cycle in a strongly connected ``component``: a ring (every
+    node with one reader in it) is its own length; otherwise a breadth-first search from every
+    node, each cut off at the best length found so far (2 is the least possible: neighbouring
+    cells differ in parity, so every cycle is even)."""
+    inside = {node: [r for r in graph.readers(node) if r in component] for node in component}
+    if all(len(readers) == 1 for readers in inside.values()):
+        return len(component)
+    if any(node in inside[other] for node in component for other in inside[node]):
+        return 2                                # the least possible
+    best = math.inf
+    for start in component:
+        if best == 2:
+            break
+        distance = {start: 0}
+        queue = deque([start])
+        while queue:
+            node = queue.popleft()
+            if distance[node] + 1 >= best:
+                break
+            for other in inside[node]:
+                if other == start:
+                    best = distance[node] + 1
+                    queue.clear()
+                    break
+                if other not in distance:
+                    distance[other] = distance[node] + 1
+                    queue.append(other)
+    return best
 
 
 def _components(graph, roots):
@@ -436,6 +463,7 @@ def path_timing(config, outputs=None):
         if len(component) > 1:
             loop = Loop.of(graph, component)
             loops.append(loop)
+            component = loop.nodes
             reach = set()
             for node in component:
                 for source in graph.sources(node):
@@ -445,13 +473,14 @@ def path_timing(config, outputs=None):
                     reach |= tainted.get(source, frozenset())
                     if isinstance(source, EdgeInput):
                         reach.add(source)
+            reach = frozenset(reach)            # one set shared by the loop's nodes
             for node in component:
-                tainted[node] = frozenset(reach)
+                tainted[node] = reach
             continue
         node = component[0]
         if isinstance(node, EdgeInput):
             continue
-        pairs, taint = set(), set()
+        pairs, taints = set(), []
         cell = (node.x, node.y) if isinstance(node, CellOutput) else None
         step = 0 if cell is None else 1
         for source in graph.sources(node):
@@ -459,9 +488,10 @@ def path_timing(config, outputs=None):
                 pairs.add((source, 1 + parity(*cell)))
                 continue
             pairs |= {(i, length + step) for i, length in arrivals.get(source, ())}
-            taint |= tainted.get(source, frozenset())
-        if taint:
-            tainted[node] = frozenset(taint)
+            if source in tainted and tainted[source] not in taints:
+                taints.append(tainted[source])
+        if taints:                              # shared, not copied, when there is one
+            tainted[node] = taints[0] if len(taints) == 1 else frozenset().union(*taints)
         arrivals[node] = frozenset(pairs)
     paths = {node: arrivals.get(node, frozenset()) for node in outputs}
     sequential = {node: tainted.get(node, frozenset()) for node in outputs}
