@@ -22,6 +22,8 @@ def _parse_params(macro, items):
         if name not in kinds:
             raise BadInput(f"macro {macro.name} has no parameter {name!r}; its parameters are "
                            f"{', '.join(kinds) or '(none)'}")
+        if name in params:
+            raise BadInput(f"parameter {name} is given twice; give it once")
         kind = kinds[name]
         if kind == "int":
             try:

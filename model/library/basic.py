@@ -6,12 +6,30 @@ returns a :class:`~bitgrid.library.block.Block`, whose port skews and latency ar
 the LUTs (:func:`~bitgrid.library.block.solve_timing`).
 """
 
+from ..cell import COPY_E, COPY_N, COPY_S, COPY_W, lut_from_function
 from ..program import Program
 from ..terms import E, N, S, W, parse_side
-from .block import LibraryError, block_from_program
+from .block import Block, LibraryError, block_from_program
 
-__all__ = ["wire", "turn", "cross", "fanout", "delay", "constant", "inverter", "text_stream",
+#: The LUT copying each input side, by side index (N, E, S, W).
+COPIES = (COPY_N, COPY_E, COPY_S, COPY_W)
+
+__all__ = ["MAX_BLOCK_CELLS", "check_box", "wire", "turn", "cross", "fanout", "delay", "constant", "inverter", "text_stream",
            "shift_register"]
+
+
+#: The most cells of one block's box: a 256 x 256 grid. Larger parameters are refused before
+#: anything is built (a block of 4096 x 4096 wires would take minutes and gigabytes).
+MAX_BLOCK_CELLS = 1 << 16
+
+
+def check_box(name, width, height):
+    """:raises LibraryError: if a ``width`` x ``height`` box has more than
+    :data:`MAX_BLOCK_CELLS` cells (the message names the macro and the limit)."""
+    if width * height > MAX_BLOCK_CELLS:
+        raise LibraryError(f"Macro {name} would be a {width} x {height} box of "
+                           f"{width * height:,} cells; a block has at most "
+                           f"{MAX_BLOCK_CELLS:,} (256 x 256): give smaller parameters")
 
 
 def sketch(width, height):
@@ -21,30 +39,29 @@ def sketch(width, height):
 
 def _bus(name, length, heading, bits, doc, function=None):
     """``bits`` parallel straight wires of ``length`` cells heading ``heading``; with
-    ``function`` (of the one input ``x``) the first cell computes it instead of copying."""
+    ``function`` (of the one input ``x``) the first cell computes it instead of copying.
+
+    :raises LibraryError: for a box of more than :data:`MAX_BLOCK_CELLS` cells."""
     heading = parse_side(heading)
     horizontal = heading in (E, W)
     width, height = (length, bits) if horizontal else (bits, length)
-    program = sketch(width, height)
+    check_box(name, width, height)
     back = heading.opposite
+    copy = [0, 0, 0, 0]
+    copy[heading] = COPIES[back]
+    first = list(copy)
+    if function is not None:
+        first[heading] = lut_from_function(_unary(back.input_name, function))
+    copy, first = tuple(copy), tuple(first)
+    cells = {}
     for i in range(bits):
-        if horizontal:
-            x0 = 0 if heading == E else length - 1
-            start = (x0, i)
-        else:
-            y0 = 0 if heading == S else length - 1
-            start = (i, y0)
-        if function is None:
-            program.route(start[0], start[1], heading, length)
-        else:
-            arg = back.input_name
-            program.cell(*start, **{heading.input_name: _unary(arg, function)})
-            if length > 1:
-                dx, dy = heading.step
-                program.route(start[0] + dx, start[1] + dy, heading, length - 1)
+        for k in range(length):
+            # k cells along the wire from its input end.
+            along = k if heading in (E, S) else length - 1 - k
+            cells[(along, i) if horizontal else (i, along)] = first if k == 0 else copy
     ports = [("in", "in", [(back, i) for i in range(bits)]),
              ("out", "out", [(heading, i) for i in range(bits)])]
-    return block_from_program(name, program, width, height, ports, doc=doc)
+    return Block(name, width, height, cells, ports, doc=doc)
 
 
 def _unary(arg, function):

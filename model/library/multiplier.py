@@ -32,7 +32,10 @@ Layout (local coordinates; ``u = 0 .. n-1`` from west to east, ``v`` from north 
 * The box is ``3n`` cells wide (one more for odd ``n``, so that the E side always reaches the
   edge of a grid it fills) and ``3n`` high.
 
-Cells: ``n**2`` full adders, ``n (n + 1) / 2`` half adders, and the routing of the tiles
+Cells: ``n**2`` adder cells in the array, of which ``(n - 1)**2`` are full adders (the first
+row's are AND gates, the first column's half adders: nothing to add yet), ``n (n - 1) / 2``
+half adders and ``n - 1`` XOR gates in the tail (counted from the LUTs by
+:func:`bitgrid.library.block.logic_census`), and the routing of the tiles
 (:func:`multiplier` reports the totals; docs/library.md lists them for n = 2..8). Latency and
 the per-bit skews follow from the LUTs (:func:`bitgrid.library.block.solve_timing`).
 """

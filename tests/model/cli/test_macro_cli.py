@@ -47,8 +47,15 @@ def test_bad_input_is_one_line_exit_2(tmp_path):
             (("macro", "adder", "bits=0"), "error: adder parameter bits must be an integer "
                                            "from 1 to 4096, not 0"),
             (("macro", "adder", "carry_in=maybe"), "error: carry_in is true or false"),
-            (("macro", "adder", "-o", str(tmp_path)), "is a directory")]:
+            (("macro", "adder", "-o", str(tmp_path)), "is a directory"),
+            (("macro", "adder", "bits=3", "bits=4"), "error: parameter bits is given twice"),
+            (("macro", "wire", "length=4096", "bits=4096", "-o", str(tmp_path / "w.bgbs")),
+             "error: Macro wire(length=4096, heading=E, bits=4096) would be a 4096 x 4096 box "
+             "of 16,777,216 cells; a block has at most 65,536 (256 x 256)"),
+            (("macro", "text_stream", "lanes=257", "length=256"), "at most 65,536")]:
         result = _run(*args)
         assert result.exit_code == 2, args
         assert message in result.output, (args, result.output)
         assert "Traceback" not in result.output
+        assert len(result.output.strip().splitlines()) == 1, result.output
+    assert list(tmp_path.iterdir()) == []                        # nothing written

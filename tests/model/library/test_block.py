@@ -167,6 +167,16 @@ def test_unknown_macro_and_choices():
         build("turn", source="W", dest="E")
     with pytest.raises(LibraryError, match=r"value must fit 2 bits \(0..3\)"):
         build("constant", value=4, bits=2)
+    # A box of more than 65,536 cells is refused before anything is built, for every macro
+    # whose parameters could ask for one; 65,536 itself is allowed.
+    for name, params in (("wire", {"length": 4096, "bits": 4096}),
+                         ("wire", {"length": 257, "bits": 256, "heading": "N"}),
+                         ("delay", {"subcycles": 4096, "bits": 17}),
+                         ("text_stream", {"lanes": 17, "length": 4096})):
+        with pytest.raises(LibraryError, match="a block has at most 65,536"):
+            build(name, **params)
+    from bitgrid.library.basic import check_box
+    check_box("delay(subcycles=4096, bits=16)", 4096, 16)      # exactly 65,536: allowed
 
 
 def test_blocks_refuse_leaks_and_unpipelined_cells():
