@@ -70,7 +70,8 @@ from .faultmodel import FaultSet, FaultyEmulator, format_address
 from .terms import DIRECTIONS, Direction, Edges, N, E, S, W
 
 __all__ = ["TESTS", "Plan", "Test", "Finding", "BistResult", "plan", "settle", "run",
-           "diagnose", "observe", "cost_table", "TARGETS"]
+           "diagnose", "observe", "cost_table", "random_faults", "trial", "accuracy_table",
+           "TARGETS"]
 
 #: Test configurations: name -> the input each output (N, E, S, W) copies.
 TESTS = {
@@ -212,6 +213,70 @@ def cost_table(sizes=(4, 8, 16, 32, 64)):
         p = Plan(n, n)
         rows.append((f"{n}x{n}", p.configurations, FRAMES * p.configurations,
                      "/".join(str(t.hold) for t in p.tests), p.subcycles))
+    return rows
+
+
+def random_faults(width, height, count, seed):
+    """A :class:`~bitgrid.faultmodel.FaultSet` of ``count`` random faults (cell, kind, output
+    and address uniform; dead cells' values from ``seed``)."""
+    import random
+    from .faultmodel import Fault, FaultError
+    rng = random.Random(seed)
+    while True:
+        faults = []
+        for _ in range(count):
+            x, y, d = rng.randrange(width), rng.randrange(height), Direction(rng.randrange(4))
+            kind = rng.choice(("stuck0", "stuck1", "lut", "dead"))
+            faults.append(Fault(x, y, kind, None if kind == "dead" else d,
+                                rng.randrange(16) if kind == "lut" else None))
+        try:
+            return FaultSet(width, height, faults, seed=seed)
+        except FaultError:           # an output stuck at both values: draw again
+            continue
+
+
+def _emulated_samples(the_plan, faults):
+    result = {}
+    for test in the_plan.tests:
+        emulator = FaultyEmulator(test.config, faults)
+        result[test.name] = observe(test, [emulator.step(e) for e in test.stimulus()])
+    return result
+
+
+def trial(width, height, count, seed):
+    """One measured run of the self-test on the emulator with :func:`random_faults`.
+
+    :returns: ``(exact, missed, extra)``: the map equals the injected defects
+        (:meth:`~bitgrid.faultmodel.FaultSet.defects`); the number of *visible* injected
+        faults (the samples change without them) whose cell is not in the map; the number of
+        cells in the map that have no injected fault.
+    """
+    faults = random_faults(width, height, count, seed)
+    the_plan = Plan(width, height)
+    samples = _emulated_samples(the_plan, faults)
+    result = diagnose(the_plan, samples)
+    reported = result.defects.bad_cells
+    missed = 0
+    for fault in faults.faults:
+        if (fault.x, fault.y) in reported:
+            continue
+        others = FaultSet(width, height, [f for f in faults.faults if f != fault],
+                          seed=faults.seed)
+        missed += _emulated_samples(the_plan, others) != samples
+    extra = len(reported - {(f.x, f.y) for f in faults.faults})
+    return result.defects == faults.defects(), missed, extra
+
+
+def accuracy_table(width=8, height=8, counts=(1, 2, 4, 8), runs=20, progress=None):
+    """Rows ``(faults, runs, exact, runs missing a visible fault, extra cells per run)`` of
+    :func:`trial` s with seeds ``0 .. runs - 1`` (the second table of docs/bist.md)."""
+    rows = []
+    for i, count in enumerate(counts):
+        results = [trial(width, height, count, seed) for seed in range(runs)]
+        rows.append((count, runs, sum(r[0] for r in results), sum(r[1] > 0 for r in results),
+                     f"{sum(r[2] for r in results) / runs:.2f}"))
+        if progress is not None:
+            progress(i + 1, len(counts))
     return rows
 
 

@@ -35,10 +35,8 @@ class _Progress:
             self._bar.close()
 
 
-def _table():
-    from bitgrid.bist import cost_table
-    head = ("grid", "configurations", "frames", "hold (subcycles per frame)", "subcycles")
-    rows = [tuple(str(v) for v in row) for row in cost_table()]
+def _table(head, rows):
+    rows = [tuple(str(v) for v in row) for row in rows]
     widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
     lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths)) + " |",
              "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
@@ -67,9 +65,12 @@ def _table():
 @click.option("--table", is_flag=True,
               help="Print the self-test's cost for square grids 4x4 .. 64x64 (configurations "
                    "and subcycles) and exit.")
+@click.option("--accuracy", type=click.IntRange(1, 1000), metavar="RUNS",
+              help="Measure the diagnosis on RUNS random sets of 1, 2, 4 and 8 faults on the "
+                   "emulator (--size, default 8x8) and print the table; exit.")
 @click.option("--progress", "show_progress", is_flag=True,
               help="Show a progress bar on stderr even when it is not a terminal.")
-def bist(size, target, simulator, injects, seed, output, table, show_progress):
+def bist(size, target, simulator, injects, seed, output, table, accuracy, show_progress):
     """Run the built-in self-test of a grid and write its defect map.
 
     Three test configurations (every cell a copy cell: straight paths, north-east and
@@ -84,12 +85,24 @@ def bist(size, target, simulator, injects, seed, output, table, show_progress):
     Exit status: 0 the grid is clean (an empty map is written), 1 defects were found (the
     map lists them), 2 bad input or a missing tool.
     """
+    from bitgrid import bist as _bist
     if table:
-        click.echo(_table())
+        click.echo(_table(("grid", "configurations", "frames", "hold (subcycles per frame)",
+                           "subcycles"), _bist.cost_table()))
+        return EXIT_OK
+    if accuracy:
+        width, height = size or (8, 8)
+        progress = _Progress(show_progress)
+        try:
+            rows = _bist.accuracy_table(width, height, runs=accuracy, progress=progress)
+        finally:
+            progress.close()
+        click.echo(f"{width} x {height} grid, random faults (seeds 0..{accuracy - 1}):")
+        click.echo(_table(("faults", "runs", "map exact", "runs missing a visible fault",
+                           "extra cells per run"), rows))
         return EXIT_OK
     if size is None or output is None:
         raise BadInput("give --size WxH and -o MAP.json (or --table); see 'bitgrid bist --help'")
-    from bitgrid import bist as _bist
     from bitgrid import defects as _defects
     from bitgrid.faultmodel import FaultError, FaultSet
     width, height = size
