@@ -50,9 +50,16 @@ class Trace(typing.NamedTuple):
         return int(self.outputs[frame, int(side), y, x])
 
 
-def record(config, inputs):
+#: Subcycles between two calls of ``record``'s progress callback.
+PROGRESS_EVERY = 1024
+
+
+def record(config, inputs, *, progress=None):
     """Run ``config`` on the reference emulator from reset with the edge ``inputs`` (one
     per subcycle; anything :meth:`Edges.coerce` accepts) and record every output.
+
+    :param progress: ``progress(done, total)`` in subcycles, every :data:`PROGRESS_EVERY`
+        subcycles and once at the end (the CLI's progress bar).
 
     :returns: a :class:`Trace`.
     :raises TraceTooLarge: if the run has more than :data:`MAX_TRACE_BITS` output bits (the
@@ -73,4 +80,8 @@ def record(config, inputs):
     for k, edges in enumerate(inputs):
         edge_outputs.append(emulator.step(edges))
         outputs[k + 1] = emulator.outputs
+        if progress is not None and (k + 1) % PROGRESS_EVERY == 0:
+            progress(k + 1, len(inputs))
+    if progress is not None:
+        progress(len(inputs), len(inputs))
     return Trace(outputs, inputs, edge_outputs)

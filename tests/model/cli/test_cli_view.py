@@ -141,3 +141,27 @@ def test_help_has_an_example():
     assert result.exit_code == 0
     assert "bitgrid view out/adder8.bgbs --vectors out/adder8.json -o out/adder8.html" in \
         result.output
+
+
+def test_a_long_run_shows_progress_when_asked(tmp_path):
+    """--progress draws a bar of the run's subcycles on stderr; without it (and no terminal)
+    stderr has only the one line the command writes."""
+    case = f"{conformance_dir()}/adder8.bgbs"
+    out = tmp_path / "long.html"
+    result = invoke("view", case, "--steps", "3000", "--progress", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert "running" in result.stderr and "/3000 " in result.stderr
+    assert result.stdout == f"wrote {out}: 2 x 16 grid, 16 cells configured, 3000 subcycles\n"
+    quiet = invoke("view", case, "--steps", "3000", "-o", out)
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+def test_record_reports_progress():
+    from bitgrid.config import Configuration
+    from bitgrid.terms import Edges
+    from bitgrid.view import record
+    calls = []
+    trace = record(Configuration(2, 2), [Edges()] * 2500,
+                   progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(1024, 2500), (2048, 2500), (2500, 2500)]
+    assert trace.subcycles == 2500
