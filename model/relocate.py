@@ -264,7 +264,13 @@ def _reroute(config, graph, relevant, bad, source, wires, readers, changes):
             return False
         return leaving not in others.get(cell, ()) and not reads(cell, entering)
 
-    first = wires[0]
+    first, last = wires[0], wires[-1]
+    for node, lane in ((first, source), (last, readers[0])):
+        if not isinstance(lane, CellOutput) and (node.x, node.y) in bad:
+            where = "enters" if isinstance(lane, EdgeInput) else "leaves"
+            raise RelocationError(f"bad cell ({node.x}, {node.y}) is where {lane} {where} the "
+                                  "grid: a lane's boundary cell cannot be avoided (put the "
+                                  "port on another lane)")
     # Where the new chain may start: (first cell, entering side, the source's new output).
     starts = []
     if isinstance(source, EdgeInput):
@@ -280,7 +286,6 @@ def _reroute(config, graph, relevant, bad, source, wires, readers, changes):
             starts.append(((p[0] + dx, p[1] + dy), d.opposite, d))
     # Where it may end: {last cell: [(leaving side, reader side)]}.
     ends = {}
-    last = wires[-1]
     if len(readers) == 1 and isinstance(readers[0], EdgeOutput):
         ends[(last.x, last.y)] = [(Direction(last.d), None)]
         target_cell = None

@@ -71,7 +71,9 @@ def place(program, defects_path, ports_path, output, ports_out, strategies):
     of each strategy (exit 2). Example:
 
     \b
-      bitgrid place out/adder8.bgbs --defects grid.defects.json -o out/adder8-placed.bgbs
+      bitgrid place out/meander.bgbs --ports out/meander.ports.json \
+          --defects out/grid.defects.json -o out/meander-placed.bgbs
+      bitgrid place prog.bga --defects grid.defects.json -o placed.bgbs
     """
     from bitgrid import bitstream as _bitstream
     from bitgrid import defects as _defects
