@@ -67,7 +67,7 @@ def build(statements, *, file="<text>", library=None):
         if isinstance(statement, Grid):
             grid = _once(grid, statement, "the grid size")
             luts = np.zeros((grid.height, grid.width, 4), np.uint16)
-            claims = {}
+            claims = _Claims(grid.width, grid.height)
             continue
         if isinstance(statement, Order):
             order = _once(order, statement, "the scan order")
@@ -128,12 +128,37 @@ def build(statements, *, file="<text>", library=None):
     return Assembly(config, portmap, scan, warnings)
 
 
-def _claim(claims, x, y, side, where):
-    first = claims.get((x, y, side))
-    if first is not None:
-        raise AsmError(where, f"output {side.name} of cell ({x}, {y}) is set twice; first at "
-                              f"{first}")
-    claims[(x, y, side)] = where
+class _Claims:
+    """Which statement set each cell output: an array ``(height, width, 4)`` of indices into
+    :attr:`wheres` (0: not set), so that a range of a million cells is checked and claimed at
+    numpy speed."""
+
+    def __init__(self, width, height):
+        self.owner = np.zeros((height, width, 4), np.int32)
+        self.wheres = [None]
+
+    def claim(self, xs, ys, sides):
+        """Claim outputs ``sides`` (a list of ``(Direction, where)``, in the order written) of
+        every cell ``xs`` x ``ys`` (ascending ranges, inside the grid): the first output set
+        twice, in row-major order of the cells and then the order of ``sides``, is an error
+        naming both places. Returns the view of the cells' owners."""
+        view = self.owner[ys.start:ys.stop:ys.step, xs.start:xs.stop:xs.step]
+        index = [side for side, _ in sides]
+        taken = view[:, :, index] > 0
+        repeated = np.array([side in index[:i] for i, side in enumerate(index)])
+        taken |= repeated
+        first = int(taken.argmax())
+        if taken.flat[first]:
+            iy, ix, i = np.unravel_index(first, taken.shape)
+            side, where = sides[i]
+            owner = int(view[iy, ix, side])
+            earlier = self.wheres[owner] if owner else sides[index.index(side)][1]
+            raise AsmError(where, f"output {side.name} of cell ({xs[ix]}, {ys[iy]}) is set "
+                                  f"twice; first at {earlier}")
+        for side, where in sides:
+            view[:, :, side] = len(self.wheres)
+            self.wheres.append(where)
+        return view
 
 
 def _check_cells(statement, grid, xs, ys):
@@ -144,20 +169,16 @@ def _check_cells(statement, grid, xs, ys):
 
 
 def _cell(statement, grid, luts, claims):
-    _check_cells(statement, grid, statement.xs, statement.ys)
+    xs, ys = statement.xs, statement.ys
+    _check_cells(statement, grid, xs, ys)
+    cells = luts[ys.start:ys.stop:ys.step, xs.start:xs.stop:xs.step]
     if statement.shorthand is not None:
-        tables = SHORTHANDS[statement.shorthand]
-        for y in statement.ys:
-            for x in statement.xs:
-                for side in DIRECTIONS:
-                    _claim(claims, x, y, side, statement.where)
-                luts[y, x] = tables
+        claims.claim(xs, ys, [(side, statement.where) for side in DIRECTIONS])
+        cells[:, :] = SHORTHANDS[statement.shorthand]
         return
-    for y in statement.ys:
-        for x in statement.xs:
-            for assign in statement.assigns:
-                _claim(claims, x, y, assign.side, assign.where)
-                luts[y, x, assign.side] = assign.table
+    claims.claim(xs, ys, [(assign.side, assign.where) for assign in statement.assigns])
+    for assign in statement.assigns:
+        cells[:, :, assign.side] = assign.table
 
 
 def _port(decl, grid, ports, lanes):
@@ -364,11 +385,10 @@ def _place(statement, grid, luts, claims, ports, lanes, library, periods):
         raise AsmError(statement.where, f"macro {block.name} ({block.width} x {block.height} "
                                         f"cells) at {x},{y} does not fit the {grid.width} x "
                                         f"{grid.height} grid")
-    for by in range(block.height):
-        for bx in range(block.width):
-            for side in DIRECTIONS:
-                _claim(claims, x + bx, y + by, side, statement.where)
-            luts[y + by, x + bx] = block.tables(bx, by)
+    claims.claim(range(x, x + block.width), range(y, y + block.height),
+                 [(side, statement.where) for side in DIRECTIONS])
+    luts[y:y + block.height, x:x + block.width] = [
+        [block.tables(bx, by) for bx in range(block.width)] for by in range(block.height)]
     if statement.prefix is None:
         return
     prefix = "" if statement.prefix is True else statement.prefix + "."

@@ -76,3 +76,30 @@ def test_fifo_include_and_program_do_not_hang(tmp_path):
     with pytest.raises(AsmError) as info:
         assemble_program(tmp_path / "fifo.bga")
     assert str(info.value).startswith(f"{tmp_path / 'fifo.bga'}: not a file")
+
+
+@pytest.mark.parametrize("text, message", [
+    # the first output set twice in row-major order of the cells, then in the order written
+    ("grid 4 x 4\ncell 3,0: S = n\ncell 1,1: E = w\ncell 0..3,0..1: E = w, S = n\n",
+     "p.bga:4:24: output S of cell (3, 0) is set twice; first at p.bga:2:11"),
+    ("grid 4 x 4\ncell 0,1: E = w\ncell 0..3,0..1: S = n, E = w\n",
+     "p.bga:3:24: output E of cell (0, 1) is set twice; first at p.bga:2:11"),
+    ("grid 4 x 4\ncell 2,3: W = 1\ncell 0..2 by 2,1..3 by 2: pass\n",
+     "p.bga:3:1: output W of cell (2, 3) is set twice; first at p.bga:2:11"),
+    ("grid 4 x 4\ncell 0..3,0..3: N = w, S = E = n, N = e\n",
+     "p.bga:2:35: output N of cell (0, 0) is set twice; first at p.bga:2:17"),
+    ("grid 4 x 4\ncell 1,1: N = 1\nplace wire(length=2) at 0,1\n",
+     "p.bga:3:1: output N of cell (1, 1) is set twice; first at p.bga:2:11"),
+])
+def test_outputs_set_twice(text, message):
+    assert error(text) == message
+
+
+def test_a_million_cells_in_one_statement():
+    config, _ = assemble("grid 1024 x 1024\ncell 0..1020 by 3,0..1023: pass\n"
+                         "cell 1..1021 by 3,0..1023: E = w, S = ~n\n")
+    luts = config.luts.copy()
+    assert (luts[:, 0:1021:3] == (0xF0F0, 0xFF00, 0xAAAA, 0xCCCC)).all()
+    assert (luts[:, 1:1022:3] == (0, 0xFF00, 0x5555, 0)).all()
+    luts[:, 0:1021:3] = luts[:, 1:1022:3] = 0
+    assert not luts.any()
