@@ -119,7 +119,7 @@ def _bad(defects, width, height):
     return frozenset(tuple(c) for c in defects)
 
 
-def relocate(config, defects, *, portmap=None, strategies=STRATEGIES):
+def relocate(config, defects, *, portmap=None, strategies=STRATEGIES, progress=None):
     """Relocate ``config`` around the bad cells of ``defects`` (module docstring).
 
     :param config: the program, a :class:`~bitgrid.config.Configuration`.
@@ -127,6 +127,8 @@ def relocate(config, defects, *, portmap=None, strategies=STRATEGIES):
         iterable of cells ``(x, y)``).
     :param portmap: the program's :class:`~bitgrid.ports.PortMap` (or None).
     :param strategies: which of :data:`STRATEGIES` to try, in that order.
+    :param progress: ``progress(stage, done, total)`` for the compiler back end's stages
+        (``compile`` only, the long one), or None.
     :returns: a :class:`Relocation`.
     :raises RelocationError: if no strategy applies (the message gives each one's reason).
     :raises bitgrid.defects.DefectMapError: for a defect map of another grid size.
@@ -169,7 +171,7 @@ def relocate(config, defects, *, portmap=None, strategies=STRATEGIES):
             reasons.append("compile: re-placing needs the program's port map (--ports)")
         else:
             try:
-                return _compile(config, portmap, bad)
+                return _compile(config, portmap, bad, progress)
             except RelocationError as error:
                 reasons.append(f"compile: {error}")
     cells = ", ".join(f"({x}, {y})" for x, y in in_use)
@@ -475,7 +477,7 @@ def _shift_cell(cell, dx, dy):
 
 # Re-placing through the compiler back end ------------------------------------------------------
 
-def _compile(config, portmap, bad):
+def _compile(config, portmap, bad, progress=None):
     """Extract the netlist and place it anew around ``bad`` with the compiler back end, every
     port bit pinned to its lane: exact per design cycle (row), re-timed."""
     netlist = extract_netlist(config, portmap)
@@ -489,7 +491,7 @@ def _compile(config, portmap, bad):
     pins = {port.name: [(bit.side, bit.lane) for bit in port.bits] for port in portmap.ports}
     try:
         result = compile_netlist(netlist, width=config.width, height=config.height,
-                                 defects=defects, pins=pins)
+                                 defects=defects, pins=pins, progress=progress)
     except CompileError as error:
         raise RelocationError(str(error)) from None
     except ValueError as error:         # a port map or netlist the back end could not make

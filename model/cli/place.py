@@ -3,6 +3,7 @@
 
 import os
 import pathlib
+import sys
 
 import click
 
@@ -56,7 +57,10 @@ def _load_program(path, ports_path):
               type=click.Choice(["unchanged", "detour", "move", "compile"]),
               help="Only these strategies (repeatable; default all, in the order unchanged, "
                    "detour, move, compile).")
-def place(program, defects_path, ports_path, output, ports_out, strategies):
+@click.option("--progress/--no-progress", "show_progress", default=None,
+              help="Progress bars of the compile strategy on stderr (default: when stderr is "
+                   "a terminal).")
+def place(program, defects_path, ports_path, output, ports_out, strategies, show_progress):
     """Relocate PROGRAM (a .bgbs BitGrid program, or .bga assembly text) so that it uses no
     bad cell of the defect map, keeping its edge-to-edge behaviour: exactly (every path from an
     edge input to an edge output keeps its length and parity, so every used output has the
@@ -92,11 +96,19 @@ def place(program, defects_path, ports_path, output, ports_out, strategies):
     elif ports_out:
         raise BadInput("--ports-out needs a port map: give --ports (or a .bga program that "
                        "declares ports)")
+    from .compile import _Progress
+    if show_progress is None:
+        show_progress = sys.stderr.isatty()
+    progress = _Progress() if show_progress else None
     try:
         result = rel.relocate(config, defects, portmap=portmap,
-                              strategies=tuple(strategies) or rel.STRATEGIES)
+                              strategies=tuple(strategies) or rel.STRATEGIES,
+                              progress=progress)
     except rel.RelocationError as error:
         raise BadInput(f"cannot place {program}: {error}") from None
+    finally:
+        if progress is not None:
+            progress.close()
     _bitstream.save(output, result.config, order)
     if portmap is not None:
         _ports.save(ports_out, result.portmap)
