@@ -39,8 +39,13 @@ by one subcycle: run the transformed program with every input one subcycle later
 every output one subcycle later, exactly (the port map: every input skew + 1, latency + 1; a
 vector file: one all-zero step first). That holds because the cells that now update first
 (the old odd-parity cells) see only the reset zeros on that first subcycle; so re-timing
-requires each of them to output 0 for all-zero inputs (bit 0 of all four LUTs clear), and a
-cell that does not is named in the refusal.
+requires each of them to output 0 for all-zero inputs (bit 0 of all four LUTs clear). Where an
+old odd-parity cell does not (an inverter, say), the program is *advanced* by one subcycle
+instead (latency - 1, every input skew - 1; a vector file loses its step 0): exact when every
+old even-parity cell outputs 0 for all-zero inputs and nothing enters on the first subcycle
+(every input skew at least 1 and every output read after subcycle 1 or later, or step 0 of the
+vector file all-zero), for then the original's first subcycle leaves every output 0, as reset
+does. When neither works the refusal names the cells, port bit or step in the way.
 """
 
 import typing
@@ -342,12 +347,20 @@ def _busy_lane(direction, column, side, lane, bits, portmap, steps):
     return None
 
 
-def check_timing(config, geometry, *, retime=False):
-    """Subcycles of latency the transform adds: 0 if it keeps every cell's parity; 1 if it
-    swaps them and ``retime`` is true (see the module docstring).
+def check_timing(config, geometry, *, retime=False, portmap=None, steps=None):
+    """Subcycles of latency the transform adds: 0 if it keeps every cell's parity; if it swaps
+    them and ``retime`` is true, 1 (delay) or, where delaying cannot work, -1 (advance; see the
+    module docstring).
 
-    :raises TransformError: if it swaps the parity without ``retime``, or with ``retime`` and a
-        cell of odd parity that does not output 0 for all-zero inputs (named).
+    Delay (+1) needs every cell of odd parity to output 0 for all-zero inputs (bit 0 of its
+    four LUTs clear). Advance (-1) needs every cell of even parity to do so, and nothing to
+    enter on the first subcycle: with ``portmap``, every input bit's skew at least 1 and every
+    output bit read no earlier than after subcycle 1 (``latency + skew >= 2``); with ``steps``
+    (a vector file's ``(inputs, expected outputs)`` pairs), all-zero inputs in step 0. Without
+    either, nothing shows that, and advancing is not possible.
+
+    :raises TransformError: if it swaps the parity without ``retime``, or with ``retime`` when
+        neither works (naming the cells, port bits or step in the way).
     """
     _check_config(config, geometry)
     if not geometry.swaps_parity:
@@ -358,22 +371,51 @@ def check_timing(config, geometry, *, retime=False):
                              "by one subcycle at its ports (latency + 1), or use an even move "
                              "or a 180-degree rotation")
     first = config.luts & 1
-    parity = (np.add.outer(np.arange(config.height), np.arange(config.width)) % 2) == 1
-    bad = parity & first.any(axis=2)
-    if bad.any():
-        y, x = (int(v) for v in np.argwhere(bad)[0])
-        outputs = "".join(d.letter for d in DIRECTIONS if first[y, x, d])
-        raise TransformError(f"cannot re-time {geometry.name}: cell ({x}, {y}) (odd parity) "
-                             f"outputs 1 on {outputs} for all-zero inputs, so delaying the "
-                             "program by one subcycle changes what it does on its first "
-                             "subcycle; use an even move or a 180-degree rotation instead")
-    return 1
+    odd = (np.add.outer(np.arange(config.height), np.arange(config.width)) % 2) == 1
+    wakes = first.any(axis=2)
+    if not (odd & wakes).any():
+        return 1
+    blocker = _advance_blocker(first, ~odd & wakes, portmap, steps)
+    if blocker is None:
+        return -1
+    raise TransformError(f"cannot re-time {geometry.name}: {_waker(first, odd & wakes, 'odd')}, "
+                         "so delaying the program by one subcycle changes what it does on its "
+                         f"first subcycle; and it cannot run one subcycle earlier either: "
+                         f"{blocker}; use an even move or a 180-degree rotation instead")
+
+
+def _waker(first, cells, parity):
+    y, x = (int(v) for v in np.argwhere(cells)[0])
+    outputs = "".join(d.letter for d in DIRECTIONS if first[y, x, d])
+    return f"cell ({x}, {y}) ({parity} parity) outputs 1 on {outputs} for all-zero inputs"
+
+
+def _advance_blocker(first, even_wakers, portmap, steps):
+    """Why the program cannot be advanced by one subcycle (see :func:`check_timing`), or
+    None if it can."""
+    if even_wakers.any():
+        return _waker(first, even_wakers, "even")
+    if portmap is None and steps is None:
+        return ("that needs its port map (--ports) or a vector file (--vectors) to show that "
+                "no input enters on the first subcycle")
+    for port in (portmap.ports if portmap is not None else ()):
+        for i, bit in enumerate(port.bits):
+            if port.direction == "in" and bit.skew < 1:
+                return (f"bit {i} of input port {port.name} enters on the first subcycle "
+                        "(skew 0)")
+            if port.direction == "out" and portmap.latency + bit.skew < 2:
+                return (f"bit {i} of output port {port.name} is read after the first "
+                        "subcycle")
+    steps = list(steps or ())
+    if steps and any(Edges.coerce(steps[0][0])):
+        return "step 0 of the vector file has inputs"
+    return None
 
 
 def transform_portmap(portmap, geometry, *, latency_added=0):
     """The port map of the transformed program: every bit on its new side and lane; with
-    ``latency_added`` (0 or 1, from :func:`check_timing`) every input skew and the latency grow
-    by that much.
+    ``latency_added`` (-1, 0 or 1, from :func:`check_timing`) every input skew and the latency
+    change by that much (for -1 with latency 0, every output skew goes down by 1 instead).
 
     :raises TransformError: if the port map is for another grid, or a port bit is on a side
         that leaves the edge or on a lane that falls off.
@@ -383,7 +425,10 @@ def transform_portmap(portmap, geometry, *, latency_added=0):
     if (portmap.width, portmap.height) != (geometry.width, geometry.height):
         raise TransformError(f"The port map is for a {portmap.width} x {portmap.height} grid, "
                              f"the program is {geometry.width} x {geometry.height}")
-    added = check_int(latency_added, "latency_added", minimum=0, maximum=1)
+    added = check_int(latency_added, "latency_added", minimum=-1, maximum=1)
+    latency, out_skew = portmap.latency + added, 0
+    if latency < 0:
+        latency, out_skew = 0, -1
 
     def moved(port, bit):
         index = port.bits.index(bit)
@@ -393,12 +438,12 @@ def transform_portmap(portmap, geometry, *, latency_added=0):
                                  f"{bit.lane}) leaves the grid's edge under {geometry.name}; "
                                  f"keep the {bit.side.letter} side of the program on the edge")
         side, lane = target
-        skew = bit.skew + added if port.direction == "in" else bit.skew
+        skew = bit.skew + added if port.direction == "in" else bit.skew + out_skew
         return PortBit(side, lane, skew)
 
     try:
         return portmap.map_bits(moved, width=geometry.new_width, height=geometry.new_height,
-                                latency=portmap.latency + added)
+                                latency=latency)
     except PortMapError as error:
         raise TransformError(f"the moved port map does not fit: {error}") from None
 
@@ -420,8 +465,8 @@ def transform_edges(edges, geometry):
 
 def transform_steps(steps, result):
     """A vector file's steps for the transformed program: every ``(inputs, expected outputs)``
-    pair re-indexed (:func:`transform_edges`), and with a re-timed transform an all-zero step
-    first (module docstring). The expectations are the file's own, not recomputed, so running
+    pair re-indexed (:func:`transform_edges`); re-timed by a delay, an all-zero step first; by
+    an advance, without step 0 (whose inputs must be all zero; module docstring). The expectations are the file's own, not recomputed, so running
     the transformed program on them checks the transform.
 
     :param steps: list of ``(inputs, outputs)`` :class:`~bitgrid.terms.Edges` of the original
@@ -429,9 +474,15 @@ def transform_steps(steps, result):
     :param result: the :class:`Transformed` of that program.
     :raises TransformError: if a step shows an output on a side that leaves the edge (the
         file is not this program's), or a cell of the new grid drives an edge lane that faces
-        no old lane (no expectation for it exists).
+        no old lane (no expectation for it exists), or for an advance when step 0 has inputs.
     """
     geometry, config = result.geometry, result.config
+    steps = list(steps)
+    if result.latency_added < 0:
+        if steps and any(Edges.coerce(steps[0][0])):
+            raise TransformError("step 0 of the vector file has inputs, so the program "
+                                 "cannot run one subcycle earlier on it")
+        steps = steps[1:]
     mapped = {}
     for side in DIRECTIONS:
         for lane in range(side_lanes(side, geometry.width, geometry.height)):
@@ -445,7 +496,7 @@ def transform_steps(steps, result):
                 raise TransformError(f"cell ({x}, {y}) of the new grid drives {side.letter} "
                                      f"lane {lane}, which faces no lane of the old grid: the "
                                      "vector file has no expectation for it")
-    result_steps = [(Edges(), Edges())] * result.latency_added
+    result_steps = [(Edges(), Edges())] * max(result.latency_added, 0)
     for t, (inputs, outputs) in enumerate(steps):
         for side in DIRECTIONS:
             lanes = side_lanes(side, geometry.width, geometry.height)
@@ -462,7 +513,8 @@ def transform_steps(steps, result):
 
 class Transformed(typing.NamedTuple):
     """The result of :func:`transform`: the new ``config``, its ``portmap`` (None if none was
-    given), the ``geometry`` and ``latency_added`` (subcycles: 0, or 1 when re-timed)."""
+    given), the ``geometry`` and ``latency_added`` (subcycles: 0; when re-timed 1, or -1 when
+    advanced)."""
     config: Configuration
     portmap: typing.Optional[PortMap]
     geometry: Geometry
@@ -480,8 +532,9 @@ def transform(config, portmap=None, *, move=None, rotate=None, mirror=None, size
     :param retime: allow a transform that swaps every cell's parity, by delaying the program
         one subcycle (module docstring).
     :param steps: optional ``(inputs, expected outputs)`` pairs of a vector file of the
-        program: with ``portmap``, they say which edge lanes are idle and so may leave the
-        edge in a move (:func:`check_edges`).
+        program: like ``portmap``, they say which edge lanes are idle and so may leave the
+        edge in a move (:func:`check_edges`), and whether the program may be advanced
+        (:func:`check_timing`).
     :returns: :class:`Transformed`.
     :raises ValueError: unless exactly one of ``move``, ``rotate``, ``mirror`` is given, or for
         ``size`` without ``move``.
@@ -509,7 +562,7 @@ def transform(config, portmap=None, *, move=None, rotate=None, mirror=None, size
         geometry = _mirror(mirror, width, height)
     new_config = transform_config(config, geometry)
     check_edges(config, geometry, portmap=portmap, steps=steps)
-    added = check_timing(config, geometry, retime=retime)
+    added = check_timing(config, geometry, retime=retime, portmap=portmap, steps=steps)
     new_portmap = None
     if portmap is not None:
         new_portmap = transform_portmap(portmap, geometry, latency_added=added)

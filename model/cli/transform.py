@@ -118,7 +118,9 @@ def ports_path_for(output):
                    "run.")
 @click.option("--retime", is_flag=True,
               help="Allow a transform that swaps every cell's phase (rotate 90/270, mirror, "
-                   "odd move) by delaying the program one subcycle at its ports (latency + 1).")
+                   "odd move) by delaying the program one subcycle at its ports (latency + 1), "
+                   "or where odd-parity cells output 1 on all-zero inputs, advancing it "
+                   "(latency - 1; docs/transform.md).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               metavar="OUT.bgbs", help="The transformed BitGrid program.")
 def transform(bitstream, offset, rotate, mirror, size, ports_in, vectors_in, retime, output):
@@ -128,7 +130,8 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, vectors_in, ret
     rotated by 90 degrees reads on E what it read on N). Even moves and --rotate 180 keep
     every cell's phase and every timing. --rotate 90/270, a --mirror and odd moves swap every
     cell's phase (SPEC section 10): they are refused unless --retime, which delays the program
-    by one subcycle (every input skew and the latency + 1 in the port map). Examples:
+    by one subcycle (every input skew and the latency + 1 in the port map), or advances it
+    (- 1) where a delay cannot work. Examples:
 
     \b
       bitgrid transform adder.bgbs --ports adder.ports.json --rotate 180 -o adder_r.bgbs
@@ -188,7 +191,8 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, vectors_in, ret
             name, result.config.width, result.config.height, steps,
             bitstream=os.path.basename(output), origin=f"bitgrid transform of {case.name}",
             description=f"{case.name} under {result.geometry.name}"
-                        + (", one subcycle later (re-timed)" if result.latency_added else ""))
+                        + {0: "", 1: ", one subcycle later (re-timed)",
+                           -1: ", one subcycle earlier (re-timed)"}[result.latency_added])
     files = [(output, _bitstream.write(result.config, bs.order))]
     if ports_out is not None:
         files.append((ports_out, result.portmap.dumps()))
@@ -198,7 +202,9 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, vectors_in, ret
     geometry = result.geometry
     timing = ("every cell's phase kept, timing unchanged" if not geometry.swaps_parity else
               "every cell's phase swapped, re-timed: latency + 1 subcycle (inputs one "
-              "subcycle later)")
+              "subcycle later)" if result.latency_added > 0 else
+              "every cell's phase swapped, re-timed: latency - 1 subcycle (inputs one "
+              "subcycle earlier)")
     click.echo(f"wrote {output}: {geometry.name}, {geometry.new_width} x "
                f"{geometry.new_height} grid; {timing}"
                + (f"; port map {ports_out}" if ports_out else "")

@@ -454,3 +454,58 @@ def test_busy_lanes_may_not_leave_the_edge(kwargs, message):
     with pytest.raises(tf.TransformError, match="^" + message):
         tf.transform(config, portmap if "steps" not in kwargs else None, move=(0, 2),
                      size=(4, 4), steps=steps)
+
+
+# Advancing by one subcycle (odd-parity cells that wake up) -----------------------------------
+
+def test_advanced_when_odd_cells_wake_up():
+    config, portmap, model = port_programs.inverter_route()
+    rows = [{"a": v} for v in (0, 1, 1, 0, 1, 0, 0)]
+    model = model(rows)
+    assert model == [{"q": 1 - r["a"]} for r in rows]
+    assert evaluate(config, portmap, rows) == model
+    for kwargs in ({"mirror": "y"}, {"mirror": "x"}, {"rotate": 90}, {"rotate": 270}):
+        result = tf.transform(config, portmap, retime=True, **kwargs)
+        assert result.latency_added == -1
+        assert result.portmap.latency == 5
+        assert [b.skew for b in result.portmap["a"].bits] == [0]
+        assert evaluate(result.config, result.portmap, rows) == model
+    # A vector file loses its step 0 (all zero here: nothing enters before skew 1).
+    steps = [(Edges(), Edges()), (Edges(w=1), Edges()), (Edges(w=1), Edges(e=1))]
+    result = tf.transform(config, mirror="y", retime=True, steps=steps)
+    assert result.latency_added == -1
+    assert tf.transform_steps(steps, result) == [(Edges(w=2), Edges()),
+                                                  (Edges(w=2), Edges(e=2))]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({}, r"and it cannot run one subcycle earlier either: that needs its port map \(--ports\) "
+         r"or a vector file \(--vectors\)"),
+    ({"skew": 0}, r"cannot run one subcycle earlier either: bit 0 of input port a enters on "
+                  r"the first subcycle \(skew 0\)"),
+    ({"wake_even": True}, r"cannot run one subcycle earlier either: cell \(1, 1\) \(even "
+                          r"parity\) outputs 1 on S for all-zero inputs"),
+    ({"steps": [(Edges(w=1), Edges())]}, r"either: step 0 of the vector file has inputs"),
+    ({"late": True}, r"either: bit 0 of output port q is read after the first subcycle"),
+])
+def test_advance_refused(options, message):
+    config, portmap, _ = port_programs.inverter_route(skew=options.get("skew", 1),
+                                     wake_even=options.get("wake_even", False))
+    if options.get("late"):
+        portmap = portmap.replace(latency=1)
+    given = portmap if options and "steps" not in options else None
+    with pytest.raises(tf.TransformError, match=r"^cannot re-time mirror y: cell \(1, 0\) \(odd "
+                                                r"parity\) outputs 1 on E for all-zero inputs, "
+                                                r"so delaying .*" + message):
+        tf.transform(config, given, mirror="y", retime=True, steps=options.get("steps"))
+
+
+def test_advanced_port_map_of_latency_0():
+    # With latency 0 the outputs' skews go down instead (each was read at latency + skew >= 2).
+    portmap = PortMap(4, 2, [
+        {"name": "a", "direction": "in", "bits": [{"side": "W", "lane": 0, "skew": 1}]},
+        {"name": "q", "direction": "out", "bits": [{"side": "E", "lane": 0, "skew": 6}]}],
+        latency=0)
+    moved = tf.transform_portmap(portmap, tf.mirror("y", 4, 2), latency_added=-1)
+    assert moved.latency == 0
+    assert [b.skew for b in moved["a"].bits] == [0] and [b.skew for b in moved["q"].bits] == [5]

@@ -13,7 +13,8 @@ import itertools
 from bitgrid.ports import PortMap
 from bitgrid.program import Program
 
-__all__ = ["skewed_routes", "signed_routes", "xor_loop", "odd_lanes", "idle_lanes", "hops"]
+__all__ = ["skewed_routes", "signed_routes", "xor_loop", "odd_lanes", "idle_lanes", "inverter_route",
+           "hops"]
 
 
 def hops(x, y, cells, start=0):
@@ -172,5 +173,30 @@ def idle_lanes():
 
     def model(rows):
         return [{"q": row["a"]} for row in rows]
+
+    return program.config, portmap, model
+
+
+def inverter_route(skew=1, wake_even=False):
+    """``q = not a`` along row 0 of a 4 x 2 grid: the inverter is cell (1, 0), of odd parity,
+    so it outputs 1 on the first odd subcycle, before any row reaches it. Input ``a`` (W lane
+    0) has skew ``skew``; cell (0, 0) (even) reads it at the first even subcycle of its window,
+    ``2k + 2`` for skew 1 or 2, ``2k`` for skew 0, and the value leaves cell (3, 0) three
+    subcycles later: latency 6 for skew 1 and 2, 4 for skew 0 (by hand, SPEC section 4).
+    ``wake_even`` adds an even cell, (1, 1), whose S output is constant 1."""
+    program = Program(4, 2)
+    program.cell(0, 0, e=lambda w: w)
+    program.cell(1, 0, e=lambda w: not w)
+    program.cell(2, 0, e=lambda w: w)
+    program.cell(3, 0, e=lambda w: w)
+    if wake_even:
+        program.cell(1, 1, s=1)
+    portmap = PortMap(4, 2, [
+        {"name": "a", "direction": "in", "bits": [{"side": "W", "lane": 0, "skew": skew}]},
+        {"name": "q", "direction": "out", "bits": [{"side": "E", "lane": 0}]}],
+        latency=4 if skew == 0 else 6)
+
+    def model(rows):
+        return [{"q": 1 - row["a"]} for row in rows]
 
     return program.config, portmap, model

@@ -97,6 +97,24 @@ def test_outputs_written_all_or_none(skewed, tmp_path, monkeypatch, existing):
         assert out.read_bytes() == b"old"
 
 
+def test_advance_reported(tmp_path):
+    # An odd-parity inverter wakes up on the first subcycle: the program runs one subcycle
+    # earlier instead of later, and says so.
+    config, portmap, model = port_programs.inverter_route()
+    source, portfile = tmp_path / "p.bgbs", tmp_path / "p.ports.json"
+    bitstream.save(source, config)
+    ports.save(portfile, portmap)
+    out = tmp_path / "r.bgbs"
+    result = invoke("transform", source, "--ports", portfile, "--rotate", "90", "--retime",
+                    "-o", out)
+    assert result.exit_code == 0, result.output
+    assert "re-timed: latency - 1 subcycle (inputs one subcycle earlier)" in result.stderr
+    moved = ports.load(tmp_path / "r.ports.json")
+    assert moved.latency == portmap.latency - 1
+    rows = [{"a": v} for v in (1, 0, 0, 1, 1)]
+    assert evaluate(bitstream.load(out).config, moved, rows) == model(rows)
+
+
 def test_move_of_a_program_with_idle_lanes(tmp_path):
     # Its N side leaves the edge: allowed with the port map (no port there), not without.
     config, portmap, model = port_programs.idle_lanes()
