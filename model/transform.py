@@ -466,8 +466,9 @@ def transform_edges(edges, geometry):
 def transform_steps(steps, result):
     """A vector file's steps for the transformed program: every ``(inputs, expected outputs)``
     pair re-indexed (:func:`transform_edges`); re-timed by a delay, an all-zero step first; by
-    an advance, without step 0 (whose inputs must be all zero; module docstring). The expectations are the file's own, not recomputed, so running
-    the transformed program on them checks the transform.
+    an advance, without step 0 (whose inputs must be all zero; module docstring). The
+    expectations are the file's own, not recomputed, so running the transformed program on
+    them checks the transform.
 
     :param steps: list of ``(inputs, outputs)`` :class:`~bitgrid.terms.Edges` of the original
         program (a :class:`~bitgrid.vectors.VectorCase`'s ``steps``).

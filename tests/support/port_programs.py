@@ -13,8 +13,8 @@ import itertools
 from bitgrid.ports import PortMap
 from bitgrid.program import Program
 
-__all__ = ["skewed_routes", "signed_routes", "xor_loop", "odd_lanes", "idle_lanes", "inverter_route",
-           "hops"]
+__all__ = ["skewed_routes", "signed_routes", "xor_loop", "odd_lanes", "idle_lanes",
+           "inverter_route", "hops"]
 
 
 def hops(x, y, cells, start=0):
