@@ -411,10 +411,11 @@ def _ports(ax, portmap, font, detail, margin):
     for port in portmap.ports:
         colour = style.PORT[port.direction]
         for bit in port.bits:
-            (px, py), *_ = _lane_position(bit.side, bit.lane, width, height, off * 0.5)
+            # Beyond the lane numbers (0.012 side out, 3 digits wide), before the name.
+            (px, py), *_ = _lane_position(bit.side, bit.lane, width, height, off * 0.875)
             horizontal = bit.side in (E, W)
-            ticks.append([(px - off * 0.3, py), (px + off * 0.3, py)] if horizontal
-                         else [(px, py - off * 0.3), (px, py + off * 0.3)])
+            ticks.append([(px - off * 0.15, py), (px + off * 0.15, py)] if horizontal
+                         else [(px, py - off * 0.15), (px, py + off * 0.15)])
             colours.append(colour)
         first = port.bits[0]
         (px, py), ha, va, rotation = _lane_position(first.side, first.lane, width, height,

@@ -297,3 +297,21 @@ def test_long_expressions_are_broken_over_lines():
             if shown[SIDES[d]] != text:                  # a table only when it cannot fit
                 assert len(text) > 12
     assert wrapped >= 3
+
+
+@pytest.mark.parametrize("side", [64, 256])
+def test_port_ticks_of_a_large_grid_leave_the_lane_numbers_readable(side):
+    """Drawn one block per cell, a port's lanes are ticks outside the grid: beyond the lane
+    numbers, not over them (they once covered the W and E numbers)."""
+    ports = PortMap(side, side, [{"name": "a", "direction": "in",
+                                  "bits": [{"side": "W", "lane": i} for i in range(side)]}])
+    svg = render_picture(Configuration(side, side), portmap=ports, fmt="svg").decode()
+    ticks = [float(v) for path in re.findall(r'<path d="([^"]*)"[^>]*stroke: #1f5fbf', svg)
+             for v in re.findall(r"[ML] (-?[\d.]+) ", path)]
+    assert len(ticks) == 2 * side
+    lane_lefts = [float(x) - len(text) * 0.62 * float(size)
+                  for size, x, text in re.findall(
+                      r'font-size: ([\d.]+)px[^"]*text-anchor: end; fill: #9aa4ad" x="([\d.]+)"'
+                      r'[^>]*>(\d+)</text>', svg)]
+    assert len(lane_lefts) >= 16                          # the W side's lane numbers
+    assert max(ticks) < min(lane_lefts)
