@@ -351,7 +351,6 @@ def test_compile_strategy_re_times_and_keeps_rows(cell):
     (bitgrid.evaluate semantics) with the bad cell running faulty; the latency change said."""
     from bitgrid.evaluate import evaluate
     from bitgrid.library import MACROS
-    pytest.importorskip("bitgrid.compiler.backend")     # H8's back end, until it is on main
     rng = random.Random(2)
     config, portmap = _embed(MACROS["comparator"].build(bits=2))
     graph = DependencyGraph(config)
@@ -372,3 +371,41 @@ def test_compile_strategy_re_times_and_keeps_rows(cell):
     expected = [{"lt": int(r["a"] < r["b"]), "gt": int(r["a"] > r["b"]),
                  "eq": int(r["a"] == r["b"])} for r in rows]
     assert evaluate(config, portmap, rows) == expected
+
+
+MEANDER_BGA = """\
+grid 8 x 8
+in  a W 1
+out y E 5
+cell 0..2,1: E = w
+cell 3,1:    S = w
+cell 3,2..4: S = n
+cell 3,5:    E = n
+cell 4..7,5: E = w
+"""
+
+
+def test_cli_place_assembly_text(tmp_path):
+    """A .bga program brings its port map; the detour keeps the output rows (eval) exactly."""
+    from click.testing import CliRunner
+
+    from bitgrid import bitstream, defects as defects_file, ports as ports_file
+    from bitgrid.cli import main
+    from bitgrid.evaluate import evaluate
+    source = tmp_path / "meander.bga"
+    source.write_text(MEANDER_BGA)
+    mapping = tmp_path / "grid.defects.json"
+    defects = DefectMap(8, 8, [Defect(3, 3, "dead")])
+    defects_file.save(str(mapping), defects)
+    out = tmp_path / "placed.bgbs"
+    result = CliRunner().invoke(main, ["place", str(source), "--defects", str(mapping), "-o",
+                                       str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("detour:") and "(12 cells)" in result.output
+    placed = bitstream.load(str(out)).config
+    portmap = ports_file.load(str(tmp_path / "placed.ports.json"))
+    assert (portmap.latency, portmap.period) == (13, 2)
+    rng = random.Random(9)
+    rows = [{"a": rng.randrange(2)} for _ in range(20)]
+    assert _faulty_rows(placed, portmap, defects, rows, rng) == [{"y": r["a"]} for r in rows]
+    assert evaluate(placed, portmap, rows) == [{"y": r["a"]} for r in rows]
