@@ -76,9 +76,9 @@ def asm(program, output, ports_out, show_progress):
     """Assemble BitGrid assembly text (docs/asm.md) into a BitGrid program.
 
     Writes the BGBS bitstream and, if the text declares ports (or a period or latency), its
-    port map
-    (bitgrid-ports-v1), each whole or not at all. Errors name the file, line and column
-    (exit 2).
+    port map (bitgrid-ports-v1): both whole, or neither. Errors name the file, line and
+    column (exit 2); a declared latency that reads some output in another row than its
+    inputs is a warning (the files are written).
 
     \b
     Example:
