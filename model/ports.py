@@ -111,8 +111,9 @@ class Port(typing.NamedTuple):
         """
         if not self.minimum <= value <= self.maximum:
             kind = "signed" if self.signed else "unsigned"
-            raise ValueError(f"Value {value} does not fit port {self.name} ({self.width} bits, "
-                             f"{kind}: {self.minimum}..{self.maximum})")
+            raise ValueError(f"Value {value} does not fit port {self.name} ({self.width} "
+                             f"bit{'s' if self.width != 1 else ''}, {kind}: "
+                             f"{self.minimum}..{self.maximum})")
         value &= (1 << self.width) - 1
         return [(value >> i) & 1 for i in range(self.width)]
 

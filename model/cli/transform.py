@@ -163,10 +163,13 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, vectors_in, ret
     if vectors_in is not None:
         from bitgrid.vectors import BadStreamCase, load_case
         case = load_case(vectors_in)
-        if isinstance(case, BadStreamCase) or (case.width, case.height) != (bs.width,
-                                                                               bs.height):
-            raise BadInput(f"{vectors_in}: not a vector case of a {bs.width} x {bs.height} "
-                           "grid")
+        if isinstance(case, BadStreamCase):
+            raise BadInput(f"{vectors_in}: a bitgrid-badstream-v1 case (a bitstream that must "
+                           "be rejected) has no steps to transform; give a bitgrid-vectors-v1 "
+                           "file")
+        if (case.width, case.height) != (bs.width, bs.height):
+            raise BadInput(f"{vectors_in}: a vector case of a {case.width} x {case.height} "
+                           f"grid, the program is {bs.width} x {bs.height}")
     ports_out = ports_path_for(output) if portmap is not None else None
     vectors_out = vectors_path_for(output) if case is not None else None
     outputs = [(output, "the transformed program")]

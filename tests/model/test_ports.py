@@ -40,8 +40,12 @@ def test_encode_decode_every_value(width, signed):
         assert p.decode(bits) == value
     for value in (low - 1, high + 1):
         with pytest.raises(ValueError, match=f"Value {value} does not fit port a "
-                                             f"\\({width} bits, "):
+                                             f"\\({width} bits?, "):
             p.encode(value)
+    if width == 1:
+        kind = "signed: -1..0" if signed else "unsigned: 0..1"
+        with pytest.raises(ValueError, match=f"^Value 2 does not fit port a \\(1 bit, {kind}\\)$"):
+            p.encode(2)
 
 
 def test_timing_figures_by_hand():

@@ -206,5 +206,15 @@ def test_vectors_of_another_size(tmp_path):
                     f"{conformance_dir()}/random_8x8.json", "--rotate", "180", "-o",
                     tmp_path / "t.bgbs")
     assert result.exit_code == 2
-    assert result.stderr.endswith("random_8x8.json: not a vector case of a 2 x 2 grid\n")
+    assert result.stderr.endswith("random_8x8.json: a vector case of a 8 x 8 grid, the "
+                                  "program is 2 x 2\n")
+    assert not (tmp_path / "t.bgbs").exists()
+    # A bad-stream case has no steps at all.
+    result = invoke("transform", case.bitstream_path, "--vectors",
+                    f"{conformance_dir()}/bad_crc.json", "--rotate", "180", "-o",
+                    tmp_path / "t.bgbs")
+    assert result.exit_code == 2
+    assert result.stderr.endswith("bad_crc.json: a bitgrid-badstream-v1 case (a bitstream that "
+                                  "must be rejected) has no steps to transform; give a "
+                                  "bitgrid-vectors-v1 file\n")
     assert not (tmp_path / "t.bgbs").exists()
