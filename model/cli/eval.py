@@ -55,8 +55,9 @@ class _Progress:
               help="Baud rate of a serial target.")
 @click.option("--timeout", type=click.FloatRange(min=0.01),
               help="Seconds to wait for each answer of a serial target (default 1).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="OUT.csv",
-              help="Write the output rows here (default: standard output).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
+              metavar="OUT.csv",
+              help="Write the output rows here (default, or -: standard output).")
 @click.option("--progress", "show_progress", is_flag=True,
               help="Show a progress bar on stderr even when it is not a terminal.")
 def eval_(bitstream, ports_path, csv_path, cycles, target, simulator, baud, timeout, output,
@@ -75,6 +76,8 @@ def eval_(bitstream, ports_path, csv_path, cycles, target, simulator, baud, time
     """
     from bitgrid import evaluate as ev
     from bitgrid import ports as _ports
+    if output == "-":
+        output = None
     bs = load_bitstream(bitstream)
     portmap = _ports.load(ports_path)
     try:

@@ -119,6 +119,16 @@ def test_bad_port_map_file(signed, tmp_path):
     assert result.stderr.count("\n") == 1
 
 
+def test_dash_output_is_standard_output(signed, tmp_path, monkeypatch):
+    program, portfile = signed
+    monkeypatch.chdir(tmp_path)
+    csv = write(tmp_path, "a,b\n-8,0xf\n")
+    result = invoke("eval", program, "--ports", portfile, "--csv", csv, "-o", "-")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "q,r\n-8,-1\n"
+    assert not (tmp_path / "-").exists()
+
+
 @pytest.mark.parametrize("which", ["csv", "ports", "program"])
 def test_output_may_not_overwrite_an_input(signed, tmp_path, which):
     program, portfile = signed
