@@ -24,9 +24,9 @@ edge output has the same value at every subcycle, whatever the bad cells do):
     lane must stay on its side (a program with I/O on W and E moves north or south); the port
     map's lanes move with it.
 ``compile``
-    (with a port map, for a loop-free program) re-timed, not exact per subcycle: the
-    program's netlist (:func:`extract_netlist`: logic LUTs become netlist LUTs, wires become
-    nets) is placed anew around the bad cells by the compiler back end
+    (with a port map) re-timed, not exact per subcycle: the program's netlist
+    (:func:`extract_netlist`: logic LUTs become netlist LUTs, wires become nets, loops and
+    held rows flip-flops) is placed anew around the bad cells by the compiler back end
     (:func:`bitgrid.compiler.backend.compile_netlist`) with every port bit pinned to its
     lane. The design-cycle behaviour (one output row per input row, ``bitgrid eval``) is
     kept; the new port map has the back end's latency and period, and
@@ -516,37 +516,33 @@ def extract_netlist(config, portmap, *, name="program"):
     nets its real support reads; wire chains collapse to the net they carry; edge inputs of
     the port map's input bits are the input port nets, other edge inputs the constant 0 (the
     lanes ``bitgrid eval`` drives 0); constant LUTs are :data:`~bitgrid.netlist.CONST0` /
-    ``CONST1``. The result is combinational (no flip-flops): exact at the port map's design
-    cycles when every path to each output bit has a length (with the bit's skews) within one
-    period ending at the latency, which is checked.
+    ``CONST1``. The result is combinational (no flip-flops) when every path to each output bit
+    has a length (with the bit's skews) within one period ending at the latency: exact at the
+    port map's design cycles.
 
-    :raises RelocationError: for a program with loops upstream of its outputs (sequential
-        state) or with a path outside the period window (its rows would mix).
+    A program with loops (sequential state), or whose outputs hold earlier rows, is extracted
+    with flip-flops (:func:`_extract_sequential`): a loop of ``c`` subcycles carries
+    ``c / period`` registers.
+
+    :raises RelocationError: for a path outside the period window (its rows would mix), or a
+        program with loops whose timing does not fit whole design cycles.
     """
     graph = DependencyGraph(config)
     outputs = used_outputs(graph, portmap)
     timing = path_timing(graph, outputs)
     if timing.loops:
-        raise RelocationError(f"the program has {len(timing.loops)} feedback loop"
-                              f"{'s' * (len(timing.loops) != 1)} ({timing.loops[0]}); only a "
-                              "loop-free program becomes a combinational netlist")
+        return _extract_sequential(config, graph, portmap, outputs, name)
     in_bits = {}
     for port in portmap.inputs:
         for i, bit in enumerate(port.bits):
             in_bits[EdgeInput(bit.side, bit.lane)] = (f"{port.name}[{i}]", bit.skew)
-    for port in portmap.outputs:
-        for bit in port.bits:
-            out = EdgeOutput(bit.side, bit.lane)
-            due = portmap.latency + bit.skew
-            for source in sorted({s for s, _ in timing.paths[out] if s in in_bits}):
-                skew_in = in_bits[source][1]
-                for length in timing.lengths(out, source, start=skew_in):
-                    real = skew_in + length
-                    if not due - portmap.period < real <= due:
-                        raise RelocationError(
-                            f"output {port.name} lane {out} sees input {source} after {real} "
-                            f"subcycles, outside the window {due - portmap.period + 1}..{due} "
-                            "of its design cycle")
+    try:
+        _check_windows(timing, portmap, in_bits)
+    except RelocationError as error:
+        try:        # a pipeline whose outputs hold earlier rows (a shift register)
+            return _extract_sequential(config, graph, portmap, outputs, name)
+        except RelocationError:
+            raise error from None
     nets, luts = {}, {}
 
     def net(node):
@@ -585,3 +581,178 @@ def extract_netlist(config, portmap, *, name="program"):
     in_ports = {port.name: InputPort(tuple(f"{port.name}[{i}]" for i in range(port.width)),
                                      port.signed) for port in portmap.inputs}
     return Netlist(name, in_ports, out_ports, luts)
+
+
+def _check_windows(timing, portmap, in_bits):
+    """Every path from an input bit to an output bit within the output's design-cycle window.
+
+    :raises RelocationError: naming the first path outside."""
+    for port in portmap.outputs:
+        for bit in port.bits:
+            out = EdgeOutput(bit.side, bit.lane)
+            due = portmap.latency + bit.skew
+            for source in sorted({s for s, _ in timing.paths[out] if s in in_bits}):
+                skew_in = in_bits[source][1]
+                for length in timing.lengths(out, source, start=skew_in):
+                    real = skew_in + length
+                    if not due - portmap.period < real <= due:
+                        raise RelocationError(
+                            f"output {port.name} lane {out} sees input {source} after {real} "
+                            f"subcycles, outside the window {due - portmap.period + 1}..{due} "
+                            "of its design cycle")
+
+
+def _extract_sequential(config, graph, portmap, outputs, name):
+    """The netlist, with flip-flops, of a program with loops (see :func:`extract_netlist`).
+
+    Every used cell output ``n`` gets a *sample time* ``t(n)``: its value after subcycle
+    ``k * period + t(n) - 1`` is its net's value in design cycle ``k`` (always just after an
+    update of the cell, SPEC section 4). The output bits fix it at their cells
+    (``latency + skew``, rounded to the cell's parity), and each cell output is sampled as late
+    as its readers allow: ``t(u) = max(t(v) - 1)`` over the outputs ``v`` that read ``u``. An
+    edge ``u -> v`` then carries ``(t(u) + 1 - t(v)) / period`` flip-flops (v reads u's value
+    of that many design cycles before); a loop of ``c`` subcycles carries ``c / period``.
+    Flip-flops start with the value the cell has at that time in a run from reset with every
+    input 0 (the lanes before the first row). An input bit of skew ``s`` must be read by a
+    cell sampled at ``s + 1 .. s + period`` (the row's window).
+
+    :raises RelocationError: if a loop or a pair of paths is not a whole number of periods,
+        or an input is read outside its row's window (the port map's latency does not fit).
+    """
+    period, latency = portmap.period, portmap.latency
+    relevant = _relevant(graph, outputs)
+    sample = {}
+    for port in portmap.outputs:
+        for bit in port.bits:
+            (node,) = graph.sources(EdgeOutput(bit.side, bit.lane))
+            due = latency + bit.skew
+            wanted = due if (due - 1) % 2 == parity(node.x, node.y) else due - 1
+            if sample.get(node, wanted) != wanted:
+                raise RelocationError(f"cell output {node} drives two output bits read at "
+                                      "different times")
+            sample[node] = wanted
+    fixed = set(sample)
+    in_bits = {}
+    for port in portmap.inputs:
+        for i, bit in enumerate(port.bits):
+            in_bits[EdgeInput(bit.side, bit.lane)] = (f"{port.name}[{i}]", bit.skew)
+
+    def settle(node, wanted):
+        """Sample ``node`` at ``wanted`` or later (the same phase of the period)."""
+        if node in sample:
+            if (sample[node] - wanted) % period:
+                raise RelocationError(f"the paths through {node} differ by a part of the "
+                                      f"period {period}: not a synchronous program")
+            if sample[node] >= wanted:
+                return False
+            if node in fixed:
+                raise RelocationError(f"output cell {node} would be read before its row is "
+                                      "ready (the port map's latency does not fit the paths)")
+        sample[node] = wanted
+        return True
+
+    queue = list(sample)
+    while True:
+        while queue:
+            node = queue.pop()
+            for source in graph.sources(node):
+                if isinstance(source, CellOutput) and source in relevant \
+                        and settle(source, sample[node] - 1):
+                    queue.append(source)
+        # a cell that reads an input bit of skew s is sampled in the row's window s+1..s+P
+        for node in list(sample):
+            for source in graph.sources(node):
+                if source in in_bits and sample[node] < in_bits[source][1] + 1:
+                    short = in_bits[source][1] + 1 - sample[node]
+                    if settle(node, sample[node] + period * -(-short // period)):
+                        queue.append(node)
+        if not queue:
+            break
+    for node in sample:
+        for source in graph.sources(node):
+            if source in in_bits:
+                skew = in_bits[source][1]
+                if not skew + 1 <= sample[node] <= skew + period:
+                    raise RelocationError(
+                        f"{node} reads input {source} at subcycle {sample[node]} of its row, "
+                        f"outside the row's window {skew + 1}..{skew + period} (the port map's "
+                        "latency does not fit the paths)")
+    # The history of every sampled output in a run from reset with all inputs 0.
+    depth = max(sample.values(), default=0)
+    history = _history(config, depth)
+    nets, luts, dffs, todo = {}, {}, {}, []
+
+    def delay(source, node):
+        return (sample[source] + 1 - sample[node]) // period
+
+    def resolve(node, d, seen=()):
+        key = (node, d)
+        if key in nets:
+            return nets[key]
+        if isinstance(node, EdgeInput):
+            if node not in in_bits:
+                result = CONST0
+            elif d == 0:
+                result = in_bits[node][0]
+            else:
+                result = f"{in_bits[node][0]}@{d}"
+                todo.append(("in", node, d))
+        elif graph.is_constant(node):
+            result = CONST1 if graph.luts[node.y, node.x, node.d] else CONST0
+        elif _is_wire(graph, node):
+            source = graph.driver(node.x, node.y, _copied(graph, node))
+            if node in seen:                        # a ring of wires only: it holds its 0
+                result = CONST0
+            else:
+                extra = delay(source, node) if isinstance(source, CellOutput) else 0
+                result = resolve(source, d + extra, seen + (node,))
+        else:
+            result = f"c{node.x}_{node.y}_{node.d.letter}" + (f"@{d}" if d else "")
+            todo.append(("lut" if d == 0 else "dff", node, d))
+        nets[key] = result
+        return result
+
+    out_ports = {port.name: OutputPort(tuple(resolve(graph.sources(EdgeOutput(b.side, b.lane))[0],
+                                                     0) for b in port.bits), port.signed)
+                 for port in portmap.outputs}
+    while todo:
+        kind, node, d = todo.pop()
+        net = nets[(node, d)]
+        if net in luts or net in dffs:
+            continue
+        if kind == "in":
+            dffs[net] = (resolve(node, d - 1), 0)
+        elif kind == "dff":
+            index = sample[node] - 1 - d * period
+            init = int(history[index][node.d, node.y, node.x]) if index >= 0 else 0
+            dffs[net] = (resolve(node, d - 1), init)
+        else:
+            support = sorted(graph.support(node.x, node.y, node.d))
+            inputs = []
+            for k in support:
+                source = graph.driver(node.x, node.y, k)
+                extra = delay(source, node) if isinstance(source, CellOutput) else 0
+                inputs.append(resolve(source, extra))
+            lut = int(graph.luts[node.y, node.x, node.d])
+            table = 0
+            for address in range(1 << len(support)):
+                full = sum(((address >> i) & 1) << k for i, k in enumerate(support))
+                table |= ((lut >> full) & 1) << address
+            luts[net] = Lut(tuple(inputs), table)
+    from .netlist import Dff
+    in_ports = {port.name: InputPort(tuple(f"{port.name}[{i}]" for i in range(port.width)),
+                                     port.signed) for port in portmap.inputs}
+    return Netlist(name, in_ports, out_ports, luts,
+                   {net: Dff(d, init) for net, (d, init) in dffs.items()})
+
+
+def _history(config, steps):
+    """Cell outputs after each of ``steps`` subcycles from reset with every edge input 0: a
+    list of arrays ``(4, height, width)``."""
+    from .emulator import Emulator
+    emulator = Emulator(config)
+    result = []
+    for _ in range(steps):
+        emulator.step()
+        result.append(emulator.outputs.copy())
+    return result

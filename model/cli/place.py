@@ -69,7 +69,7 @@ def place(program, defects_path, ports_path, output, ports_out, strategies, show
     Strategies, in order: unchanged (no bad cell holds anything a used output depends on);
     detour (wires through bad cells re-routed along free paths of the same length); move (with
     a port map: the program moved by an offset that keeps every cell's parity and its lanes on
-    their sides); compile (with a port map, a loop-free program: its netlist placed anew by the
+    their sides); compile (with a port map: its netlist, loops as flip-flops, placed anew by the
     compiler back end, every port on its lane, same outputs per design cycle, latency and
     period re-timed and printed). A map that leaves no way through is refused with the reason
     of each strategy (exit 2). Example:
