@@ -509,7 +509,7 @@ def _compile(config, portmap, bad, progress=None):
 # Netlist extraction ----------------------------------------------------------------------------
 
 def extract_netlist(config, portmap, *, name="program"):
-    """The LUT netlist (:mod:`bitgrid.netlist`) of a loop-free program with a port map, for a
+    """The LUT netlist (:mod:`bitgrid.netlist`) of a program with a port map, for a
     compiler back end to place anew.
 
     Each used logic cell output (a LUT that is no wire) becomes a netlist LUT over the
