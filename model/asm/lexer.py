@@ -4,7 +4,7 @@ Token kinds: ``name`` (a letter or ``_``, then letters, digits, ``_`` and ``$``;
 ``-`` inside a name when a letter or digit follows, as in ``row-major``), ``number`` (decimal
 with an optional ``-`` sign, or ``0x`` hex; :attr:`Token.value` is the int), ``string``
 (``"..."``, no escapes), the punctuation ``, : = ( ) [ ] .. ~ ! & | ^ ?``, ``newline`` (the
-end of a statement: a line break or ``;``) and ``end``. ``#`` and ``//`` start a comment that
+end of a statement: a line break, LF, CRLF or a lone CR, or ``;``) and ``end``. ``#`` and ``//`` start a comment that
 runs to the end of the line. A line break is not the end of a statement inside brackets or
 after a token that cannot end one (``, : = ( [ ~ ! & | ^ ?``), so long statements continue on
 the next line.
@@ -26,6 +26,10 @@ class Where(typing.NamedTuple):
         return f"{self.file}:{self.line}:{self.column}"
 
 
+#: A run of more than 200 characters without a space, quote or colon in a message (a huge name).
+_LONG = re.compile(r"""([^\s'":]{40})[^\s'":]{161,}""")
+
+
 class AsmError(ValueError):
     """Bad assembly text: ``str()`` is ``file:line:column: message``.
 
@@ -35,6 +39,7 @@ class AsmError(ValueError):
     """
 
     def __init__(self, where, message):
+        message = _LONG.sub(r"\1...", message)   # a 100 kB name: its first 40 characters
         self.where, self.message = where, message
         super().__init__(f"{where}: {message}" if where is not None else message)
 
@@ -68,13 +73,13 @@ _CONTINUES = frozenset({",", ":", "=", "(", "[", "~", "!", "&", "|", "^", "?"})
 
 
 _TOKEN = re.compile(r"""
-    (?P<space>[ \t\r\f\v]+)
-  | (?P<comment>(?:\#|//)[^\n]*)
-  | (?P<newline>\n|;)
+    (?P<space>[ \t\f\v]+)
+  | (?P<comment>(?:\#|//)[^\r\n]*)
+  | (?P<newline>\r\n?|\n|;)
   | (?P<hex>0[xX][A-Za-z0-9_$]*)
   | (?P<number>-?[0-9]+)
   | (?P<name>[A-Za-z_](?:[A-Za-z0-9_$]|[.-](?=[A-Za-z0-9_]))*)
-  | (?P<string>"[^"\n]*")
+  | (?P<string>"[^"\r\n]*")
   | (?P<punct>\.\.|[,:=()\[\]~!&|^?])
   | (?P<bad>.)
 """, re.VERBOSE | re.DOTALL)
@@ -96,7 +101,7 @@ def tokenize(text, file="<text>"):
         i, j = m.span()
         if kind == "newline":
             token = Token("newline", text[i], None, file, line, i - start + 1)
-            if text[i] == "\n":
+            if text[i] != ";":         # LF, CRLF or a lone CR
                 line, start = line + 1, j
                 if depth or last_kind == "newline" or last_text in _CONTINUES:
                     continue

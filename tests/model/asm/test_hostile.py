@@ -103,3 +103,26 @@ def test_a_million_cells_in_one_statement():
     assert (luts[:, 1:1022:3] == (0, 0xFF00, 0x5555, 0)).all()
     luts[:, 0:1021:3] = luts[:, 1:1022:3] = 0
     assert not luts.any()
+
+
+@pytest.mark.parametrize("line, message", [
+    ("{a}", "p.bga:2:1: unknown statement '" + "a" * 40 + "...'; use grid, order"),
+    ("cell 0,0: E = {a}", "p.bga:2:15: unknown name '" + "a" * 40 + "...' in an expression"),
+    ('include "{a}"', "p.bga:2:9: cannot read " + "a" * 40 + "...: File name too long"),
+    ("place wire({a}=1) at 0,0", "p.bga:2:12: Macro wire has no parameter '" + "a" * 40 +
+     "...'; its parameters are length, heading, bits"),
+])
+def test_huge_names_are_cut_short_in_messages(line, message):
+    got = error("grid 2 x 2\n" + line.format(a="a" * 100_000) + "\n")
+    assert got.startswith(message) and len(got) < 300, got
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+def test_line_ends(end):
+    text = end.join(["grid 4 x 2", "\tcell 0,0:\tE = w  # a comment", "cell 1,0: E = (w",
+                     "  ^ n)", ""])
+    config, _ = assemble(text)
+    assert config[0, 0][1] == 0xFF00 and config[1, 0][1] == 0x55AA
+    bad = end.join(["grid 4 x 2", "", "cell 0,0: E = x", ""])
+    assert error(bad) == "p.bga:3:15: unknown name 'x' in an expression; the inputs are n, e, " \
+                         "s, w, the constants 0 and 1"
