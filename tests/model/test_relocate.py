@@ -425,3 +425,22 @@ def test_extracted_netlists_of_library_programs_simulate_as_the_programs_run():
         assert netlist.simulate(rows) == evaluate(config, portmap, rows), block.name
         kinds[block.name.split("(")[0]] = len(netlist.dffs)
     assert kinds["counter"] >= 8 and kinds["shift_register"] >= 7 and kinds["adder"] == 0
+
+
+@pytest.mark.parametrize("name, params", [("counter", {"bits": 2}), ("counter", {"bits": 4}),
+                                          ("shift_register", {"length": 4})])
+def test_compile_strategy_relocates_sequential_programs(name, params):
+    """Loops become flip-flops: a counter (a toggle loop per bit) and a shift register, a
+    used cell dead, re-placed by the compiler back end: the same output rows on the faulty
+    grid as the original gives on a healthy one."""
+    from bitgrid.evaluate import evaluate
+    from bitgrid.library import MACROS
+    rng = random.Random(4)
+    config, portmap = _embed(MACROS[name].build(**params))
+    defects = DefectMap(config.width, config.height, [Defect(0, 3, "dead")])
+    assert bad_cells_in_use(config, defects, portmap) == [(0, 3)]
+    result = relocate(config, defects, portmap=portmap, strategies=("compile",))
+    assert result.strategy == "compile" and result.latency_change > 0
+    rows = _rows(portmap, rng, 24)
+    assert _faulty_rows(result.config, result.portmap, defects, rows, rng) == \
+        evaluate(config, portmap, rows)
