@@ -12,6 +12,7 @@ from bitgrid.bitstream import Bitstream
 from bitgrid.files import atomic_write
 
 from .common import check_writable, load_bitstream
+from .errors import BadInput
 
 __all__ = ["asm", "disasm", "ports_path"]
 
@@ -39,6 +40,16 @@ def ports_path(bitstream_path):
     (another name keeps its suffix: ``x.bin`` -> ``x.bin.ports.json``)."""
     root, ext = os.path.splitext(os.fspath(bitstream_path))
     return (root if ext.lower() == ".bgbs" else os.fspath(bitstream_path)) + ".ports.json"
+
+
+def _refuse_same(path, option, other, what):
+    """Bad input if the output ``path`` is the file ``other`` (an input, or another output):
+    writing it would destroy that file."""
+    same = os.path.realpath(path) == os.path.realpath(other)
+    if not same and os.path.exists(path) and os.path.exists(other):
+        same = os.path.samefile(path, other)
+    if same:
+        raise BadInput(f"{path}: {option} names {what} itself; write to another file")
 
 
 def _write_both(path, data, ports_file, ports_text):
@@ -90,6 +101,7 @@ def asm(program, output, ports_out, show_progress):
         root, ext = os.path.splitext(program)
         output = (root if ext.lower() == EXTENSION else program) + ".bgbs"
     check_writable(output)
+    _refuse_same(output, "-o", program, "the program")
     if show_progress is None:
         show_progress = sys.stderr.isatty()
     bar = _Bar() if show_progress else None
@@ -104,6 +116,8 @@ def asm(program, output, ports_out, show_progress):
     if result.portmap is not None:
         ports_file = ports_out or ports_path(output)
         check_writable(ports_file)
+        _refuse_same(ports_file, "--ports", program, "the program")
+        _refuse_same(ports_file, "--ports", output, "the bitstream (-o)")
     bitstream = Bitstream(result.config, result.order)
     _write_both(output, bitstream.to_bytes(), ports_file,
                 result.portmap.dumps() if ports_file is not None else None)
@@ -149,6 +163,9 @@ def disasm(bitstream, ports_file, output):
         portmap.check_grid(bs.width, bs.height)
     if output is not None:
         check_writable(output)
+        _refuse_same(output, "-o", bitstream, "the bitstream")
+        if ports_file is not None:
+            _refuse_same(output, "-o", ports_file, "the port map")
     text = disassemble(bs, portmap, source=os.path.basename(bitstream))
     if output is None:
         click.echo(text, nl=False)

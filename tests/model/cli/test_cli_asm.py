@@ -154,3 +154,33 @@ def test_asm_warns_of_a_declared_latency_read_in_another_row(tmp_path):
             "row's result): the path b[0] -> y[0] takes 4 subcycles and needs latency 4..5"
             ) in result.output
     assert ports.load(tmp_path / "out.ports.json").latency == 6     # written as declared
+
+
+def test_outputs_never_overwrite_the_inputs(tmp_path):
+    source = tmp_path / "xor.bga"
+    source.write_text(PROGRAM)
+    (tmp_path / "link.bga").symlink_to(source)
+    cases = [
+        (("asm", source, "-o", source), f"{source}: -o names the program itself"),
+        (("asm", source, "-o", tmp_path / "link.bga"), "-o names the program itself"),
+        (("asm", source, "-o", tmp_path / "x.bgbs", "--ports", source),
+         f"{source}: --ports names the program itself"),
+        (("asm", source, "-o", tmp_path / "x.bgbs", "--ports", tmp_path / "x.bgbs"),
+         "--ports names the bitstream (-o) itself"),
+    ]
+    for args, message in cases:
+        result = invoke(*args)
+        assert result.exit_code == 2 and message in result.output, (args, result.output)
+        assert result.output.count("\n") == 1
+    assert source.read_text() == PROGRAM and not (tmp_path / "x.bgbs").exists()
+    assert invoke("asm", source, "-o", tmp_path / "x.bgbs").exit_code == 0
+    program = (tmp_path / "x.bgbs").read_bytes()
+    for args, message in [
+            (("disasm", tmp_path / "x.bgbs", "-o", tmp_path / "x.bgbs"),
+             "-o names the bitstream itself"),
+            (("disasm", tmp_path / "x.bgbs", "--ports", tmp_path / "x.ports.json",
+              "-o", tmp_path / "x.ports.json"), "-o names the port map itself")]:
+        result = invoke(*args)
+        assert result.exit_code == 2 and message in result.output, result.output
+    assert (tmp_path / "x.bgbs").read_bytes() == program
+    assert (tmp_path / "x.ports.json").read_text().startswith('{"format": "bitgrid-ports-v1"')
