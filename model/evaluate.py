@@ -368,6 +368,9 @@ def parse_value(text):
     :raises ValueError: ``not a decimal or 0x hex integer: 'abc'``.
     """
     body = text.strip()
+    if not body:
+        raise ValueError("an empty field is not a decimal or 0x hex integer; give every port "
+                         "a value")
     sign, digits = (-1, body[1:]) if body.startswith("-") else (1, body)
     hexadecimal = digits[:2].lower() == "0x"
     digits = digits[2:] if hexadecimal else digits

@@ -199,6 +199,9 @@ def test_csv_round_trip():
     ("a,b\n1,2\n\n1,16\n", "in.csv:4: column 2 (b): value 16 does not fit port b (4 bits, "
                            "unsigned: 0..15)"),
     ("a,b\n1,x\n", "in.csv:2: column 2 (b): not a decimal or 0x hex integer: 'x'"),
+    ("a,b\n1,2\n,\n", "in.csv:3: column 1 (a): an empty field is not a decimal or 0x hex "
+                     "integer; give every port a value"),
+    ("a,b\n1, \n", "in.csv:2: column 2 (b): an empty field is not"),
     ("a,b\n1,\"2\n", "in.csv:2: not CSV"),
     ("a,b\n1,2\x00\n", "in.csv:2: a NUL byte"),
 ])
