@@ -562,6 +562,7 @@ def transform(config, portmap=None, *, move=None, rotate=None, mirror=None, size
     else:
         geometry = _mirror(mirror, width, height)
     new_config = transform_config(config, geometry)
+    steps = None if steps is None else list(steps)
     check_edges(config, geometry, portmap=portmap, steps=steps)
     added = check_timing(config, geometry, retime=retime, portmap=portmap, steps=steps)
     new_portmap = None
