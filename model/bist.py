@@ -254,7 +254,11 @@ def trial(width, height, count, seed):
     faults = random_faults(width, height, count, seed)
     the_plan = Plan(width, height)
     samples = _emulated_samples(the_plan, faults)
-    result = diagnose(the_plan, samples)
+
+    def probe(config, test):
+        emulator = FaultyEmulator(config, faults)
+        return observe(test, [emulator.step(e) for e in test.stimulus()])
+    result = diagnose(the_plan, samples, probe=probe)
     reported = result.defects.bad_cells
     missed = 0
     for fault in faults.faults:
@@ -418,9 +422,20 @@ def run(width, height, *, target="emu", faults=(), seed=0, simulator="icarus", p
                          f"{width} x {height}")
     if target == "emu":
         samples = _run_emu(the_plan, faults, progress)
+
+        def probe(config, test):
+            emulator = FaultyEmulator(config, faults)
+            return observe(test, [emulator.step(e) for e in test.stimulus()])
     else:
         samples = _run_sim(the_plan, faults, simulator, quiet)
-    result = diagnose(the_plan, samples)
+
+        def probe(config, test):
+            from . import sim
+            case = sim.make_case(config, test.stimulus(), name=f"bist-probe-{test.name}")
+            result = sim.run_cases([case], simulator=simulator, quiet=quiet,
+                                   faults=faults if faults else None)[0]
+            return observe(test, result.outputs)
+    result = diagnose(the_plan, samples, probe=probe)
     result.target = target
     return result
 
@@ -541,9 +556,13 @@ def _classify(pairs, tests_seen):
     return "unexplained", 0, ""
 
 
-def diagnose(the_plan, samples):
+def diagnose(the_plan, samples, *, probe=None, max_probes=64):
     """Diagnose a grid from the :class:`Samples` of each test of ``the_plan`` (``{test name:
     Samples}``); the method is in the module docstring.
+
+    :param probe: for the adaptive step, a function ``probe(config, test)`` that runs
+        ``test.stimulus()`` on the grid with another configuration ``config`` and returns its
+        :class:`Samples` (None: no adaptive step); at most ``max_probes`` runs.
 
     :returns: :class:`BistResult` (its ``target`` None).
     :raises ValueError: if a test's samples are missing.
@@ -591,6 +610,11 @@ def diagnose(the_plan, samples):
             break
         unknown |= more
         tested |= more
+    probes = []
+    if probe is not None:
+        probes = _locate(tests, residual, unknown | unexplained, known, notes, observed,
+                         probe, width, height, max_probes)
+        residual = mismatching(known)
 
     # Outputs never seen: untestable and harmless if every path of theirs runs into a
     # faulty output of the very cell they feed (that cell is not used); else the cell is
@@ -634,6 +658,8 @@ def diagnose(the_plan, samples):
                                     notes.get((x, y, d), "")))
     result = BistResult(the_plan, findings, explained, failing,
                         {name: sorted(lanes) for name, lanes in residual.items()})
+    result.configurations += len(probes)
+    result.subcycles += sum(probes)
     result.untestable = [(x, y, Direction(d)) for x, y, d in untestable]
     return result
 
@@ -665,6 +691,84 @@ def _resolve(tests, unknown, known, unexplained, notes, observed, settled, width
                 if note:
                     notes[output] = note
         addresses = None
+
+
+def _tap(test, output, blocking, known):
+    """A configuration that copies the value of ``output`` out of the next cell on its path
+    into another output of that cell, whose own path to the edge has no fault or candidate
+    on it: ``(config, lane)``, or None (no such output, or ``output`` is the last)."""
+    lane, position = test.line_of[output]
+    line = test.lines[lane]
+    if position + 1 >= len(line):
+        return None
+    x, y, d = line[position + 1]
+    side = Direction(output[2]).opposite          # the input of (x, y) that output feeds
+    for e in DIRECTIONS:
+        if e in (d, side):
+            continue
+        tap_lane, tap_position = test.line_of[(x, y, int(e))]
+        downstream = test.lines[tap_lane][tap_position + 1:]
+        if any(o in blocking or o in known for o in downstream) or (x, y, int(e)) in known:
+            continue
+        luts = test.config.luts.copy()
+        luts[y, x, e] = _COPY[side]
+        return Configuration(test.config.width, test.config.height, luts), tap_lane
+    return None
+
+
+def _locate(tests, residual, blocking, known, notes, observed, probe, width, height, limit):
+    """The adaptive step: for each lane still unexplained, find the first wrong output on its
+    path by tapping the path (:func:`_tap`) and bisecting, then classify that output from what
+    the tap shows. Classified outputs go into ``known``; returns the subcycles of each probe
+    run."""
+    runs = []
+
+    def wrong(test, output):
+        """``(wrong, values, addresses)`` of ``output`` seen through a tap, or None."""
+        tap = _tap(test, output, blocking, known)
+        if tap is None or len(runs) >= limit:
+            return None
+        config, lane = tap
+        samples = probe(config, test)
+        runs.append(test.subcycles)
+        out, addresses, _ = settle(_faulty_luts(config, known), test.frames)
+        expected = _lane_bits(out, width, height)[lane]
+        values = np.array([e[lane[0]] >> lane[1] & 1 for e in samples.last])
+        return bool((values != expected).any()), values, addresses
+
+    for test in tests:
+        for lane in list(residual[test.name]):
+            line = [o for o in test.lines[lane]]
+            if any(o in known for o in line):
+                continue              # a fault found already lies on it: not a lone fault
+            low, high, seen = 0, len(line) - 1, {}
+            while low < high:          # the last output is wrong; find the first
+                middle = (low + high) // 2
+                answer = wrong(test, line[middle])
+                if answer is None:
+                    break
+                seen[middle] = answer
+                if answer[0]:
+                    high = middle
+                else:
+                    low = middle + 1
+            if low < high:
+                continue
+            output = line[low]
+            x, y, d = output
+            lut = int(test.config.luts[y, x, d])
+            if low in seen:
+                _, values, addresses = seen[low]
+            else:                      # the last output: the test's own samples show it
+                values = observed[test.name][lane]
+                addresses = settle(_faulty_luts(test.config, known), test.frames)[1]
+            pairs = [(int(addresses[k, y, x]), int(values[k]), lut >> int(addresses[k, y, x]) & 1)
+                     for k in range(FRAMES)]
+            kind, mask, _ = _classify(pairs, 1)
+            if kind in ("stuck0", "stuck1", "lut"):
+                known[output] = (kind, mask)
+                notes[output] = "seen in one test only, located by tapping its path"
+    return runs
 
 
 class _View(typing.NamedTuple):

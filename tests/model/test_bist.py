@@ -157,6 +157,21 @@ def test_dead_cell_with_equal_values():
     assert sorted(result.untestable) == [(0, 2, E), (1, 1, S), (1, 3, N), (2, 2, W)]
 
 
+def test_fault_seen_in_one_test_is_located_by_tapping():
+    """(3, 2) never sees address 9 in the staircase tests (stuck neighbours hold an input), so
+    its flipped bit fails one path only; the adaptive step taps that path (two more runs)."""
+    faults = FaultSet(4, 4, ["0,0:stuck1:N", "3,2:lut:W:9", "1,3:stuck0:E"])
+    result = bist.run(4, 4, faults=faults)
+    assert result.defects == faults.defects() and result.explained
+    assert result.configurations == 5 and result.subcycles == 768 + 2 * 16 * 12
+    (finding,) = [f for f in result.findings if f.kind == "lut"]
+    assert finding.addresses == (9,) and "located by tapping" in finding.note
+    plan = bist.Plan(4, 4)
+    without = bist.diagnose(plan, _samples(plan, faults))      # no adaptive step
+    assert (3, 2) in without.defects.bad_cells and not without.explained
+    assert len(without.defects) > 3                            # the whole path reported
+
+
 def _samples(plan, faults):
     """The samples of every test with ``faults``, from the fault model directly."""
     result = {}
@@ -187,7 +202,11 @@ def _multi_fault_run(width, height, count, seed):
             continue
     plan = bist.Plan(width, height)
     samples = _samples(plan, faults)
-    result = bist.diagnose(plan, samples)
+
+    def probe(config, test):
+        emulator = FaultyEmulator(config, faults)
+        return bist.observe(test, [emulator.step(e) for e in test.stimulus()])
+    result = bist.diagnose(plan, samples, probe=probe)
     # A fault is visible if the samples without it differ; every visible fault's cell must
     # be in the map.
     reported = result.defects.bad_cells
