@@ -55,7 +55,22 @@
     canvas.height = Math.max(1, Math.round(box.height * dpr));
     draw();
   }
-  function fitScale() { return Math.max(0.05, Math.min((view.cw - 120) / W, (view.ch - 120) / H)); }
+  // Room for the lane numbers and port labels beside the grid (as drawEdges writes them at
+  // its largest font), at least 60 pixels.
+  function labelMargin() {
+    ctx.font = "12px 'DejaVu Sans', sans-serif";
+    const along = {};
+    (data.ports || []).forEach(port => port.bits.forEach((b, i) => {
+      const text = port.bits.length === 1 ? port.name : port.name + "[" + i + "]";
+      along[b.side + b.lane] = (along[b.side + b.lane] || 0) + ctx.measureText(text).width + 6;
+    }));
+    const labels = Math.max(0, ...Object.values(along));
+    return Math.max(60, 2 * 8 + 8 + ctx.measureText(String(Math.max(W, H))).width + 6 + labels + 4);
+  }
+  function fitScale() {
+    const m = labelMargin();
+    return Math.max(0.05, Math.min((view.cw - 2 * m) / W, (view.ch - 2 * m) / H));
+  }
   function fit() {
     view.scale = fitScale();
     view.ox = (view.cw - W * view.scale) / 2; view.oy = (view.ch - H * view.scale) / 2;

@@ -216,7 +216,8 @@ def test_a_page_without_a_run(browser, tmp_path):
 
 def test_port_labels_stay_outside_the_grid_beside_their_lanes(browser, tmp_path):
     """Every lane number and port label is drawn outside the grid, beside its lane, on all four
-    sides (the N and S port labels were once drawn over the grid's first and last rows)."""
+    sides (the N and S port labels were once drawn over the grid's first and last rows), and
+    the fitted view leaves room for all of them (long W labels were cut off)."""
     from bitgrid.ports import PortMap
     config = Configuration(6, 4)
     ports = PortMap(6, 4, [
@@ -227,6 +228,12 @@ def test_port_labels_stay_outside_the_grid_beside_their_lanes(browser, tmp_path)
     path = tmp_path / "labels.html"
     render_html(config, path, portmap=ports)
     page, errors = _open(browser, path)
+    # Fitted, the whole of every label is on the canvas (long names too).
+    canvas = page.evaluate("(() => { const b = document.getElementById('grid')"
+                           ".getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })()")
+    for box in page.evaluate("bitgrid.edgeLabels()"):
+        assert canvas[0] <= box["left"] and box["right"] <= canvas[2], box
+        assert canvas[1] <= box["top"] and box["bottom"] <= canvas[3], box
     for zoom in (1.0, 0.7):
         page.evaluate(f"bitgrid.zoomAt({zoom}, 600, 400)")
         grid = page.evaluate("bitgrid.gridBox()")
