@@ -535,6 +535,9 @@ def parse(text, file="<text>", *, base=None, progress=None, _stack=()):
             name = cur.expect("string", 'a file name in quotes (include "lanes.bga")')
             if not name.value.strip():
                 raise AsmError(name.where, 'include names no file; write include "file.bga"')
+            if not name.value.isprintable():
+                raise AsmError(name.where, "a file name cannot hold control characters (such as "
+                                           "NUL)")
             cur.end_of_statement()
             path = os.path.join(folder, name.value)
             key = os.path.realpath(path)

@@ -126,3 +126,8 @@ def test_line_ends(end):
     bad = end.join(["grid 4 x 2", "", "cell 0,0: E = x", ""])
     assert error(bad) == "p.bga:3:15: unknown name 'x' in an expression; the inputs are n, e, " \
                          "s, w, the constants 0 and 1"
+
+
+def test_include_name_with_a_nul():
+    assert error('grid 2 x 2\ninclude "a\x00b.bga"\n') == \
+        "p.bga:2:9: a file name cannot hold control characters (such as NUL)"
