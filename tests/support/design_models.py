@@ -17,7 +17,7 @@ from bitgrid.netlist import CONST0, CONST1
 
 __all__ = ["MODELS", "TEST_DESIGNS", "model_rows", "rows_for", "bit_parallel",
            "crc8_byte", "input_bits", "random_expression", "wrap", "eval_expression",
-           "RandomMachine", "machines_design", "machines_rows"]
+           "RandomMachine", "machines_design", "machines_rows", "run_rows"]
 
 
 def _combinational(function):
@@ -292,3 +292,30 @@ def machines_rows(machines, rows):
     runs = [m.run(rows) for m in machines]
     return [{f"{kind}{i}": run[k][kind] for i, run in enumerate(runs)
              for kind in ("moore", "mealy")} for k in range(len(rows))]
+
+
+# --- Running compiled programs by port names --------------------------------------------------
+
+def run_rows(config, portmap, rows, *, sequential, streams=64):
+    """The output rows of program ``config`` with ``portmap`` for input ``rows``, through
+    bitgrid.evaluate's stimulus (:func:`~bitgrid.evaluate.edge_inputs`) and sampling
+    (:func:`~bitgrid.evaluate.sample`) on the bit-parallel emulator. A combinational program
+    (``sequential`` false: each row's outputs depend on that row only) runs its rows as
+    ``streams`` chunks side by side (the emulator's lane-parallel mode, each chunk from reset);
+    a sequential one runs through :func:`bitgrid.evaluate.evaluate` in order."""
+    from bitgrid.evaluate import edge_inputs, evaluate, sample
+    from bitgrid.fastemu import FastEmulator
+    if sequential or len(rows) < 4 * streams:
+        return evaluate(config, portmap, rows, target="fast")
+    size = -(-len(rows) // streams)
+    chunks = [c for c in (rows[i * size:(i + 1) * size] for i in range(streams)) if c]
+    steps = [edge_inputs(portmap, chunk) for chunk in chunks]
+    emulator = FastEmulator(config, streams=len(chunks))
+    outputs = [[] for _ in chunks]
+    for t in range(max(len(s) for s in steps)):
+        for out, edges in zip(outputs, emulator.step([s[min(t, len(s) - 1)] for s in steps])):
+            out.append(edges)
+    result = []
+    for chunk, step, out in zip(chunks, steps, outputs):
+        result += sample(portmap, out[:len(step)], len(chunk))
+    return result
