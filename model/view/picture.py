@@ -243,14 +243,20 @@ def _colour(hex_colour):
     return np.array([int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)])
 
 
-def _background(ax, codes, values, detail):
-    """The chessboard of phases tinted by content; without detail and with a run, cells whose
-    outputs are 1 are mixed towards the colour of 1."""
+def _cell_colours(codes):
+    """The background colour (RGB, 0..1) of every cell: an array ``(height, width, 3)``."""
     height, width = codes.shape[:2]
     table = np.array([[_colour(style.BACKGROUND[key, p]) for p in (0, 1)]
                       for key in style.BACKGROUND_KEYS])
     ys, xs = np.mgrid[0:height, 0:width]
-    image = table[style.contents(codes), parity(xs, ys)]
+    return table[style.contents(codes), parity(xs, ys)]
+
+
+def _background(ax, codes, values, detail):
+    """The chessboard of phases tinted by content; without detail and with a run, cells whose
+    outputs are 1 are mixed towards the colour of 1."""
+    height, width = codes.shape[:2]
+    image = _cell_colours(codes)
     if detail:              # a rectangle per cell: sharp, and cheaper than a resampled image
         from matplotlib.collections import PolyCollection
         boxes = [[(x, y), (x + 1, y), (x + 1, y + 1), (x, y + 1)]
@@ -281,6 +287,7 @@ def _cells(ax, config, codes, values, font, expressions, ids):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Circle, Rectangle
     shafts, shaft_colours, heads, head_colours = [], [], [], []
+    background = _cell_colours(codes)
     boxes, box_colours = [], []
     for y in range(config.height):
         for x in range(config.width):
@@ -327,9 +334,15 @@ def _cells(ax, config, codes, values, font, expressions, ids):
                                       (mx + 0.04, my + 0.04), (mx - 0.04, my + 0.04)])
                         box_colours.append(colour)
             if lines and expressions:
+                # Over the arrows of a cell that also passes signals, on a box of the cell's
+                # own colour, so both stay readable.
+                box = None
+                if len(lines) < sum(1 for c in cell if c != ZERO):
+                    box = {"facecolor": background[y, x], "edgecolor": "none", "alpha": 0.85,
+                           "boxstyle": "square,pad=0.15"}
                 ax.text(x + 0.5, y + 0.5, "\n".join(_cell_lines(lines)), ha="center",
                         va="center", multialignment="left", fontsize=font,
-                        family="DejaVu Sans Mono", color=style.TEXT, zorder=5,
+                        family="DejaVu Sans Mono", color=style.TEXT, zorder=5, bbox=box,
                         gid=f"cell-{x}-{y}")
             elif lines:
                 ax.text(x + 0.5, y + 0.5, "\u0192", ha="center", va="center",

@@ -315,3 +315,19 @@ def test_port_ticks_of_a_large_grid_leave_the_lane_numbers_readable(side):
                       r'[^>]*>(\d+)</text>', svg)]
     assert len(lane_lefts) >= 16                          # the W side's lane numbers
     assert max(ticks) < min(lane_lefts)
+
+
+def test_text_over_arrows_has_a_box():
+    """A cell with both a pass and logic outputs writes its expressions on a box of the cell's
+    colour (over the arrow); a cell of logic alone needs none."""
+    from bitgrid.cell import COPY_E
+    config = Configuration(2, 2)
+    config[1, 0] = (0, 0, 0x0C0C, COPY_E)              # W = e (an arrow), S = logic
+    config[0, 1] = (0, 0x0C0C, 0, 0)                   # logic alone
+    root = svg_tree(render_picture(config, fmt="svg"))
+    groups = {g.get("id"): g for g in root.iter(f"{SVG}g")
+              if (g.get("id") or "").startswith("cell-")}
+    mixed = groups["cell-1-0"].findall(f".//{SVG}path")
+    assert len(mixed) == 1
+    assert style.BACKGROUND["logic", 1] in mixed[0].get("style")
+    assert groups["cell-0-1"].findall(f".//{SVG}path") == []
