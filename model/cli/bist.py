@@ -99,7 +99,7 @@ def bist(size, target, simulator, injects, seed, output, table, accuracy, show_p
             progress.close()
         click.echo(f"{width} x {height} grid, random faults (seeds 0..{accuracy - 1}):")
         click.echo(_table(("faults", "runs", "map exact", "runs missing a visible fault",
-                           "extra cells per run"), rows))
+                           "of those flagged incomplete", "extra cells per run"), rows))
         return EXIT_OK
     if size is None or output is None:
         raise BadInput("give --size WxH and -o MAP.json (or --table); see 'bitgrid bist --help'")
