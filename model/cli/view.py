@@ -47,6 +47,9 @@ class _Progress:
                    "the signals (exit 1 if the outputs differ from the file's).")
 @click.option("--inputs", type=click.Path(dir_okay=False),
               help="Edge-input stream (as for bitgrid emulate): run it and show the signals.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), metavar="IN.csv",
+              help="Input rows by port name, as for bitgrid eval (needs --ports): run them "
+                   "through the pipeline, fill and drain included, and show the signals.")
 @click.option("--steps", type=click.IntRange(0, MAX_STEPS), metavar="N",
               help="Subcycles to run (with --inputs: repeat the last input; alone: zero "
                    "inputs; with --vectors: the first N steps).")
@@ -60,7 +63,8 @@ class _Progress:
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               metavar="OUT.svg|OUT.png|OUT.html", help="File to write; its suffix chooses the "
                                                       "kind.")
-def view(bitstream, ports_path, vectors, inputs, steps, frame, progress, title, output):
+def view(bitstream, ports_path, vectors, inputs, csv_path, steps, frame, progress, title,
+         output):
     """Draw PROGRAM (a BitGrid program, .bgbs): every cell with its function, the phases, the
     edge lanes and named ports; with a run, the value of every cell output.
 
@@ -72,6 +76,7 @@ def view(bitstream, ports_path, vectors, inputs, steps, frame, progress, title, 
       bitgrid view out/adder8.bgbs -o out/adder8.svg
       bitgrid view out/adder8.bgbs --vectors out/adder8.json -o out/adder8.html
       bitgrid view out/adder8.bgbs --vectors out/adder8.json --frame 20 -o out/adder8.png
+      bitgrid view out/mul4.bgbs --ports out/mul4.ports.json --csv in.csv -o out/mul4.html
     """
     from bitgrid import ports
     from bitgrid.view import SUFFIXES, record
@@ -87,10 +92,22 @@ def view(bitstream, ports_path, vectors, inputs, steps, frame, progress, title, 
     portmap = None
     if ports_path is not None:
         portmap = ports.load(ports_path).check_grid(bs.width, bs.height)
-    case = trace = None
-    if vectors or inputs or steps is not None:
+    case = trace = stream = None
+    if csv_path is not None:
+        if vectors or inputs:
+            raise BadInput("give one of --vectors, --inputs and --csv")
+        if portmap is None:
+            raise BadInput("--csv names ports: give the program's port map with --ports")
+        from bitgrid.evaluate import edge_inputs, read_csv
+        stream = edge_inputs(portmap, read_csv(csv_path, portmap))
+        if steps is not None:                 # cut, or hold the last input for more steps
+            stream = (stream + stream[-1:] * steps)[:steps]
+            if not stream:
+                raise BadInput("--steps 0: nothing to run; give at least 1 subcycle")
+    elif vectors or inputs or steps is not None:
         case, stream = stimulus(bs.width, bs.height, vectors=vectors, inputs=inputs,
                                 steps=steps)
+    if stream is not None:
         bar = _Progress(progress)
         try:
             trace = record(bs.config, stream, progress=bar)
@@ -98,7 +115,7 @@ def view(bitstream, ports_path, vectors, inputs, steps, frame, progress, title, 
             bar.close()
     if frame is not None:
         if trace is None:
-            raise BadInput("--frame shows the signals of a run: add --vectors, --inputs or "
+            raise BadInput("--frame shows the signals of a run: add --vectors, --inputs, --csv or "
                            "--steps")
         if frame > trace.subcycles:
             raise BadInput(f"--frame {frame}: the run has {trace.subcycles} subcycles; give 0 "

@@ -319,7 +319,7 @@
   function update() {
     $("frame-slider").value = frame;
     const label = $("frame-label"), phase = $("phase-label");
-    if (!values) { label.textContent = "no run (give --vectors, --inputs or --steps)"; phase.textContent = ""; }
+    if (!values) { label.textContent = "no run (give --vectors, --inputs, --csv or --steps)"; phase.textContent = ""; }
     else if (frame === 0) {
       label.textContent = `frame 0 of ${subcycles}: reset, every output 0`;
       phase.textContent = "next: A"; phase.className = "phase phase-none";

@@ -82,7 +82,7 @@ def test_a_run_that_differs_from_the_vector_file_exits_1(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (("-o", "{tmp}/p.jpg"), "{tmp}/p.jpg: give a file name ending in .svg, .png or .html"),
     (("--frame", 1, "-o", "{tmp}/p.svg"),
-     "--frame shows the signals of a run: add --vectors, --inputs or --steps"),
+     "--frame shows the signals of a run: add --vectors, --inputs, --csv or --steps"),
     (("--steps", 4, "--frame", 1, "-o", "{tmp}/p.html"),
      "--frame chooses the subcycle of an .svg or .png picture; the HTML page steps through "
      "all of them"),
@@ -165,3 +165,44 @@ def test_record_reports_progress():
                    progress=lambda done, total: calls.append((done, total)))
     assert calls == [(1024, 2500), (2048, 2500), (2500, 2500)]
     assert trace.subcycles == 2500
+
+
+def test_csv_rows_by_port_name_run_through_the_pipeline(tmp_path):
+    """--csv with --ports: the rows run as bitgrid eval runs them; the page holds the run, and
+    the product of each row is on the E lanes of the port map at the subcycle it says."""
+    from bitgrid.library import build
+    from support.library import input_stream
+    from support.view import emulator_frames, unpack_bits
+    alone = build("multiplier", bits=3).standalone()
+    program, portmap_path = tmp_path / "mul3.bgbs", tmp_path / "mul3.ports.json"
+    bitstream.save(program, alone.config)
+    ports.save(portmap_path, alone.portmap)
+    rows = [{"a": 3, "b": 5}, {"a": 7, "b": 7}, {"a": 6, "b": 2}]
+    (tmp_path / "in.csv").write_text("a,b\n" + "".join(f"{r['a']},{r['b']}\n" for r in rows))
+    out = tmp_path / "mul3.html"
+    result = invoke("view", program, "--ports", portmap_path, "--csv", tmp_path / "in.csv",
+                    "-o", out)
+    assert result.exit_code == 0, result.output
+    data = page_block(out.read_text(encoding="utf-8"))
+    stream = input_stream(alone.portmap, rows)                 # the test's own timing
+    frames = emulator_frames(alone.config, stream)
+    assert data["frames"] == len(frames)
+    values = unpack_bits(data["values"], frames.size).reshape(frames.shape)
+    assert (values == frames).all()
+    p, east = alone.portmap["p"], alone.config.width - 1
+    assert {b.side.letter for b in p.bits} == {"E"}
+    for k, row in enumerate(rows):                 # output E of cell (east, lane), after ...
+        bits = [int(frames[k * 2 + alone.portmap.latency + b.skew, 1, b.lane, east])
+                for b in p.bits]
+        assert sum(v << i for i, v in enumerate(bits)) == row["a"] * row["b"]
+    for args, message in [
+            (("--csv", tmp_path / "in.csv"), "--csv names ports: give the program's port map"),
+            (("--ports", portmap_path, "--csv", tmp_path / "in.csv", "--steps", "0"),
+             "--steps 0: nothing to run"),
+            (("--ports", portmap_path, "--csv", tmp_path / "in.csv", "--inputs", out),
+             "give one of --vectors, --inputs and --csv"),
+            (("--ports", portmap_path, "--csv", tmp_path / "nothing.csv"), "nothing.csv")]:
+        bad = invoke("view", program, *args, "-o", tmp_path / "bad.svg")
+        assert bad.exit_code == 2 and bad.stderr.count("\n") == 1, (args, bad.output)
+        assert message in bad.stderr, (args, bad.stderr)
+    assert not (tmp_path / "bad.svg").exists()

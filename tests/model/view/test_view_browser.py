@@ -195,7 +195,7 @@ def test_a_page_without_a_run(browser, tmp_path):
     path = tmp_path / "still.html"
     render_html(config, path)
     page, errors = _open(browser, path)
-    assert page.inner_text("#frame-label") == "no run (give --vectors, --inputs or --steps)"
+    assert page.inner_text("#frame-label") == "no run (give --vectors, --inputs, --csv or --steps)"
     assert all(page.is_disabled(f"#{b}") for b in ("first", "back", "play", "forward", "last"))
     assert page.evaluate("bitgrid.value(1, 0, 'E')") is None
     page.evaluate("bitgrid.select(1, 0)")
