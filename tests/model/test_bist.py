@@ -191,7 +191,7 @@ def _random_faults(rng, width, height, count):
     return faults
 
 
-def _multi_fault_run(width, height, count, seed):
+def _multi_fault_run(width, height, count, seed, strict=True):
     rng = random.Random(seed)
     while True:
         try:
@@ -208,12 +208,14 @@ def _multi_fault_run(width, height, count, seed):
         return bist.observe(test, [emulator.step(e) for e in test.stimulus()])
     result = bist.diagnose(plan, samples, probe=probe)
     # A fault is visible if the samples without it differ; every visible fault's cell must
-    # be in the map.
+    # be in the map (not strict: or the result must say that it does not explain them all).
     reported = result.defects.bad_cells
     for fault in faults.faults:
+        if (fault.x, fault.y) in reported:
+            continue
         others = FaultSet(width, height, [f for f in faults.faults if f != fault], seed=seed)
         if _samples(plan, others) != samples:
-            assert (fault.x, fault.y) in reported, (str(fault), result.summary())
+            assert not strict and not result.explained, (str(fault), result.summary())
     return result.defects == faults.defects()
 
 
@@ -228,8 +230,11 @@ def test_random_multi_faults(width, height, count):
 @pytest.mark.slow
 @pytest.mark.parametrize("count", [2, 4, 8])
 def test_random_multi_faults_many(count):
-    exact = [_multi_fault_run(8, 8, count, 100 + seed) for seed in range(40)]
-    assert sum(exact) >= {2: 34, 4: 20, 8: 4}[count]
+    """Up to 4 faults on 8 x 8 no visible fault is missed; at 8 (one cell in eight bad) a
+    miss is allowed only where the result says the map may be incomplete."""
+    exact = [_multi_fault_run(8, 8, count, 100 + seed, strict=count < 8)
+             for seed in range(40)]
+    assert sum(exact) >= {2: 36, 4: 24, 8: 0}[count]
 
 
 def test_observe_checks_length():
