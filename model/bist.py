@@ -41,20 +41,30 @@ Diagnosis (:func:`diagnose`)
        of the grid with the faults found so far (:func:`settle`). It is fault-free (a ghost:
        it only lies where failing paths cross), stuck at 0 or 1, or has flipped LUT bits at
        the addresses where it read wrong. Candidates seen in more tests go first.
-    4. A cell with all four outputs faulty, a candidate no fault kind explains, and a
-       candidate never seen cleanly, is reported ``dead`` (the placer avoids it either way).
-    5. The faults found are simulated (:func:`settle`); :attr:`BistResult.explained` says
-       whether they reproduce every sample.
+    4. Where the faults found leave lanes unexplained, outputs on two such paths become
+       candidates too, and step 3 repeats.
+    5. Adaptive step (with a ``probe``, as :func:`run` gives): a lane still unexplained holds
+       a fault seen in one test only; its path is tapped (:func:`_tap`: the next cell also
+       copies the value into another output with a clean path to the edge) and bisected to
+       the first wrong output, ``ceil(log2(path length))`` probe runs.
+    6. A cell with all four outputs faulty, a candidate no fault kind explains, a candidate
+       never seen cleanly, and every output on a path still unexplained, is reported
+       ``dead`` (the placer avoids it either way). The faults found are simulated
+       (:func:`settle`); :attr:`BistResult.explained` says whether they reproduce every
+       sample.
 
 Faults that cannot be told apart (also in docs/bist.md)
     * A flipped LUT bit at an address a cell never sees in a test, because a stuck neighbour
-      holds one of its inputs, is invisible; so is any fault of an output that lies downstream
-      of a stuck output on all three of its paths.
+      holds one of its inputs, is invisible; so is any fault of an output that lies upstream
+      of a stuck output on all three of its paths (the outputs into a dead cell:
+      :attr:`BistResult.untestable`, left out of the map).
     * An output seen cleanly in one test only: stuck-at-``v`` and flipped bits at exactly the
       addresses where the copied input is ``not v`` look the same; the result says "stuck" and
       notes the alternative.
     * ``dead`` (all four outputs stuck, :mod:`bitgrid.faultmodel`) and four separate faulty
-      outputs of one cell are the same thing at the edges: both are reported ``dead``.
+      outputs of one cell are the same thing at the edges: both are reported ``dead``. A dead
+      cell whose outputs are all stuck at one value looks like its four neighbours' outputs
+      into it stuck at that value; the self-test reports the dead cell.
     * Flipped bits are found at the addresses the cell saw; with faulty neighbours some
       addresses may be missing from :attr:`Finding.addresses`.
 """
@@ -404,7 +414,8 @@ def run(width, height, *, target="emu", faults=(), seed=0, simulator="icarus", p
 
     :param target: ``"emu"`` (:class:`~bitgrid.faultmodel.FaultyEmulator`) or ``"sim"`` (the
         RTL grid in cocotb on ``simulator``, with ``faults`` compiled into the gateware: one
-        cached build per fault set, one simulator process for the three tests).
+        cached build per fault set, one simulator process for the three tests, and one
+        per probe run of the adaptive step).
     :param faults: the injected hardware faults: a :class:`~bitgrid.faultmodel.FaultSet` or
         faults for one (:class:`~bitgrid.faultmodel.Fault` or their text form); ``seed``
         chooses the stuck values of dead cells.
@@ -476,7 +487,10 @@ class BistResult:
     :attr explained: the faults found reproduce every sample (False: the map may be
         incomplete; the failing lanes it does not explain are in :attr:`unexplained_lanes`).
     :attr failing_lanes: ``{test name: number of failing edge output lanes}``.
-    :attr configurations, subcycles: the cost of the run (:class:`Plan`).
+    :attr untestable: outputs ``(x, y, Direction)`` never seen because they feed only faulty
+        outputs of a defective cell (left out of the map: no program uses that cell).
+    :attr configurations, subcycles: the cost of the run: the :class:`Plan`'s and the
+        adaptive step's probe runs.
     """
 
     def __init__(self, the_plan, findings, explained, failing, unexplained):
@@ -489,6 +503,7 @@ class BistResult:
         self.explained = explained
         self.failing_lanes = failing
         self.unexplained_lanes = unexplained
+        self.untestable = []
         self.target = None
 
     @property
