@@ -59,10 +59,15 @@ def _track_range(d, width, height):
 
 
 class _Router:
-    def __init__(self, dag, outputs, width, height, bad, order, layout='north'):
+    def __init__(self, dag, outputs, width, height, bad, order, layout='north', spacing=1,
+                 matching=True, copy_bonus=15, attract=0):
         self.dag, self.width, self.height, self.bad = dag, width, height, bad
         self.margin = 4
         self.layout = layout
+        self.spacing = spacing
+        self.matching = matching
+        self.copy_bonus = copy_bonus
+        self.attract = attract
         self.gates = dag.gates
         # live gates: reachable from outputs
         need = set()
@@ -101,7 +106,9 @@ class _Router:
             m = min(len(west), max(len(inputs) - len(north), (len(inputs) + 1) // 2))
             side_lanes = west[:m][::-1] + north
         else:
-            side_lanes = north + west
+            spacing = self.spacing
+            side_lanes = north[::spacing] + [l for i, l in enumerate(north) if i % spacing] \
+                + west
         if len(inputs) > len(side_lanes):
             raise _Fail("inputs")
         self.entry_track = {}
@@ -199,6 +206,16 @@ class _Router:
                     if not groups[t]:
                         target[t] = lo_d - 4 if t - lo_d <= hi_d - t else hi_d + 4
                     duty[t] = duty[t] + outs
+            if self.matching:
+                self._match(pos, target, ahead)
+            # free tracks head for the nearest signal that needs a copy
+            needy = [t for node, ts in pos.items() if self.needs[node] > len(ts)
+                     and sum(g in self.pending for g in self.users[node]) > 1 for t in ts]
+            self._free_target = {}
+            if needy and self.attract:
+                for t in range(lo_d, hi_d + 1):
+                    if t not in tracks:
+                        self._free_target[t] = min(needy, key=lambda n: abs(n - t))
             remaining = {node: len(ts) for node, ts in pos.items()}
             kept = {}
             new_tracks = {}
@@ -262,6 +279,26 @@ class _Router:
         if self.pending or any(v > 0 for v in self.needs.values()):
             raise _Fail("unfinished")
         return cells, delivered
+
+    def _match(self, pos, target, ahead):
+        """Pair copies of the operands of ready gates, nearest first; a matched pair heads for
+        its midpoint."""
+        candidates = []
+        for g in self.pending:
+            a, b, _ = self.gates[g]
+            if a in pos and b in pos:
+                for ta in pos[a]:
+                    for tb in pos[b]:
+                        candidates.append((abs(ta - tb), ta, tb))
+        candidates.sort()
+        matched = set()
+        for _, ta, tb in candidates:
+            if ta in matched or tb in matched:
+                continue
+            matched.add(ta)
+            matched.add(tb)
+            mid = min(max((ta + tb) / 2, ahead[0] + 1), ahead[1] - 1)
+            target[ta] = target[tb] = mid
 
     def _name(self, node):
         if node in self.dag.inputs:
@@ -329,13 +366,21 @@ class _Router:
                         score -= _LOSS
                     if keep_here.get(node, 0) == 2:
                         others = kept.get(node, 0) + remaining.get(node, 0)
-                        score += 15 if left > others + 1 else -3
+                        score += self.copy_bonus if left > others + 1 else -3
                     if left <= 0 and keep_here.get(node):
                         score -= 3
                 for n, t in ((a, u), (b, u + 1)):
                     if n is not None and duty.get(t, 0) > 0 and not keep_here.get(n) \
                             and not used.get(n) and not taken.get(n):
                         score -= 20
+                if (a is None) != (b is None) and self._free_target:
+                    free_track = u if a is None else u + 1
+                    goal = self._free_target.get(free_track)
+                    if goal is not None:
+                        for i, o in enumerate(outs):
+                            if o is None:
+                                score -= self.attract * _pull(goal - tracks[i])
+                                break
                 if best is None or score > best[0]:
                     best = (score, lo, hi, computed, deliveries)
         return best[1], best[2], best[3], best[4]
@@ -384,13 +429,15 @@ def _output_table(out, a, b, dag):
     return table
 
 
-def route(dag, outputs, width, height, *, bad=frozenset(), order=None, layout="north"):
+def route(dag, outputs, width, height, *, bad=frozenset(), order=None, layout="north",
+          spacing=1, matching=True, copy_bonus=15, attract=0):
     """Route the gate DAG on a ``width`` x ``height`` grid.
 
     :returns: ``(config, lanes, delivered, constants, stats)`` or raises ``_Fail``.
     """
     order = list(order if order is not None else sorted(dag.inputs))
-    router = _Router(dag, outputs, width, height, bad, order, layout)
+    router = _Router(dag, outputs, width, height, bad, order, layout, spacing, matching,
+                     copy_bonus, attract)
     cells, delivered = router.run()
     config = Configuration(width, height)
     logic = routing = 0
@@ -433,6 +480,12 @@ def route(dag, outputs, width, height, *, bad=frozenset(), order=None, layout="n
     return config, router.lanes, delivered, constants, {"logic": logic, "routing": routing}
 
 
+#: Router settings tried in turn on each grid size (input lane spacing, bonus for a useful
+#: copy, pull of free tracks toward signals that need a copy, pairing of ready operands).
+PARAMETERS = tuple(dict(spacing=sp, copy_bonus=cb, attract=at, matching=m)
+                   for m in (False, True) for sp in (1, 2) for cb in (15, 40) for at in (0, 1))
+
+
 def _input_order(netlist, dag):
     """Input nodes, the ports' bits interleaved (a0 b0 a1 b1 ...)."""
     by_port = {}
@@ -448,11 +501,15 @@ def _input_order(netlist, dag):
 
 
 def compile_wavefront(netlist, *, width=None, height=None, region=None, defects=None,
-                      pins=None, seed=0, progress=None):
+                      pins=None, seed=0, progress=None, time_limit=120.0):
     """Compile a combinational ``netlist`` with the wavefront strategy (module docstring).
 
     Same arguments and result as :func:`bitgrid.compiler.compile_netlist`: returns a
     :class:`~bitgrid.compiler.backend.CompileResult` ``(config, portmap, report)``, period 2.
+
+    Grid sizes are tried smallest first (squares and near-squares), each with the router
+    settings :data:`PARAMETERS`, until one routes or ``time_limit`` seconds have passed;
+    ``seed`` is accepted for the shared signature (the router is deterministic).
 
     :raises CompileError: for flip-flops, pins, a region that is not the whole grid, or a grid
         too small (one line saying what to do).
@@ -482,37 +539,36 @@ def compile_wavefront(netlist, *, width=None, height=None, region=None, defects=
     if fixed:
         sizes = [(width, height)]
     else:
+        side = 2
+        while side * side < len(dag.gates) or 2 * side < max(n_in, n_out):
+            side += 2
         sizes = []
-        for w in range(2, 257, 2):
-            for h in range(2, 257, 2):
-                if width is not None and w != width or height is not None and h != height:
-                    continue
-                if w + h < n_in or w + h < n_out or max(w, h) > 3 * min(w, h) + 4:
-                    continue
-                sizes.append((w * h, w, h))
-        sizes = [(w, h) for _, w, h in sorted(sizes)]
+        for s in range(side, 257, 2):
+            for w, h in ((s, s), (s + 2, s), (s, s + 2)):
+                if (width is None or w == width) and (height is None or h == height) \
+                        and (w, h) not in sizes:
+                    sizes.append((w, h))
     result = None
     tried = 0
     last_error = None
     for w, h in sizes:
-        tried += 1
-        if progress is not None:
-            progress("route", tried, 0)
-        try:
-            result = route(dag, outputs, w, h, bad=bad, order=order)
-            break
-        except _Fail as error:
-            last_error = error
-            if fixed:
+        for params in PARAMETERS:
+            tried += 1
+            if progress is not None:
+                progress("route", tried, 0)
+            try:
+                result = route(dag, outputs, w, h, bad=bad, order=order, **params)
                 break
-        if time.perf_counter() - start > 600:
+            except _Fail as error:
+                last_error = error
+        if result is not None or time.perf_counter() - start > time_limit:
             break
     if result is None:
         if fixed:
             raise CompileError(f"the design does not fit a {width} x {height} grid with the "
                                f"wavefront strategy ({last_error}): try a larger --size")
-        raise CompileError("the wavefront strategy found no grid for this design: use the "
-                           "default strategy")
+        raise CompileError("the wavefront strategy found no grid for this design within "
+                           f"{time_limit:.0f} s: use the default strategy")
     config, lanes, delivered, constants, stats = result
     w, h = config.width, config.height
     t_route = time.perf_counter() - start - t_pack
