@@ -153,8 +153,10 @@ class _Claims:
             side, where = sides[i]
             owner = int(view[iy, ix, side])
             earlier = self.wheres[owner] if owner else sides[index.index(side)][1]
+            again = ("; the same line twice: its file is included more than once"
+                     if earlier == where else "")
             raise AsmError(where, f"output {side.name} of cell ({xs[ix]}, {ys[iy]}) is set "
-                                  f"twice; first at {earlier}")
+                                  f"twice; first at {earlier}{again}")
         for side, where in sides:
             view[:, :, side] = len(self.wheres)
             self.wheres.append(where)

@@ -549,7 +549,9 @@ def parse(text, file="<text>", *, base=None, progress=None, _stack=()):
                                                    key):] + [key]))
             if len(_stack) >= MAX_INCLUDE_DEPTH:
                 raise AsmError(name.where, f"includes nested deeper than {MAX_INCLUDE_DEPTH}")
-            shown = os.path.relpath(path) if not os.path.isabs(name.value) else path
+            # Named as the including file is: "lib/top.bga" includes "a.bga" as "lib/a.bga".
+            shown = (os.path.normpath(os.path.join(os.path.dirname(file), name.value))
+                     if not file.startswith("<") else os.path.normpath(name.value))
             statements += parse(_read(path, name.where), shown,
                                 base=os.path.dirname(path),
                                 _stack=_stack + ((os.path.realpath(file), name.where),))

@@ -131,3 +131,28 @@ def test_line_ends(end):
 def test_include_name_with_a_nul():
     assert error('grid 2 x 2\ninclude "a\x00b.bga"\n') == \
         "p.bga:2:9: a file name cannot hold control characters (such as NUL)"
+
+
+def test_a_file_included_twice(tmp_path):
+    (tmp_path / "d.bga").write_text("cell 0,0: E = w\n")
+    (tmp_path / "b.bga").write_text('include "d.bga"\n')
+    (tmp_path / "p.bga").write_text('grid 2 x 2\ninclude "b.bga"\ninclude "d.bga"\n')
+    with pytest.raises(AsmError) as info:
+        assemble_program(tmp_path / "p.bga")
+    d = tmp_path / "d.bga"
+    assert str(info.value) == (f"{d}:1:11: output E of cell (0, 0) is set twice; first at "
+                                    f"{d}:1:11; the same line twice: its file is included more "
+                                    "than once")
+
+
+def test_included_files_are_named_as_the_including_file_is(tmp_path, monkeypatch):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "top.bga").write_text('grid 2 x 2\ninclude "./part.bga"\n')
+    (tmp_path / "lib" / "part.bga").write_text("cell 0,0: E = v\n")
+    with pytest.raises(AsmError) as info:
+        assemble_program(tmp_path / "lib" / "top.bga")
+    assert str(info.value).startswith(f"{tmp_path / 'lib' / 'part.bga'}:1:15: unknown name")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(AsmError) as info:
+        assemble_program("lib/top.bga")
+    assert str(info.value).startswith("lib/part.bga:1:15: unknown name")
