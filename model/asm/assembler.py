@@ -318,6 +318,10 @@ def check_latency(config, portmap):
             f"{_subcycles(length)} and needs latency {wanted} with these skews")
 
 
+def _skew(skew):
+    return f" (skew {skew})" if skew else ""
+
+
 def _rows(count):
     return f"{count} row" + ("" if count == 1 else "s")
 
@@ -341,9 +345,10 @@ def compute_latency(config, ports):
         out_name, in_name = loops[0]
         return None, (f"output {out_name} depends on input {in_name} through a loop (state), "
                       "so its latency is not a path length")
-    found = {}      # latency -> (input name, output name, length)
+    found = {}      # latency -> (input name, output name, length), skews named
     for in_name, in_skew, out_name, out_skew, length in paths:
-        found.setdefault(in_skew + length - out_skew, (in_name, out_name, length))
+        found.setdefault(in_skew + length - out_skew,
+                         (in_name + _skew(in_skew), out_name + _skew(out_skew), length))
     if not found:
         return None, "no output port depends on an input port through the cells"
     if len(found) > 1:

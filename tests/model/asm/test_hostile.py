@@ -156,3 +156,11 @@ def test_included_files_are_named_as_the_including_file_is(tmp_path, monkeypatch
     with pytest.raises(AsmError) as info:
         assemble_program("lib/top.bga")
     assert str(info.value).startswith("lib/part.bga:1:15: unknown name")
+
+
+def test_disagreeing_paths_name_their_skews():
+    text = ("grid 4 x 2\ncell 0..3,0..1: E = w\nin x[0..1] W 0..1 skew 0..1\n"
+            "out y[0..1] E 0..1 skew 0, -1\n")
+    assert error(text).startswith(
+        "p.bga:4:5: the paths disagree: x[0] -> y[0] takes 4 subcycles (latency 4), "
+        "x[1] (skew 1) -> y[1] (skew -1) takes 4 (latency 6)")
