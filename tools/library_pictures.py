@@ -1,6 +1,6 @@
 """Render the picture of every macro of bitgrid.library for docs/library.md:
-``docs/library/<name>.svg``, the block (default parameters, or :data:`PICTURE_PARAMS`) alone on a grid with its ports
-labelled, drawn by the viewer (:func:`bitgrid.view.view`).
+``docs/library/<name>.svg``, the block (default parameters, or :data:`PICTURE_PARAMS`) alone
+on a grid with its ports labelled, drawn by the viewer (:func:`bitgrid.view.view`).
 
     python tools/library_pictures.py [--out docs/library] [NAME ...]
 """

@@ -14,7 +14,8 @@ from .block import Block, LibraryError, block_from_program
 #: The LUT copying each input side, by side index (N, E, S, W).
 COPIES = (COPY_N, COPY_E, COPY_S, COPY_W)
 
-__all__ = ["MAX_BLOCK_CELLS", "check_box", "wire", "turn", "cross", "fanout", "delay", "constant", "inverter", "text_stream",
+__all__ = ["MAX_BLOCK_CELLS", "check_box", "wire", "turn", "cross", "fanout", "delay",
+           "constant", "inverter", "text_stream",
            "shift_register"]
 
 

@@ -184,9 +184,9 @@ def render_html(config, path=None, *, portmap=None, trace=None, title=None):
     <h2>key</h2>
     <p class="legend">{legend}</p>
     <p class="hint">Chessboard: phase A cells (x + y even) lighter, phase B darker; subcycle t
-    updates the cells of phase t % 2 (marked in their corner). Signals: red 1, dark grey 0. Triangles outside the grid: edge
-    inputs of the subcycle that made the frame. Wheel or +/- zooms, drag pans, arrows step,
-    space plays.</p>
+    updates the cells of phase t % 2 (marked in their corner). Signals: red 1, dark grey 0.
+    Triangles outside the grid: edge inputs of the subcycle that made the frame. Wheel or +/-
+    zooms, drag pans, arrows step, space plays.</p>
   </aside>
 </main>
 <script type="application/json" id="bitgrid-data">{block}</script>

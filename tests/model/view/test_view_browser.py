@@ -189,13 +189,28 @@ def test_a_256_by_256_grid_zooms_pans_and_steps(browser, tmp_path):
     assert errors == []
 
 
-def test_a_page_without_a_run(browser, tmp_path):
-    config = Configuration(4, 2)
+def _label_ports(width, height):
+    from bitgrid.ports import PortMap
+    return PortMap(width, height, [
+        {"name": name, "direction": direction,
+         "bits": [{"side": side, "lane": lane} for lane in range(count)]}
+        for name, direction, side, count in (
+            ("north_in", "in", "N", width), ("east_out", "out", "E", height),
+            ("south_out", "out", "S", width), ("west_in", "in", "W", height))], latency=2)
+
+
+def test_a_page_without_a_run_and_its_labels(browser, tmp_path):
+    """A page without a run; every lane number and port label is drawn outside the grid,
+    beside its lane, on all four sides (the N and S port labels were once drawn over the
+    grid's first and last rows), and the fitted view leaves room for all of them (long E and W
+    labels were cut off)."""
+    config = Configuration(6, 4)
     config[1, 0] = (0, 0xFF00, 0xAAAA, 0)                   # W -> E and N -> S: a crossing
     path = tmp_path / "still.html"
-    render_html(config, path)
+    render_html(config, path, portmap=_label_ports(6, 4))
     page, errors = _open(browser, path)
-    assert page.inner_text("#frame-label") == "no run (give --vectors, --inputs, --csv or --steps)"
+    assert page.inner_text("#frame-label") == \
+        "no run (give --vectors, --inputs, --csv or --steps)"
     assert all(page.is_disabled(f"#{b}") for b in ("first", "back", "play", "forward", "last"))
     assert page.evaluate("bitgrid.value(1, 0, 'E')") is None
     page.evaluate("bitgrid.select(1, 0)")
@@ -211,26 +226,10 @@ def test_a_page_without_a_run(browser, tmp_path):
         for out in DIRECTIONS:
             drawn = page.evaluate(f"bitgrid.arrowPath(2, 1, {int(source)}, {int(out)})")
             assert np.allclose(drawn, _arrow(2, 1, source, out)), (source, out)
-    assert errors == []
-
-
-def test_port_labels_stay_outside_the_grid_beside_their_lanes(browser, tmp_path):
-    """Every lane number and port label is drawn outside the grid, beside its lane, on all four
-    sides (the N and S port labels were once drawn over the grid's first and last rows), and
-    the fitted view leaves room for all of them (long W labels were cut off)."""
-    from bitgrid.ports import PortMap
-    config = Configuration(6, 4)
-    ports = PortMap(6, 4, [
-        {"name": name, "direction": direction,
-         "bits": [{"side": side, "lane": lane} for lane in range(count)]}
-        for name, direction, side, count in (("north_in", "in", "N", 6), ("east_out", "out", "E", 4),
-                                             ("south_out", "out", "S", 6), ("west_in", "in", "W", 4))], latency=2)
-    path = tmp_path / "labels.html"
-    render_html(config, path, portmap=ports)
-    page, errors = _open(browser, path)
     # Fitted, the whole of every label is on the canvas (long names too).
     canvas = page.evaluate("(() => { const b = document.getElementById('grid')"
-                           ".getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })()")
+                           ".getBoundingClientRect();"
+                           " return [b.left, b.top, b.right, b.bottom]; })()")
     for box in page.evaluate("bitgrid.edgeLabels()"):
         assert canvas[0] <= box["left"] and box["right"] <= canvas[2], box
         assert canvas[1] <= box["top"] and box["bottom"] <= canvas[3], box
