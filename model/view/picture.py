@@ -8,7 +8,8 @@ without spaces; one longer than :data:`MAX_LABEL` characters is broken over line
 operators, or shown by its table, ``E=0x6b2c``, when it does not fit; a picture of more than
 :data:`MAX_EXPRESSIONS` expressions marks each logic cell ``ƒ`` instead), lane numbers around
 the grid and the name of every port bit (``a[3]``). Larger grids are drawn one block per cell
-(its content and phase, and with a run, how many of its outputs are 1), with lane numbers every few lanes and each port's name at its first bit.
+(its content and phase, and with a run, how many of its outputs are 1), with lane numbers
+every few lanes and each port's name at its first bit.
 
 With a run, frame ``k`` is shown (the outputs after ``k`` subcycles, SPEC section 4): each
 arrow and each output marker takes the colour of its value, and the edge inputs of the subcycle
