@@ -136,7 +136,9 @@ def tokenize(text, file="<text>"):
             if c == '"':
                 raise AsmError(where, "unterminated string; end it with \" on the same line")
             shown = c if c.isprintable() else f"U+{ord(c):04X}"
-            raise AsmError(where, f"unexpected character {shown!r}")
+            hint = ("; names are ASCII, but a port name may be quoted (in \"a\u00e4\" W 0)"
+                    if c.isalpha() else "")
+            raise AsmError(where, f"unexpected character {shown!r}{hint}")
         last_kind, last_text = token.kind, token.text
         yield token
     column = len(text) - start + 1

@@ -164,3 +164,13 @@ def test_disagreeing_paths_name_their_skews():
     assert error(text).startswith(
         "p.bga:4:5: the paths disagree: x[0] -> y[0] takes 4 subcycles (latency 4), "
         "x[1] (skew 1) -> y[1] (skew -1) takes 4 (latency 6)")
+
+
+def test_unicode_names():
+    assert error("grid 4 x 4\nlatency 1\nin ä W 0\n") == \
+        "p.bga:3:4: unexpected character 'ä'; names are ASCII, but a port name may be quoted " \
+        "(in \"aä\" W 0)"
+    _, portmap = assemble('grid 4 x 4\nlatency 1\nin "ä" W 0\nout "ö1" E 0\n')
+    assert [p.name for p in portmap.ports] == ["ä", "ö1"]
+    assert error("grid 4 x 4\ncell 0,0: E = w \u200b\n") == \
+        "p.bga:2:17: unexpected character 'U+200B'"
