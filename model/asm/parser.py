@@ -105,6 +105,7 @@ class _Cursor:
 
     def __init__(self, tokens):
         self.depth = 0          # expressions being read, one inside another
+        self.opened = []        # the '(' tokens not yet closed
         self._tokens = iter(tokens)
         self.token = next(self._tokens)
         self._next = next(self._tokens) if self.token.kind != "end" else self.token
@@ -277,10 +278,12 @@ def _atom(cur):
         if name == "maj":
             cur.next()
             opening = cur.expect("(", "'(' after maj")
+            cur.opened.append(opening)
             args = [_expression(cur)]
             while cur.accept(","):
                 args.append(_expression(cur))
             close = _close(cur, opening)
+            cur.opened.pop()
             if len(args) != 3:
                 raise AsmError(close.where, f"maj takes 3 arguments, not {len(args)}")
             a, b, c = args
@@ -289,9 +292,13 @@ def _atom(cur):
                                     "inputs are n, e, s, w, the constants 0 and 1")
     opening = cur.accept("(")
     if opening:
+        cur.opened.append(opening)
         value = _expression(cur)
         _close(cur, opening)
+        cur.opened.pop()
         return value
+    if token.kind in ("newline", "end") and cur.opened:    # "(" and then the end or a ";"
+        raise AsmError(cur.opened[-1].where, "this '(' is never closed; add ')'")
     raise AsmError(token.where, f"expected an expression of n, e, s, w, 0 and 1, found {token}")
 
 
