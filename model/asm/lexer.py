@@ -4,8 +4,8 @@ Token kinds: ``name`` (a letter or ``_``, then letters, digits, ``_`` and ``$``;
 ``-`` inside a name when a letter or digit follows, as in ``row-major``), ``number`` (decimal
 with an optional ``-`` sign, or ``0x`` hex; :attr:`Token.value` is the int), ``string``
 (``"..."``, no escapes), the punctuation ``, : = ( ) [ ] .. ~ ! & | ^ ?``, ``newline`` (the
-end of a statement: a line break, LF, CRLF or a lone CR, or ``;``) and ``end``. ``#`` and ``//`` start a comment that
-runs to the end of the line. A line break is not the end of a statement inside brackets or
+end of a statement: a line break, LF, CRLF or a lone CR, or ``;``) and ``end``. ``#`` and
+``//`` start a comment that runs to the end of the line. A line break is not the end of a statement inside brackets or
 after a token that cannot end one (``, : = ( [ ~ ! & | ^ ?``), so long statements continue on
 the next line.
 """

@@ -176,7 +176,8 @@ def test_unicode_names():
         "p.bga:2:17: unexpected character 'U+200B'"
 
 
-@pytest.mark.parametrize("text", ["grid 2 x 2\ncell 0,0: E = (\n", "grid 2 x 2\ncell 0,0: E = ((w) ^",
+@pytest.mark.parametrize("text", ["grid 2 x 2\ncell 0,0: E = (\n",
+                                  "grid 2 x 2\ncell 0,0: E = ((w) ^",
                                   "grid 2 x 2\ncell 0,0: E = maj(\n\n"])
 def test_an_open_parenthesis_at_the_end_of_the_file(text):
     assert error(text).endswith("this '(' is never closed; add ')'")
