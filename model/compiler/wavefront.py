@@ -405,6 +405,185 @@ class _Router:
         return u + 0.5
 
 
+class _TokenRouter(_Router):
+    """A router whose every copy of a signal is a *token* carrying the set of its consumers
+    (gates, and output bits ``("out", port, bit, neg)``): each gate has exactly one token of
+    each operand, and the two head for each other; a token with several consumers splits into
+    a free neighbour track (fan-out); a cell computes a gate when its two tokens both hold it and
+    what is left of them fits its other output."""
+
+    def _consumers(self, node):
+        return frozenset(self.users[node]) | frozenset(("out",) + bit
+                                                       for bit in self.out_bits[node])
+
+    def _item_goal(self, node, consumers, here, loc, pos, memo, band, final):
+        goals = []
+        for c in consumers:
+            if c[0] == "out" if isinstance(c, tuple) else False:
+                continue
+            a, b, _ = self.gates[c]
+            other = b if a == node else a
+            t = loc.get((other, c))
+            if t is not None:
+                goals.append((t, True))
+            else:
+                e = self._est(other, pos, memo)
+                if e is not None:
+                    goals.append((e, False))
+        if goals:
+            ready = [g for g, r in goals if r] or [g for g, _ in goals]
+            goal = min(ready, key=lambda g: abs(g - here))
+            return min(max(goal, band[0] + 1), band[1] - 1)
+        if final:     # outputs only, near the end: toward the nearer edge
+            lo, hi = final
+            return lo - 4 if here - lo <= hi - here else hi + 4
+        return here
+
+    def run(self):
+        width, height, bad = self.width, self.height, self.bad
+        tokens = {}           # track -> (node, frozenset consumers)
+        cells = {}
+        delivered = []
+        self.used_exits = set()
+        last = width + height - 2
+        pending = set(self.pending)
+        undelivered = sum(len(v) for v in self.out_bits.values())
+        for d in range(last + 1):
+            for track, node in self.entry.get(d, ()):
+                tokens[track] = (node, self._consumers(node))
+            lo_d, hi_d = _track_range(d, width, height)
+            band = _track_range(min(d + self.margin, last), width, height)
+            final = (lo_d, hi_d) if d >= min(width, height) - 2 else None
+            pos = {}
+            loc = {}
+            for t, (node, cons) in tokens.items():
+                pos.setdefault(node, []).append(t)
+                for c in cons:
+                    loc[(node, c)] = t
+            memo = {}
+            self.pending = pending
+            new_tokens = {}
+            needy = [t for t, (n, c) in tokens.items() if len(c) >= 2]
+            free_goal = {}
+            if needy and self.attract:
+                for t in range(lo_d, hi_d + 1):
+                    if t not in tokens:
+                        near = min(needy, key=lambda n: abs(n - t))
+                        if abs(near - t) <= 4:
+                            free_goal[t] = near
+            for x in range(max(0, d - height + 1), min(width - 1, d) + 1):
+                y = d - x
+                u = x - y
+                ta, tb = tokens.get(u), tokens.get(u + 1)
+                if ta is None and tb is None:
+                    continue
+                if (x, y) in bad:
+                    raise _Fail("defect")
+                exits = (y == height - 1, x == width - 1)
+                blocked = ((x, y + 1) in bad, (x + 1, y) in bad)
+                outcomes = [([t for t in (ta, tb) if t is not None], (), 0)]
+                if ta is not None and tb is not None and ta[0] != tb[0]:
+                    shared = [c for c in ta[1] & tb[1] if not isinstance(c, tuple)]
+                    subsets = [(g,) for g in shared] + \
+                        [(g, h) for i, g in enumerate(shared) for h in shared[i + 1:]]
+                    for sub in subsets:
+                        rest_a, rest_b = ta[1] - set(sub), tb[1] - set(sub)
+                        items = [(g, self._consumers(g)) for g in sub]
+                        if rest_a:
+                            items.append((ta[0], rest_a))
+                        if rest_b:
+                            items.append((tb[0], rest_b))
+                        if len(items) <= 2:
+                            outcomes.append((items, sub, 100 * len(sub)))
+                single = ta if tb is None else tb if ta is None else None
+                if single is not None and len(single[1]) >= 2:
+                    goals = []
+                    for c in single[1]:
+                        g = self._item_goal(single[0], {c}, u + 0.5, loc, pos, memo, band,
+                                            final)
+                        goals.append((g, repr(c), c))
+                    goals.sort()
+                    half = len(goals) // 2
+                    low = frozenset(c for _, _, c in goals[:half])
+                    high = frozenset(c for _, _, c in goals[half:])
+                    outcomes.append(([(single[0], low), (single[0], high)], "split",
+                                     self.copy_bonus))
+                best = None
+                for items, sub, base in outcomes:
+                    orders = [items] if len(items) == 0 else \
+                        [[items[0], None], [None, items[0]]] if len(items) == 1 else \
+                        [items, items[::-1]]
+                    for order in orders:
+                        score = base
+                        placed = []
+                        for i, item in enumerate(order):
+                            if item is None:
+                                placed.append(None)
+                                continue
+                            node, cons = item
+                            track = u + i
+                            if exits[i]:
+                                outs = [c for c in cons if isinstance(c, tuple)]
+                                if len(cons) == 1 and outs:
+                                    score += 50
+                                    placed.append(("exit", node, outs[0]))
+                                else:
+                                    score -= _LOSS
+                                    placed.append(None)
+                            elif blocked[i]:
+                                score -= _LOSS
+                                placed.append(None)
+                            else:
+                                goal = self._item_goal(node, cons, track, loc, pos, memo,
+                                                       band, final)
+                                score -= _pull(goal - track) * (0.5 if sub == "split" else 1)
+                                placed.append(("keep", node, cons))
+                        if len(items) == 1 and free_goal:
+                            goal = free_goal.get(u if ta is None else u + 1)
+                            if goal is not None and goal not in (u, u + 1):
+                                i = order.index(None)
+                                score -= self.attract * _pull(goal - (u + i))
+                        if best is None or score > best[0]:
+                            best = (score, order, placed, sub)
+                score, order, placed, sub = best
+                if sub == "split":
+                    sub = ()
+                if score <= -_LOSS / 2:
+                    raise _Fail(f"lost at diagonal {d}")
+                for g in sub:
+                    pending.discard(g)
+                outs_cell = []
+                for i, item in enumerate(placed):
+                    if item is None:
+                        outs_cell.append(None)
+                        continue
+                    kind, node = item[0], item[1]
+                    out = ("gate", node) if node in sub else ("copy", node)
+                    outs_cell.append(out)
+                    if kind == "keep":
+                        new_tokens[u + i] = (node, item[2])
+                    else:
+                        bit = item[2][1:]
+                        undelivered -= 1
+                        if i == 0:
+                            delivered.append((bit, "S", x, d))
+                            self.used_exits.add(("S", x))
+                        else:
+                            delivered.append((bit, "E", y, d))
+                            self.used_exits.add(("E", y))
+                cells[(x, y)] = (outs_cell[0], outs_cell[1],
+                                 ta[0] if ta else None, tb[0] if tb else None)
+            tokens = new_tokens
+            if _DEBUG:
+                print(d, " ".join(f"{t}:{self._name(n)}/{len(c)}"
+                                  for t, (n, c) in sorted(tokens.items())))
+            if not pending and not undelivered:
+                break
+        if pending or undelivered:
+            raise _Fail("unfinished")
+        return cells, delivered
+
+
 def _output_table(out, a, b, dag):
     """16-bit LUT of a cell output ``out`` given its W input node ``a`` and N input ``b``."""
     if out is None:
@@ -430,14 +609,15 @@ def _output_table(out, a, b, dag):
 
 
 def route(dag, outputs, width, height, *, bad=frozenset(), order=None, layout="north",
-          spacing=1, matching=True, copy_bonus=15, attract=0):
+          spacing=1, matching=True, copy_bonus=15, attract=0, router="score"):
     """Route the gate DAG on a ``width`` x ``height`` grid.
 
     :returns: ``(config, lanes, delivered, constants, stats)`` or raises ``_Fail``.
     """
     order = list(order if order is not None else sorted(dag.inputs))
-    router = _Router(dag, outputs, width, height, bad, order, layout, spacing, matching,
-                     copy_bonus, attract)
+    kind = _TokenRouter if router == "token" else _Router
+    router = kind(dag, outputs, width, height, bad, order, layout, spacing, matching,
+                  copy_bonus, attract)
     cells, delivered = router.run()
     config = Configuration(width, height)
     logic = routing = 0
@@ -483,7 +663,9 @@ def route(dag, outputs, width, height, *, bad=frozenset(), order=None, layout="n
 #: Router settings tried in turn on each grid size (input lane spacing, bonus for a useful
 #: copy, pull of free tracks toward signals that need a copy, pairing of ready operands).
 PARAMETERS = tuple(dict(spacing=sp, copy_bonus=cb, attract=at, matching=m)
-                   for m in (False, True) for sp in (1, 2) for cb in (15, 40) for at in (0, 1))
+                   for m in (False, True) for sp in (1, 2) for cb in (15, 40) for at in (0, 1)) \
+    + tuple(dict(router="token", spacing=1, copy_bonus=cb, attract=at)
+            for cb in (40, 100) for at in (0, 0.3))
 
 
 def _input_order(netlist, dag):
