@@ -689,7 +689,8 @@ def compile_wavefront(netlist, *, width=None, height=None, region=None, defects=
     Same arguments and result as :func:`bitgrid.compiler.compile_netlist`: returns a
     :class:`~bitgrid.compiler.backend.CompileResult` ``(config, portmap, report)``, period 2.
 
-    Grid sizes are tried smallest first (squares and near-squares), each with the router
+    Grid sizes are tried smallest first (squares and near-squares, the side growing by 2 or
+    12 %), each with the router
     settings :data:`PARAMETERS`, until one routes or ``time_limit`` seconds have passed;
     ``seed`` is accepted for the shared signature (the router is deterministic).
 
@@ -725,7 +726,11 @@ def compile_wavefront(netlist, *, width=None, height=None, region=None, defects=
         while side * side < len(dag.gates) or 2 * side < max(n_in, n_out):
             side += 2
         sizes = []
-        for s in range(side, 257, 2):
+        steps = []
+        while side <= 256:
+            steps.append(side)
+            side = max(side + 2, int(side * 1.12) // 2 * 2)
+        for s in steps:
             for w, h in ((s, s), (s + 2, s), (s, s + 2)):
                 if (width is None or w == width) and (height is None or h == height) \
                         and (w, h) not in sizes:
