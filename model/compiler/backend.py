@@ -44,6 +44,8 @@ __all__ = ["CompileError", "CompileResult", "compile_netlist"]
 _COPY = (0xAAAA, 0xCCCC, 0xF0F0, 0xFF00)
 #: PathFinder iterations without and with length targets.
 UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 40, 80
+#: Seconds routing may take on one grid size: a base plus a share per connection.
+ROUTE_SECONDS, ROUTE_SECONDS_PER_CONNECTION = 30.0, 0.05
 
 
 class CompileResult(typing.NamedTuple):
@@ -137,7 +139,8 @@ def _auto_size(design, width, height, region):
     n = len(design.blocks)
     io = max(sum(p.direction == "in" for p in design.pins),
              sum(p.direction == "out" for p in design.pins))
-    side = max(4, _even_up(math.ceil(math.sqrt(n * 3.0 + 8))), _even_up(math.ceil(io / 3)))
+    # Logic sits on the odd-odd cells (a quarter of the grid, :mod:`.place`), with room.
+    side = max(4, _even_up(2 * math.ceil(math.sqrt(n * 1.4)) + 2), _even_up(math.ceil(io / 3)))
     return (side if width is None else width, side if height is None else height)
 
 
@@ -184,14 +187,21 @@ class _Timing:
         return (g.xs[c] + g.ys[c]) % 2
 
     def lower(self, period):
+        """Lower bounds: a cell's parity; a lane's parity - 1; and a driver of an output
+        through ``r`` flip-flops ``r * period`` more (the output's row 0 after subcycle 0)."""
         design = self.design
+        registered = [0] * (self.nb + len(design.pins))
+        for net in design.nets:
+            for sink, registers in net.sinks:
+                if sink[0] == "pin":
+                    u = self.node(net.driver)
+                    registered[u] = max(registered[u], registers)
         lower = []
         for b, block in enumerate(design.blocks):
-            p = self.parity(("block", b))
-            lower.append(p + (period if block.gate else 0))
+            lower.append(self.parity(("block", b)) + registered[b] * period)
         for i, pin in enumerate(design.pins):
             if pin.direction == "in" and self.pl.pin_lane[i] is not None:
-                lower.append(self.parity(("pin", i)) - 1)
+                lower.append(self.parity(("pin", i)) - 1 + registered[self.nb + i] * period)
             else:
                 lower.append(0)
         return lower
@@ -257,6 +267,27 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
     except ValueError as error:
         raise CompileError(str(error)) from None
     times["place"] = time.perf_counter() - t
+    if _DEBUG:
+        where = {c: b for b, c in enumerate(placement.block_cell)}
+        adjacent = 0
+        for b, c in enumerate(placement.block_cell):
+            x, y = c % width, c // width
+            for dx, dy in ((1, 0), (0, 1)):
+                o = where.get((y + dy) * width + x + dx) if x + dx < width and y + dy < height else None
+                if o is not None:
+                    adjacent += 1
+        from .place import connection_length
+        total_len = sum(connection_length(graph, design, placement, d, k) for _, _, d, k, _ in conns)
+        grid = [["." for _ in range(width)] for _ in range(height)]
+        for b, c in enumerate(placement.block_cell):
+            grid[c // width][c % width] = "#" if len(design.blocks[b].inputs) == 4 else "+"
+        for i, p in enumerate(design.pins):
+            side, lane = placement.pin_lane[i]
+            c = graph.boundary_cell(side, lane)
+            grid[c // width][c % width] = "i" if p.direction == "in" else "o"
+        print("\n".join("".join(r) for r in grid))
+        print("placement: adjacent block pairs", adjacent, "blocks", len(where), "sum length",
+              total_len, "connections", len(conns), "time", times["place"])
     timing = _Timing(design, graph, placement)
     # Routing nets.
     rnets, reserved = [], []
@@ -281,14 +312,19 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
     order = sorted(range(len(rnets)), key=lambda n: -len(rnets[n][1]))
     conn_index = {(n, s): k for k, (n, s, *_rest) in enumerate(conns)}
     t = time.perf_counter()
+    deadline = time.perf_counter() + ROUTE_SECONDS + ROUTE_SECONDS_PER_CONNECTION * len(conns)
+    router.deadline = deadline
     # Stage 1: no targets.
     none_targets = [[None] * len(sinks) for _, sinks in rnets]
     try:
         for it in range(UNTARGETED_ITERATIONS):
             over, _ = router.iterate(none_targets, order=order)
             if _DEBUG:
-                print(f"  untargeted {it}: over={len(over)}")
-                for w in over:
+                bc = set(placement.block_cell)
+                print(f"  untargeted {it}: over={len(over)} into blocks "
+                      f"{sum(graph.dest[w] in bc for w in over)} from blocks "
+                      f"{sum(graph.owner[w] in bc for w in over)} wires {sum(len(t) for t in router.trees)}")
+                for w in (over[:6] if it in (5, 15) else []):
                     print("   wire", w, "cell", graph.owner[w], "dir", w % 4, "dest", graph.dest[w],
                           "users", [(design.nets[n].name, router.trees[n][w])
                                     for n in router.users(w)])
@@ -298,7 +334,36 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
                 progress("route", it + 1, 0)
             if not over:
                 break
+            if _DEBUG and it == 12:
+                for w in over[:8]:
+                    for n in router.users(w)[:1]:
+                        net = design.nets[n]
+                        router.rip_up(n)
+                        print("   reroute", net.name, net.driver, "sinks", net.sinks)
+                        for si, sink in enumerate(rnets[n][1]):
+                            path = router._search(n, rnets[n][0], sink, None)
+                            bad = [(pw, router.occ[pw], round(router._cost(pw)), router.users(pw))
+                                   for pw, _, _ in path if router.occ[pw] > 0]
+                            print("     sink", sink, "len", len(path), "occupied on path", bad)
+                            for pw, dd, pp in path:
+                                if pw not in router.trees[n]:
+                                    router._add(n, pw, dd, pp)
+                            router.goals[n][si] = path[-1][0]
         else:
+            if _DEBUG:
+                for b, blk in enumerate(design.blocks):
+                    c = placement.block_cell[b]
+                    print("block", b, (c % width, c // width), [x for x in blk.inputs],
+                          [l[0] for l in blk.luts])
+                for i, p in enumerate(design.pins):
+                    print("pin", i, p, placement.pin_lane[i])
+                for w in over:
+                    c = graph.dest[w]
+                    for w2 in range(graph.wires):
+                        if graph.dest[w2] == c:
+                            print("  into", c, "wire", w2, "from", graph.owner[w2],
+                                  [(design.nets[n].name, router.trees[n][w2])
+                                   for n in router.users(w2)])
             raise _RouteFailure(f"routing did not converge ({len(over)} wires wanted by "
                                 f"several signals on a {width} x {height} grid)")
         lengths = [0] * len(conns)
@@ -352,6 +417,8 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
                                 f"({len(over)} wires wanted by several signals, "
                                 f"{len(failed)} connections off their wave) on a {width} x "
                                 f"{height} grid")
+    except TimeoutError:
+        raise _RouteFailure(f"routing took too long on the {width} x {height} grid") from None
     except _Unroutable as error:
         raise _RouteFailure(f"a connection cannot be routed on the {width} x {height} grid "
                             "(no path between its cells)") from None
@@ -442,6 +509,13 @@ def _emit(netlist, design, graph, placement, router, timing, tags, period, width
                     raise AssertionError("broken route tree")
                 table = _COPY[graph.side[parent]]
             luts[y, x, d] = table
+    # Output bits of nets stored inverted: the cell driving the lane inverts.
+    for n, net in enumerate(design.nets):
+        for s, (sink, _) in enumerate(net.sinks):
+            if sink[0] == "pin" and design.pins[sink[1]].invert:
+                w = router.goals[n][s]
+                owner = graph.owner[w]
+                luts[owner // width, owner % width, w % 4] ^= 0xFFFF
     config = Configuration(width, height, luts)
     # Port map.
     ports = []
@@ -452,7 +526,7 @@ def _emit(netlist, design, graph, placement, router, timing, tags, period, width
             if sink[0] == "pin":
                 depth = router.trees[n][router.goals[n][s]][0]
                 out_tags[sink[1]] = source_tag + depth - 1 - registers * period
-    latency = max((t + 1 for t in out_tags.values()), default=0)
+    latency = max([t + 1 for t in out_tags.values()] + [1])
     bits = {}
     for i, pin in enumerate(design.pins):
         side, lane = placement.pin_lane[i]

@@ -58,12 +58,14 @@ class Block(typing.NamedTuple):
 class Pin(typing.NamedTuple):
     """A port bit: ``port`` name, ``index`` (bit), ``direction`` ``"in"``/``"out"``, ``net``
     (the input bit's net, or the net an output reads: ``None`` for a constant 0 output),
-    ``registers`` (flip-flops between that net and the output)."""
+    ``registers`` (flip-flops between that net and the output), ``invert`` (1 if the net is
+    stored inverted: the output lane's cell inverts it)."""
     port: str
     index: int
     direction: str
     net: typing.Optional[str]
     registers: int = 0
+    invert: int = 0
 
 
 class Net(typing.NamedTuple):
@@ -265,9 +267,12 @@ def prepare(netlist, *, max_luts_per_cell=MAX_LUTS_PER_CELL):
     outputs = [(name, i, net) for name, port in netlist.outputs.items()
                for i, net in enumerate(port.bits)]
     _clean(luts, dffs, outputs, input_nets)
-    # Register gating: q <= start ? d : init, as a LUT (start = input 0, d = input 1).
+    # Register gating where the reset state is not the initial state (module docstring).
+    encoding, _ = _encodings(luts, dffs)
     gates = set()
     for q, (d, init) in list(dffs.items()):
+        if d not in (CONST0, CONST1) and encoding.get(d, 0) == init:
+            continue
         gate = f"$gate:{q}"
         while gate in luts or gate in dffs or gate in input_nets:
             gate += "'"
@@ -297,7 +302,71 @@ def prepare(netlist, *, max_luts_per_cell=MAX_LUTS_PER_CELL):
     _collapse(luts, protected)
     _clean(luts, dffs, outputs, input_nets)
     gates &= set(luts)
-    return _pack(netlist, luts, dffs, outputs, gates, max_luts_per_cell)
+    # Physical tables: every net of a register's cone is stored XOR its encoding.
+    encoding, _ = _encodings(luts, dffs)
+    for q, (d, init) in dffs.items():
+        if encoding.get(d, 0) != init:
+            raise AssertionError(f"flip-flop {q}: encoding {encoding.get(d)} != init {init}")
+    for net, (inputs, table) in list(luts.items()):
+        mask = sum(encoding.get(i, 0) << b for b, i in enumerate(inputs))
+        flip = encoding.get(net, 0)
+        physical = 0
+        for a in range(1 << len(inputs)):
+            physical |= (((table >> (a ^ mask)) & 1) ^ flip) << a
+        luts[net] = (inputs, physical)
+    return _pack(netlist, luts, dffs, outputs, gates, max_luts_per_cell, encoding)
+
+
+def _encodings(luts, dffs):
+    """The reset-state encoding of every net (module docstring): ``(encoding, cone)``.
+
+    ``encoding[net]`` is the net's value in the state where every input is 0 and every
+    flip-flop holds its init, for the nets in ``cone`` (those some flip-flop depends on);
+    0 for the others. The grid stores a net XOR its encoding, so that every cell of the cone
+    maps all-zero inputs to 0 and the whole pipeline is 0 before the first row's wave.
+    """
+    cone, stack = set(), [d for d, _ in dffs.values()]
+    while stack:
+        net = stack.pop()
+        if net in cone:
+            continue
+        cone.add(net)
+        if net in luts:
+            stack.extend(luts[net][0])
+        elif net in dffs:
+            stack.append(dffs[net][0])
+    value = {CONST0: 0, CONST1: 1, START: 0}
+    for q, (_, init) in dffs.items():
+        value[q] = init
+
+    def get(net):
+        if net in value:
+            return value[net]
+        if net not in luts:
+            return 0                       # an input bit
+        stack = [net]
+        while stack:
+            top = stack[-1]
+            pending = [i for i in luts[top][0] if i not in value and i in luts]
+            if pending:
+                stack.extend(pending)
+                continue
+            inputs, table = luts[top]
+            a = sum(value.get(i, 0) << b for b, i in enumerate(inputs))
+            value[top] = (table >> a) & 1
+            stack.pop()
+        return value[net]
+
+    encoding = {}
+    for net in cone:
+        if net in luts:
+            encoding[net] = get(net)
+        elif net in dffs:
+            encoding[net] = dffs[net][1]
+    for net in luts:
+        if net not in cone:
+            encoding[net] = 0
+    return encoding, cone
 
 
 def _signal(net, dffs):
@@ -309,7 +378,7 @@ def _signal(net, dffs):
     return net, registers
 
 
-def _pack(netlist, luts, dffs, outputs, gates, max_luts):
+def _pack(netlist, luts, dffs, outputs, gates, max_luts, encoding):
     # LUTs with their input signals.
     items = {}
     for net, (inputs, table) in luts.items():
@@ -374,7 +443,7 @@ def _pack(netlist, luts, dffs, outputs, gates, max_luts):
         if net == CONST1:
             net = START
         driver, registers = _signal(net, dffs)
-        pins.append(Pin(name, index, "out", driver, registers))
+        pins.append(Pin(name, index, "out", driver, registers, encoding.get(driver, 0)))
     # Start block, if anything reads it.
     uses_start = any(START in [s for s, _ in b.inputs] for b in blocks) or \
         any(p.direction == "out" and p.net == START for p in pins)

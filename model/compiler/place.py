@@ -14,18 +14,30 @@ its length in the wave timing of the last temperature (:mod:`.timing`, re-solved
 temperature): a connection shorter than its wave needs padding, a longer one delays every
 later wave (the timing-driven cost of VPR, with padding instead of slack). A block with more
 inputs than usable neighbours (at the edge of the region) pays :data:`EDGE_PENALTY` per
-missing side.
+missing side, and two blocks side by side that exchange no signal pay
+:data:`ADJACENT_PENALTY`: a cell's input sides are taken by its LUT's operands, so a block's
+neighbours must be routing cells or its own drivers and readers (the initial placement puts
+blocks on one parity of the chessboard, none touching).
 """
 
 import math
+import os
 import random
 
-__all__ = ["Placement", "place", "TIMING_WEIGHT", "EDGE_PENALTY"]
+_DEBUG = bool(os.environ.get("BITGRID_COMPILE_DEBUG"))
+
+__all__ = ["Placement", "place", "TIMING_WEIGHT", "EDGE_PENALTY", "ADJACENT_PENALTY"]
 
 #: Weight of a connection's distance from its wave length.
 TIMING_WEIGHT = 0.7
 #: Cost per input a block cannot receive at its cell.
 EDGE_PENALTY = 8.0
+#: Cost of two blocks side by side that do not exchange a signal (their inputs take the
+#: sides that would pass other signals).
+ADJACENT_PENALTY = 3.0
+#: Cost per input of a block that none of its neighbours can bring (a neighbour brings one
+#: if it is free or drives the block).
+DEFICIT_PENALTY = 12.0
 
 
 class Placement:
@@ -74,6 +86,13 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
                          "cells are usable")
     # Lanes whose boundary cell is usable.
     usable = set(cell_ids)
+    # Logic slots: cells with odd x and odd y, so that blocks never touch and the cells
+    # between them form connected routing channels (as in an island-style FPGA); all cells
+    # when the slots are too few.
+    slots = [c for c in cell_ids if graph.xs[c] % 2 and graph.ys[c] % 2]
+    if len(slots) < nblocks:
+        slots = list(cell_ids)
+    slot_set = set(slots)
     lanes = []
     for side in range(4):
         for lane in range(graph.width if side in (0, 2) else graph.height):
@@ -115,7 +134,7 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
     # Fill columns in proportion to level.
     target_x = {b: xs[min(len(xs) - 1, int(level[b] * len(xs) / span))] for b in order}
     by_x = {}
-    for c in cell_ids:
+    for c in slots:
         by_x.setdefault(graph.xs[c], []).append(c)
     for col in by_x.values():
         col.sort(key=lambda c: abs(graph.ys[c] - graph.height / 2))
@@ -128,11 +147,13 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
     for b in order:
         x0 = target_x[b]
         need = len(design.blocks[b].inputs)
-        for relax in (False, True):
+        roomy = len(cell_ids) > 2.5 * nblocks
+        for relax in (0, 1, 2):
             for dx in sorted(by_x, key=lambda x: abs(x - x0)):
                 col = [c for c in by_x[dx] if c not in occupied
-                       and (relax or (sides(c) >= max(need, 4 if len(cell_ids) >
-                                                        2 * nblocks else 0)))]
+                       and (relax == 2 or (sides(c) >= max(need, 4 if roomy else 0)
+                                           and (relax or not roomy
+                                                or (graph.xs[c] + graph.ys[c]) % 2 == 0)))]
                 if col:
                     c = col[0]
                     block_cell[b] = c
@@ -152,7 +173,7 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
                     if (p.port, p.index) not in pins and not (p.direction == "out"
                                                               and p.net is None)]
     _anneal(design, graph, placement, conns, occupied, lanes, taken, movable_pins, rng,
-            solve, progress, effort)
+            solve, progress, effort, slot_set)
     return placement
 
 
@@ -193,7 +214,7 @@ def _levels(design):
 
 
 def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng, solve,
-            progress, effort):
+            progress, effort, slot_set):
     nb = len(design.blocks)
     fanout = [len(net.sinks) for net in design.nets]
     weight = [1.0 / math.sqrt(fanout[n]) for n, *_ in conns]
@@ -251,6 +272,52 @@ def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng,
         missing = ninputs[b] - usable_sides(c)
         return EDGE_PENALTY * missing if missing > 0 else 0.0
 
+    linked, feeds = set(), set()
+    for net in design.nets:
+        for sink, _ in net.sinks:
+            if net.driver[0] == "block" and sink[0] == "block":
+                linked.add((net.driver[1], sink[1]))
+                linked.add((sink[1], net.driver[1]))
+                feeds.add((net.driver[1], sink[1]))
+    neighbours = {}
+
+    def around(c):
+        if c not in neighbours:
+            x, y = xs[c], ys[c]
+            neighbours[c] = [(y + dy) * width + x + dx
+                             for dx, dy in ((0, -1), (1, 0), (0, 1), (-1, 0))
+                             if 0 <= x + dx < width and 0 <= y + dy < graph.height]
+        return neighbours[c]
+
+    def pairs(b, c, at):
+        """Unlinked blocks next to block ``b`` at ``c`` (``at(cell)``: block there)."""
+        result = set()
+        for n in around(c):
+            other = at(n)
+            if other is not None and other != b and (b, other) not in linked:
+                result.add((min(b, other), max(b, other)))
+        return result
+
+    def deficit(b, c, at):
+        """Penalty for the inputs of block ``b`` at ``c`` that no neighbour can bring: a
+        neighbour brings one if it is a free usable cell or a block that ``b`` reads."""
+        supply = 0
+        for n in around(c):
+            if not allowed[n]:
+                continue
+            other = at(n)
+            if other is None or (other, b) in feeds:
+                supply += 1
+        missing = ninputs[b] - supply
+        return DEFICIT_PENALTY * missing if missing > 0 else 0.0
+
+    def adjacency_total():
+        found = set()
+        for b in range(nb):
+            found |= pairs(b, pl.block_cell[b], occupied.get)
+        return ADJACENT_PENALTY * len(found) + sum(
+            deficit(b, pl.block_cell[b], occupied.get) for b in range(nb))
+
     def end_cell(end):
         kind, i = end
         if kind == "block":
@@ -270,8 +337,8 @@ def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng,
         l = length(k)
         t = targets[k]
         c = l * weight[k]
-        if t is not None:
-            c += TIMING_WEIGHT * abs(l - t)
+        if t is not None and l > t:
+            c += TIMING_WEIGHT * (l - t)
         return c
 
     def retime():
@@ -283,7 +350,8 @@ def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng,
 
     retime()
     cost = [ccost(k) for k in range(len(conns))]
-    total = sum(cost) + sum(edge_cost(b, pl.block_cell[b]) for b in range(nb))
+    total = sum(cost) + sum(edge_cost(b, pl.block_cell[b]) for b in range(nb)) + \
+        adjacency_total()
     movables = [("block", b) for b in range(nb)] + [("pin", i) for i in movable_pins]
     if not movables:
         return
@@ -304,13 +372,13 @@ def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng,
         kind, i = obj
         if kind == "block":
             c0 = pl.block_cell[i]
-            r = max(1, int(rlim))
-            x = xs[c0] + rng.randint(-r, r)
-            y = ys[c0] + rng.randint(-r, r)
+            r = max(1, int(rlim / unit))
+            x = xs[c0] + unit * rng.randint(-r, r)
+            y = ys[c0] + unit * rng.randint(-r, r)
             if not (0 <= x < width and 0 <= y < graph.height):
                 return False
             c1 = y * width + x
-            if c1 == c0 or not allowed[c1]:
+            if c1 == c0 or c1 not in slot_set:
                 return False
             other = occupied.get(c1)
             if ninputs[i] > usable_sides(c1) or (other is not None
@@ -322,15 +390,35 @@ def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng,
             if other is not None:
                 affected.update(touches.get(("block", other), ()))
             old = sum(cost[k] for k in affected) + edge_cost(i, c0)
+            old_pairs = pairs(i, c0, occupied.get)
             if other is not None:
                 old += edge_cost(other, c1)
+                old_pairs |= pairs(other, c1, occupied.get)
+            old += ADJACENT_PENALTY * len(old_pairs)
+
+            def after(c):
+                if c == c1:
+                    return i
+                if c == c0:
+                    return other
+                return occupied.get(c)
+            near = {i} if other is None else {i, other}
+            for c in around(c0) + around(c1):
+                b = occupied.get(c)
+                if b is not None:
+                    near.add(b)
+            old += sum(deficit(b, pl.block_cell[b], occupied.get) for b in near)
             pl.block_cell[i] = c1
             if other is not None:
                 pl.block_cell[other] = c0
             new_costs = {k: ccost(k) for k in affected}
             new = sum(new_costs.values()) + edge_cost(i, c1)
+            new_pairs = pairs(i, c1, after)
             if other is not None:
                 new += edge_cost(other, c0)
+                new_pairs |= pairs(other, c0, after)
+            new += ADJACENT_PENALTY * len(new_pairs)
+            new += sum(deficit(b, pl.block_cell[b], after) for b in near)
             delta = new - old
             if delta <= 0 or rng.random() < math.exp(-delta / temperature):
                 occupied[c1] = i
@@ -390,6 +478,7 @@ def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng,
         return False
 
     movable_set = set(movable_pins)
+    unit = 2 if all(xs[c] % 2 and ys[c] % 2 for c in slot_set) else 1
     # Initial temperature: 20 x the standard deviation of random move deltas (VPR).
     samples = []
     for _ in range(min(200, 4 * n)):
@@ -419,11 +508,15 @@ def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng,
         else:
             alpha = 0.8
         temperature *= alpha
-        rlim = min(float(max(graph.width, graph.height)), max(1.0, rlim * (1 - 0.44 + rate)))
+        rlim = min(float(max(graph.width, graph.height)), max(float(unit), rlim * (1 - 0.44 + rate)))
         retime()
         cost[:] = [ccost(k) for k in range(len(conns))]
-        total = sum(cost) + sum(edge_cost(b, pl.block_cell[b]) for b in range(nb))
+        total = sum(cost) + sum(edge_cost(b, pl.block_cell[b]) for b in range(nb)) + \
+            adjacency_total()
         step += 1
+        if _DEBUG and step % 5 == 0:
+            print(f"   anneal T={temperature:.3f} rate={rate:.2f} total={total:.0f} rlim={rlim:.1f}"
+                  f" wl={sum(length(k) for k in range(len(conns)))}")
         if progress is not None:
             progress("place", step, 0)
         if step > 400:

@@ -1,0 +1,212 @@
+"""The compiler back end (bitgrid.compiler.backend, issue 12): netlists compiled and run on the
+reference emulator by port names (bitgrid.evaluate, with the port map's period, latency and
+skews), compared row by row with Netlist.simulate (the independent cycle model), on many
+rows streamed back to back."""
+
+import random
+
+import pytest
+
+from bitgrid.compiler.backend import compile_netlist
+from bitgrid.compiler.errors import CompileError
+from bitgrid.defects import DefectMap
+from bitgrid.evaluate import evaluate
+from bitgrid.netlist import CONST0, CONST1, Dff, InputPort, Lut, Netlist, OutputPort
+from bitgrid.terms import parse_side
+
+
+def _rows(netlist, count, rng):
+    rows = []
+    for _ in range(count):
+        row = {}
+        for name, port in netlist.inputs.items():
+            width = len(port.bits)
+            row[name] = (rng.randrange(-(1 << (width - 1)), 1 << (width - 1)) if port.signed
+                         else rng.randrange(1 << width))
+        rows.append(row)
+    return rows
+
+
+def _check(netlist, rows=None, *, count=120, seed=1, **options):
+    """Compile, run ``rows`` (or ``count`` random rows), compare with Netlist.simulate."""
+    result = compile_netlist(netlist, seed=seed, **options)
+    if rows is None:
+        rows = _rows(netlist, count, random.Random(seed))
+    want = netlist.simulate(rows)
+    got = evaluate(result.config, result.portmap, rows)
+    bad = [k for k in range(len(rows)) if want[k] != got[k]]
+    assert not bad, (f"{netlist}: {len(bad)} of {len(rows)} rows differ, first row "
+                     f"{bad[0]}: inputs {rows[bad[0]]}, expected {want[bad[0]]}, got "
+                     f"{got[bad[0]]}; report {result.report}")
+    return result
+
+
+def adder(n):
+    inputs = {"a": InputPort(tuple(f"a{i}" for i in range(n))),
+              "b": InputPort(tuple(f"b{i}" for i in range(n)))}
+    luts, carry, sums = {}, CONST0, []
+    for i in range(n):
+        luts[f"s{i}"] = Lut((f"a{i}", f"b{i}", carry), 0b10010110)
+        luts[f"c{i}"] = Lut((f"a{i}", f"b{i}", carry), 0b11101000)
+        carry = f"c{i}"
+        sums.append(f"s{i}")
+    return Netlist("adder", inputs, {"s": OutputPort(tuple(sums + [carry]))}, luts)
+
+
+def counter(n, *, init=0, enable=True):
+    """q <= q + en (or q + 1), ``init`` the flip-flops' initial value."""
+    inputs = {"en": InputPort(("en",))} if enable else {}
+    luts, dffs, carry = {}, {}, "en" if enable else CONST1
+    for i in range(n):
+        luts[f"d{i}"] = Lut((f"q{i}", carry), 0b0110)
+        luts[f"k{i}"] = Lut((f"q{i}", carry), 0b1000)
+        carry = f"k{i}"
+        dffs[f"q{i}"] = Dff(f"d{i}", (init >> i) & 1)
+    return Netlist("counter", inputs, {"q": OutputPort(tuple(f"q{i}" for i in range(n)))},
+                   luts, dffs)
+
+
+def accumulator(n):
+    inputs = {"a": InputPort(tuple(f"a{i}" for i in range(n)))}
+    luts, dffs, carry = {}, {}, CONST0
+    for i in range(n):
+        luts[f"s{i}"] = Lut((f"a{i}", f"q{i}", carry), 0b10010110)
+        luts[f"c{i}"] = Lut((f"a{i}", f"q{i}", carry), 0b11101000)
+        carry = f"c{i}"
+        dffs[f"q{i}"] = Dff(f"s{i}", 0)
+    return Netlist("acc", inputs, {"q": OutputPort(tuple(f"q{i}" for i in range(n)))},
+                   luts, dffs)
+
+
+def random_netlist(rng, *, inputs=5, luts=12, dffs=0, outputs=4, name="random"):
+    """A random LUT DAG (LUTs read inputs, earlier LUTs and flip-flops) with random tables;
+    flip-flops take random nets with random inits (random small state machines)."""
+    ports = {}
+    nets = []
+    widths = []
+    left = inputs
+    while left:
+        w = min(left, rng.randint(1, 3))
+        widths.append(w)
+        left -= w
+    for p, w in enumerate(widths):
+        bits = tuple(f"i{p}_{b}" for b in range(w))
+        ports[f"in{p}"] = InputPort(bits, signed=rng.random() < 0.3)
+        nets.extend(bits)
+    qs = [f"q{k}" for k in range(dffs)]
+    nets.extend(qs)
+    table = {}
+    for k in range(luts):
+        arity = rng.randint(1, 4)
+        chosen = rng.sample(nets, min(arity, len(nets)))
+        table[f"n{k}"] = Lut(tuple(chosen), rng.randrange(1 << (1 << len(chosen))))
+        nets.append(f"n{k}")
+    regs = {q: Dff(rng.choice(nets[-max(1, luts):]), rng.randint(0, 1)) for q in qs}
+    outs = {}
+    for o in range(outputs):
+        w = rng.randint(1, 3)
+        outs[f"out{o}"] = OutputPort(tuple(rng.choice(nets) for _ in range(w)),
+                                     signed=rng.random() < 0.3)
+    return Netlist(name, ports, outs, table, regs)
+
+
+# Hand-made designs --------------------------------------------------------------------------
+def test_adder_4_exhaustive():
+    netlist = adder(4)
+    rows = [{"a": a, "b": b} for a in range(16) for b in range(16)]
+    result = _check(netlist, rows)
+    assert result.portmap.period == 2
+    report = result.report
+    assert report["cells"]["total"] == report["cells"]["logic"] + report["cells"]["routing"] \
+        + report["cells"]["delay"]
+    assert report["luts"] == 8
+
+
+def test_adder_8_random_rows():
+    _check(adder(8), count=300)
+
+
+@pytest.mark.parametrize("init", [0, 5, 15])
+def test_counter_with_enable_and_init(init):
+    result = _check(counter(4, init=init), count=80)
+    assert result.portmap.period % 2 == 0
+
+
+def test_free_running_counter_starts_at_its_init():
+    # q <= q + 1 never rests in its reset state: gated by the start signal.
+    netlist = counter(3, init=6, enable=False)
+    rows = [{} for _ in range(20)]
+    result = _check(netlist, rows)
+    got = evaluate(result.config, result.portmap, rows)
+    assert [r["q"] for r in got] == [(6 + k) % 8 for k in range(20)]
+
+
+def test_accumulator():
+    _check(accumulator(4), count=100)
+
+
+def test_shift_register_with_mixed_inits():
+    # q0 <= d, q1 <= q0, q2 <= q1 with inits 1, 0, 1: registers without feedback are delays.
+    netlist = Netlist("shift", {"d": InputPort(("d",))},
+                      {"q": OutputPort(("q0", "q1", "q2"))}, {},
+                      {"q0": Dff("d", 1), "q1": Dff("q0", 0), "q2": Dff("q1", 1)})
+    rows = [{"d": (k * 7 + 3) % 2} for k in range(30)]
+    _check(netlist, rows)
+
+
+def test_wires_constants_and_unused_inputs():
+    netlist = Netlist("wires", {"a": InputPort(("a0", "a1", "a2")), "b": InputPort(("b0",))},
+                      {"y": OutputPort(("a2", CONST1, CONST0, "a0", "n")),
+                       "z": OutputPort(("n",), signed=True)},
+                      {"n": Lut(("a0", "b0", CONST1), 0b01100110)})
+    _check(netlist, [{"a": a, "b": b} for a in range(8) for b in range(2)] * 3)
+
+
+# Random differential tests ------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(6))
+def test_random_combinational(seed):
+    rng = random.Random(seed)
+    _check(random_netlist(rng, inputs=rng.randint(2, 7), luts=rng.randint(3, 14)),
+           count=100, seed=seed)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_state_machines(seed):
+    rng = random.Random(100 + seed)
+    _check(random_netlist(rng, inputs=rng.randint(1, 4), luts=rng.randint(3, 10),
+                          dffs=rng.randint(1, 4)), count=60, seed=seed)
+
+
+# Options ------------------------------------------------------------------------------------
+def test_size_too_small_is_a_clear_error():
+    with pytest.raises(CompileError, match=r"needs \d+ cells .* 16 usable cells"):
+        compile_netlist(adder(16), width=4, height=4)
+
+
+def test_region_and_defects_are_respected():
+    netlist = adder(3)
+    defects = DefectMap(12, 12, [{"x": 5, "y": 5, "kind": "dead"},
+                                 {"x": 6, "y": 4, "kind": "stuck1", "output": "N"}])
+    region = (2, 0, 11, 9)
+    result = _check(netlist, width=12, height=12, region=region, defects=defects)
+    luts = result.config.luts
+    used = {(x, y) for y in range(12) for x in range(12) if luts[y, x].any()}
+    assert used
+    assert all(2 <= x <= 11 and 0 <= y <= 9 for x, y in used)
+    assert not used & {(5, 5), (6, 4)}
+    for port in result.portmap.ports:
+        for bit in port.bits:
+            side = bit.side.letter
+            assert (side in "NS" and 2 <= bit.lane <= 11) or (side in "EW" and bit.lane <= 9)
+            assert side != "W"          # the region does not touch the west edge
+
+
+def test_pins_keep_lanes():
+    netlist = adder(2)
+    pins = {"a": [("N", 2), ("N", 4)], "b": [("W", 1), ("W", 3)],
+            "s": [("E", 1), ("E", 2), ("S", 5)]}
+    result = _check(netlist, [{"a": a, "b": b} for a in range(4) for b in range(4)] * 4,
+                    width=8, height=8, pins=pins)
+    for name, lanes in pins.items():
+        got = [(bit.side, bit.lane) for bit in result.portmap[name].bits]
+        assert got == [(parse_side(s), lane) for s, lane in lanes]
