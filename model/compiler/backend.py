@@ -43,9 +43,9 @@ __all__ = ["CompileError", "CompileResult", "compile_netlist"]
 #: LUT tables copying one input: N, E, S, W (SPEC section 3).
 _COPY = (0xAAAA, 0xCCCC, 0xF0F0, 0xFF00)
 #: PathFinder iterations without and with length targets.
-UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 40, 80
+UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 30, 40
 #: Seconds routing may take on one grid size: a base plus a share per connection.
-ROUTE_SECONDS, ROUTE_SECONDS_PER_CONNECTION = 30.0, 0.05
+ROUTE_SECONDS, ROUTE_SECONDS_PER_CONNECTION = 10.0, 0.05
 
 
 class CompileResult(typing.NamedTuple):
@@ -108,7 +108,7 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
                 print(f"attempt {width} x {height}: {failure}")
             if region is not None or not auto:
                 break
-            width, height = width + 4, height + 4
+            width, height = width + 6, height + 6
     raise CompileError(f"{last}; try a larger --size or region")
 
 
@@ -140,7 +140,7 @@ def _auto_size(design, width, height, region):
     io = max(sum(p.direction == "in" for p in design.pins),
              sum(p.direction == "out" for p in design.pins))
     # Logic sits on the odd-odd cells (a quarter of the grid, :mod:`.place`), with room.
-    side = max(4, _even_up(2 * math.ceil(math.sqrt(n * 1.4)) + 2), _even_up(math.ceil(io / 3)))
+    side = max(4, _even_up(2 * math.ceil(math.sqrt(n * 1.4)) + 6), _even_up(math.ceil(io / 3)))
     return (side if width is None else width, side if height is None else height)
 
 

@@ -366,6 +366,8 @@ def _encodings(luts, dffs):
     for net in luts:
         if net not in cone:
             encoding[net] = 0
+    for net, (_, init) in dffs.items():      # a flip-flop's wire is its d's, delayed
+        encoding[net] = init
     return encoding, cone
 
 
