@@ -33,7 +33,7 @@ from ..defects import DefectMap
 from ..ports import PortMap
 from ..terms import parse_side
 from .errors import CompileError
-from .pack import START, prepare
+from .pack import prepare
 from .place import connections, place
 from .route import Router, RoutingGraph, _Unroutable
 from .timing import TimingError, minimum_period, solve_tags
@@ -58,7 +58,6 @@ class CompileResult(typing.NamedTuple):
     report: dict
 
 
-_DEBUG = bool(__import__("os").environ.get("BITGRID_COMPILE_DEBUG"))
 
 
 class _RouteFailure(Exception):
@@ -104,8 +103,6 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
                                progress, times, started)
         except _RouteFailure as failure:
             last = failure
-            if _DEBUG:
-                print(f"attempt {width} x {height}: {failure}")
             if region is not None or not auto:
                 break
             width, height = width + 6, height + 6
@@ -267,27 +264,6 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
     except ValueError as error:
         raise CompileError(str(error)) from None
     times["place"] = time.perf_counter() - t
-    if _DEBUG:
-        where = {c: b for b, c in enumerate(placement.block_cell)}
-        adjacent = 0
-        for b, c in enumerate(placement.block_cell):
-            x, y = c % width, c // width
-            for dx, dy in ((1, 0), (0, 1)):
-                o = where.get((y + dy) * width + x + dx) if x + dx < width and y + dy < height else None
-                if o is not None:
-                    adjacent += 1
-        from .place import connection_length
-        total_len = sum(connection_length(graph, design, placement, d, k) for _, _, d, k, _ in conns)
-        grid = [["." for _ in range(width)] for _ in range(height)]
-        for b, c in enumerate(placement.block_cell):
-            grid[c // width][c % width] = "#" if len(design.blocks[b].inputs) == 4 else "+"
-        for i, p in enumerate(design.pins):
-            side, lane = placement.pin_lane[i]
-            c = graph.boundary_cell(side, lane)
-            grid[c // width][c % width] = "i" if p.direction == "in" else "o"
-        print("\n".join("".join(r) for r in grid))
-        print("placement: adjacent block pairs", adjacent, "blocks", len(where), "sum length",
-              total_len, "connections", len(conns), "time", times["place"])
     timing = _Timing(design, graph, placement)
     # Routing nets.
     rnets, reserved = [], []
@@ -319,51 +295,11 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
     try:
         for it in range(UNTARGETED_ITERATIONS):
             over, _ = router.iterate(none_targets, order=order)
-            if _DEBUG:
-                bc = set(placement.block_cell)
-                print(f"  untargeted {it}: over={len(over)} into blocks "
-                      f"{sum(graph.dest[w] in bc for w in over)} from blocks "
-                      f"{sum(graph.owner[w] in bc for w in over)} wires {sum(len(t) for t in router.trees)}")
-                for w in (over[:6] if it in (5, 15) else []):
-                    print("   wire", w, "cell", graph.owner[w], "dir", w % 4, "dest", graph.dest[w],
-                          "users", [(design.nets[n].name, router.trees[n][w])
-                                    for n in router.users(w)])
-                    print("   blocks at dest:", [b for b, c in enumerate(placement.block_cell)
-                                                 if c == graph.dest[w]])
             if progress is not None:
                 progress("route", it + 1, 0)
             if not over:
                 break
-            if _DEBUG and it == 12:
-                for w in over[:8]:
-                    for n in router.users(w)[:1]:
-                        net = design.nets[n]
-                        router.rip_up(n)
-                        print("   reroute", net.name, net.driver, "sinks", net.sinks)
-                        for si, sink in enumerate(rnets[n][1]):
-                            path = router._search(n, rnets[n][0], sink, None)
-                            bad = [(pw, router.occ[pw], round(router._cost(pw)), router.users(pw))
-                                   for pw, _, _ in path if router.occ[pw] > 0]
-                            print("     sink", sink, "len", len(path), "occupied on path", bad)
-                            for pw, dd, pp in path:
-                                if pw not in router.trees[n]:
-                                    router._add(n, pw, dd, pp)
-                            router.goals[n][si] = path[-1][0]
         else:
-            if _DEBUG:
-                for b, blk in enumerate(design.blocks):
-                    c = placement.block_cell[b]
-                    print("block", b, (c % width, c // width), [x for x in blk.inputs],
-                          [l[0] for l in blk.luts])
-                for i, p in enumerate(design.pins):
-                    print("pin", i, p, placement.pin_lane[i])
-                for w in over:
-                    c = graph.dest[w]
-                    for w2 in range(graph.wires):
-                        if graph.dest[w2] == c:
-                            print("  into", c, "wire", w2, "from", graph.owner[w2],
-                                  [(design.nets[n].name, router.trees[n][w2])
-                                   for n in router.users(w2)])
             raise _RouteFailure(f"routing did not converge ({len(over)} wires wanted by "
                                 f"several signals on a {width} x {height} grid)")
         lengths = [0] * len(conns)
@@ -383,16 +319,10 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
             per_net = [[targets[conn_index[(n, s)]] for s in range(len(sinks))]
                        for n, (_, sinks) in enumerate(rnets)]
             over, failed = router.iterate(per_net, order=order)
-            if _DEBUG:
-                print(f"  targeted {it}: P={period} over={len(over)} failed={len(failed)}")
             if progress is not None:
                 progress("timing", it + 1, 0)
             if not over and not failed:
                 break
-            if _DEBUG and over:
-                for w in over:
-                    print("   wire", w, "cell", graph.owner[w], "dir", w % 4, "users",
-                          [(design.nets[n].name, router.trees[n][w]) for n in router.users(w)])
             bump = set()
             for n, s in failed:
                 bump.add(conn_index[(n, s)])
@@ -419,7 +349,7 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
                                 f"{height} grid")
     except TimeoutError:
         raise _RouteFailure(f"routing took too long on the {width} x {height} grid") from None
-    except _Unroutable as error:
+    except _Unroutable:
         raise _RouteFailure(f"a connection cannot be routed on the {width} x {height} grid "
                             "(no path between its cells)") from None
     times["timing"] = time.perf_counter() - t
@@ -476,12 +406,6 @@ def _emit(netlist, design, graph, placement, router, timing, tags, period, width
         for net, registers in block.inputs:
             side = incoming.get(c, {}).get((net, tau - 1 + registers * period))
             if side is None:
-                if _DEBUG:
-                    print("incoming", incoming.get(c), "cell", c, "tau", tau, block)
-                    for n, net_ in enumerate(design.nets):
-                        if net_.name == net:
-                            print(net_, router.trees[n], router.goals[n],
-                                  tags[timing.node(net_.driver)])
                 raise AssertionError(f"block {b}: input {net} (+{registers}) missing at tag "
                                      f"{tau - 1 + registers * period}")
             sides.append(side)

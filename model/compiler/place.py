@@ -21,10 +21,8 @@ blocks on one parity of the chessboard, none touching).
 """
 
 import math
-import os
 import random
 
-_DEBUG = bool(os.environ.get("BITGRID_COMPILE_DEBUG"))
 
 __all__ = ["Placement", "place", "TIMING_WEIGHT", "EDGE_PENALTY", "ADJACENT_PENALTY"]
 
@@ -514,9 +512,6 @@ def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng,
         total = sum(cost) + sum(edge_cost(b, pl.block_cell[b]) for b in range(nb)) + \
             adjacency_total()
         step += 1
-        if _DEBUG and step % 5 == 0:
-            print(f"   anneal T={temperature:.3f} rate={rate:.2f} total={total:.0f} rlim={rlim:.1f}"
-                  f" wl={sum(length(k) for k in range(len(conns)))}")
         if progress is not None:
             progress("place", step, 0)
         if step > 400:

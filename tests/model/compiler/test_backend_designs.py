@@ -181,7 +181,8 @@ def test_random_state_machines(seed):
 
 # Options ------------------------------------------------------------------------------------
 def test_size_too_small_is_a_clear_error():
-    with pytest.raises(CompileError, match=r"needs \d+ cells .* 16 usable cells"):
+    # 16-bit adder: 32 input bits; a 4 x 4 grid has 16 edge lanes.
+    with pytest.raises(CompileError, match=r"has 32 input bits but only 16 input lanes"):
         compile_netlist(adder(16), width=4, height=4)
 
 
