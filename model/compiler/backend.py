@@ -44,8 +44,9 @@ __all__ = ["CompileError", "CompileResult", "compile_netlist"]
 _COPY = (0xAAAA, 0xCCCC, 0xF0F0, 0xFF00)
 #: PathFinder iterations without and with length targets.
 UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 30, 40
-#: Seconds routing may take on one grid size: a base plus a share per connection.
-ROUTE_SECONDS, ROUTE_SECONDS_PER_CONNECTION = 10.0, 0.05
+#: Net reroutes routing may spend on one grid size: a base plus a share per connection. A
+#: count, not a time, so that a compile gives the same program on every machine and load.
+ROUTE_REROUTES, ROUTE_REROUTES_PER_CONNECTION = 4000, 40
 
 
 class CompileResult(typing.NamedTuple):
@@ -288,8 +289,7 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
     order = sorted(range(len(rnets)), key=lambda n: -len(rnets[n][1]))
     conn_index = {(n, s): k for k, (n, s, *_rest) in enumerate(conns)}
     t = time.perf_counter()
-    deadline = time.perf_counter() + ROUTE_SECONDS + ROUTE_SECONDS_PER_CONNECTION * len(conns)
-    router.deadline = deadline
+    router.budget = ROUTE_REROUTES + ROUTE_REROUTES_PER_CONNECTION * len(conns)
     # Stage 1: no targets.
     none_targets = [[None] * len(sinks) for _, sinks in rnets]
     try:
@@ -348,7 +348,7 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
                                 f"{len(failed)} connections off their wave) on a {width} x "
                                 f"{height} grid")
     except TimeoutError:
-        raise _RouteFailure(f"routing took too long on the {width} x {height} grid") from None
+        raise _RouteFailure(f"routing spent its budget of reroutes on the {width} x {height} grid") from None
     except _Unroutable:
         raise _RouteFailure(f"a connection cannot be routed on the {width} x {height} grid "
                             "(no path between its cells)") from None

@@ -26,7 +26,6 @@ crowd into cells that are already in use (the report counts cells).
 
 import heapq
 import itertools
-import time
 
 __all__ = ["RoutingGraph", "Router", "NEW_CELL_COST"]
 
@@ -121,7 +120,8 @@ class Router:
         self.goals = [[None] * len(sinks) for _, sinks in nets]
         self.present = 0.5
         self.counter = itertools.count()
-        self.deadline = None                      # time.perf_counter() limit, or None
+        self.budget = None                        # net reroutes left, or None (no limit)
+        self.reroutes = 0                         # net reroutes so far
 
     # Occupancy --------------------------------------------------------------------------------
     def _add(self, net, wire, depth, parent):
@@ -315,8 +315,9 @@ class Router:
         wires. :returns: ``(overused wires, failed sinks as (net, sink))``."""
         failed = []
         for net in (order if order is not None else range(len(self.nets))):
-            if self.deadline is not None and time.perf_counter() > self.deadline:
-                raise TimeoutError("routing deadline")
+            self.reroutes += 1
+            if self.budget is not None and self.reroutes > self.budget:
+                raise TimeoutError("routing budget spent")
             for i in self.route_net(net, targets[net]):
                 failed.append((net, i))
         over = self.overused()
