@@ -121,8 +121,9 @@ def test_multiplier_all_pairs_on_icarus_slow(bits):
 
 
 @pytest.mark.slow
-def test_eight_bit_adder_and_comparator_all_pairs_on_icarus_slow():
-    rows = _pairs(8, "a", "b")
+def test_eight_bit_adder_and_comparator_on_icarus_slow():
+    # 2,048 of the 65,536 pairs on the RTL (all of them run on the emulator, test_macros.py).
+    rows = random.Random(8).sample(_pairs(8, "a", "b"), 2048)
     prepared, sims = _prepare([
         ("adder8", build("adder", bits=8), rows, lambda r: {"sum": r["a"] + r["b"]}),
         ("comparator8", build("comparator", bits=8), rows,
