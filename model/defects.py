@@ -17,7 +17,7 @@ import typing
 
 from .checks import check_choice, check_int
 from .config import check_grid_size
-from .files import atomic_write
+from .files import atomic_write, read_json
 from .terms import Direction, parse_side
 
 __all__ = ["FORMAT", "KINDS", "DefectMapError", "Defect", "DefectMap", "load", "save"]
@@ -156,12 +156,7 @@ def load(path):
 
     :raises DefectMapError: for a file that is not valid JSON or not ``bitgrid-defects-v1``.
     :raises OSError: if the file cannot be read."""
-    with open(path, "rb") as handle:
-        data = handle.read(16 << 20)
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise DefectMapError(f"{path}: not a JSON defect map ({error})") from None
+    document = read_json(path, "defect map", DefectMapError)
     return DefectMap.from_json(document, where=str(path))
 
 

@@ -1,4 +1,4 @@
-"""Writing files whole or not at all.
+"""Writing files whole or not at all, and reading the project's small JSON documents.
 
 :func:`atomic_write` is how the project writes every output file (Verilog, BitGrid programs,
 vector files, chip files, benchmark documents and plots): a full disk or an error half way
@@ -7,11 +7,15 @@ no temporary file behind.
 """
 
 import contextlib
+import json
 import os
 import stat
 import tempfile
 
-__all__ = ["atomic_write", "TEMPORARY_SUFFIX"]
+__all__ = ["atomic_write", "read_json", "TEMPORARY_SUFFIX", "MAX_JSON_BYTES"]
+
+#: Largest JSON document :func:`read_json` reads (port maps, defect maps).
+MAX_JSON_BYTES = 16 << 20
 
 #: The suffix of the temporary file written beside the target (``.<name>.<random>.part``).
 TEMPORARY_SUFFIX = ".part"
@@ -108,3 +112,19 @@ def _write_in_place(path, content, encoding):
         if error.filename is None:
             raise OSError(error.errno, error.strerror or str(error), path) from error
         raise
+
+
+def read_json(path, what, error):
+    """The JSON document in file ``path`` (at most :data:`MAX_JSON_BYTES` read).
+
+    :param what: what the file should be, for the message (``"port map"``).
+    :param error: the exception class raised for a file that is not UTF-8 JSON:
+        ``error("PATH: not a JSON port map (...)")``.
+    :raises OSError: if the file cannot be read.
+    """
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_JSON_BYTES)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as problem:
+        raise error(f"{path}: not a JSON {what} ({problem})") from None

@@ -49,7 +49,7 @@ import typing
 
 from .checks import check_bool, check_choice, check_int
 from .config import check_grid_size
-from .files import atomic_write
+from .files import atomic_write, read_json
 from .terms import Direction, parse_side, side_lanes
 
 __all__ = ["FORMAT", "PortMapError", "PortBit", "Port", "PortMap", "load", "save"]
@@ -334,12 +334,7 @@ def load(path):
         (the message names the file).
     :raises OSError: if the file cannot be read.
     """
-    with open(path, "rb") as handle:
-        data = handle.read(16 << 20)
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise PortMapError(f"{path}: not a JSON port map ({error})") from None
+    document = read_json(path, "port map", PortMapError)
     return PortMap.from_json(document, where=str(path))
 
 
