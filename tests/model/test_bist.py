@@ -4,7 +4,6 @@ reference emulator), a clean grid gives an empty map, every single fault at corn
 the middle is diagnosed exactly, and random multi-fault sets lose no fault that the edges can
 see (visibility judged by re-running without that fault)."""
 
-import random
 
 import numpy as np
 import pytest
@@ -181,25 +180,8 @@ def _samples(plan, faults):
     return result
 
 
-def _random_faults(rng, width, height, count):
-    faults = []
-    for _ in range(count):
-        x, y, d = rng.randrange(width), rng.randrange(height), Direction(rng.randrange(4))
-        kind = rng.choice(("stuck0", "stuck1", "lut", "dead"))
-        faults.append(Fault(x, y, kind, None if kind == "dead" else d,
-                            rng.randrange(16) if kind == "lut" else None))
-    return faults
-
-
 def _multi_fault_run(width, height, count, seed, strict=True):
-    rng = random.Random(seed)
-    while True:
-        try:
-            faults = FaultSet(width, height, _random_faults(rng, width, height, count),
-                              seed=seed)
-            break
-        except ValueError:            # an output stuck at both values: draw again
-            continue
+    faults = bist.random_faults(width, height, count, seed)
     plan = bist.Plan(width, height)
     samples = _samples(plan, faults)
 
