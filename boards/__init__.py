@@ -26,6 +26,7 @@ from amaranth_boards.icebreaker import ICEBreakerPlatform
 from amaranth_boards.ulx3s import (ULX3S_12F_Platform, ULX3S_25F_Platform, ULX3S_45F_Platform,
                                    ULX3S_85F_Platform)
 
+from .lutram import gowin_ram16sdp4, trellis_dpr16x4, with_lut_ram
 from .platforms import PRODUCTS, TOOLS, HimbaechelGowin, make_platform, no_programmer
 
 __all__ = ["Board", "BOARDS", "BoardTop", "BuildError", "FlashError", "ImageError",
@@ -91,7 +92,8 @@ _ECP5 = {"12f": (0x21111043, 12000, 1552), "25f": (0x41111043, 24288, 3036),
 def _ulx3s(size, platform, default_size):
     idcode, luts, ramw = _ECP5[size]
     return Board(f"ulx3s-{size}", "ecp5", f"Lattice ECP5 LFE5U-{size.upper()} (CABGA381)",
-                 no_programmer(platform), default_size, "memory", "openFPGALoader",
+                 with_lut_ram(no_programmer(platform), trellis_dpr16x4), default_size, "memory",
+                 "openFPGALoader",
                  ("-b", "ulx3s"), program_to="sram", jtag_idcode=idcode,
                  capacity={"LUT4": luts, "RAMW": ramw}, usb_serial=(0x0403, 0x6015, None),
                  pnr_target_mhz=100.0)
@@ -113,7 +115,8 @@ BOARDS = {board.name: board for board in [
     _ulx3s("85f", ULX3S_85F_Platform, (64, 64)),
     # GW1NR-9: 270 RAM16SDP4 sites, one per cell; nextpnr-himbaechel cannot legalise 256 of
     # them (16x16) even with LUTs at 65 %; 16x14 (224) places and routes.
-    Board("tangnano9k", "gowin", "Gowin GW1NR-LV9 (QN88)", HimbaechelGowin, (16, 14), "memory",
+    Board("tangnano9k", "gowin", "Gowin GW1NR-LV9 (QN88)",
+          with_lut_ram(HimbaechelGowin, gowin_ram16sdp4), (16, 14), "memory",
           "openFPGALoader", ("-b", "tangnano9k"), program_to="sram", jtag_idcode=0x1100481B,
           capacity={"LUT4": 8640, "FF": 6480, "RAM16SDP4": 270},
           usb_serial=(0x0403, 0x6010, 1),                 # BL702 as an FT2232, UART on B

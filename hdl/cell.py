@@ -69,7 +69,11 @@ class Cell(wiring.Component):
         Where the 64 configuration bits live (:data:`bitgrid.terms.STORAGES`): ``"ff"`` in
         flip-flops (portable, ASIC-like; about 81 LUT4 + 68 FF for one cell on iCE40 per
         docs/resources.md), ``"memory"`` in a 16 x 4 :class:`amaranth.lib.memory.Memory` with a
-        combinational read port (one TRELLIS_DPR16X4 on ECP5, one RAM16SDP4 on Gowin).
+        combinational read port (one TRELLIS_DPR16X4 on ECP5, one RAM16SDP4 on Gowin). When
+        the platform has a ``lut_ram_16x4`` factory (:mod:`bitgrid.boards.lutram`: the ULX3S
+        and Tang Nano 9K platforms) the cell instantiates the family's primitive through it
+        instead (Yosys infers nothing; proved equal in tests/boards/test_board_lutram.py); if
+        the factory returns None (no LUT-RAM site left) the cell uses flip-flops.
     init : int
         Initial configuration, 64-bit word view (default 0, the unconfigured cell).
     faults : tuple
@@ -130,21 +134,37 @@ class Cell(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         lut_out = Signal(4)
-        if self._storage == "ff":
+        read_addr = Mux(self.en, self.i, self.cfg_addr)
+        storage = self._storage
+        factory = getattr(platform, "lut_ram_16x4", None) if storage == "memory" else None
+        if factory is not None:
+            # The family's LUT-RAM primitive from the platform (bitgrid.boards.lutram); None
+            # when the platform has no LUT-RAM site left: the configuration then lives in
+            # flip-flops (the same ports and timing).
+            primitive = factory(init=self._init, read_addr=read_addr, read_data=lut_out,
+                                write_addr=self.cfg_addr, write_data=self.cfg_data,
+                                write_en=self.cfg_we)
+            if primitive is None:
+                storage = "ff"
+            else:
+                m.submodules.lut = primitive
+                m.d.comb += self.cfg_rdata.eq(lut_out)
+                storage = "primitive"
+        if storage == "ff":
             config = Signal(64, init=self._init, reset_less=True)
             with m.If(self.cfg_we):
                 m.d.sync += config.word_select(self.cfg_addr, 4).eq(self.cfg_data)
             # One 16:1 read mux serves the LUT and the readback, as the memory's single read
             # port does: this halves the cell's LUT count (139 -> 81 LUT4 on iCE40).
-            word = config.word_select(Mux(self.en, self.i, self.cfg_addr), 4)
+            word = config.word_select(read_addr, 4)
             m.d.comb += [lut_out.eq(word), self.cfg_rdata.eq(word)]
-        else:
+        elif storage == "memory":
             m.submodules.lut = lut = Memory(shape=4, depth=16,
                                             init=[(self._init >> (4 * a)) & 0xF for a in range(16)])
             rd = lut.read_port(domain="comb")
             wr = lut.write_port()
             m.d.comb += [
-                rd.addr.eq(Mux(self.en, self.i, self.cfg_addr)),
+                rd.addr.eq(read_addr),
                 lut_out.eq(rd.data),
                 self.cfg_rdata.eq(rd.data),
                 wr.addr.eq(self.cfg_addr),
