@@ -59,7 +59,7 @@ from .mesh import MeshShape
 from .terms import Edges
 
 __all__ = ["Decomposition", "Tile", "RankStats", "MpiRun", "run", "run_edges", "halo_depth",
-           "on_root", "import_mpi", "FAST_MIN_CELLS", "ENGINES"]
+           "check_halo", "on_root", "import_mpi", "find_mpiexec", "mpiexec_command", "FAST_MIN_CELLS", "ENGINES"]
 
 #: ``engine="auto"`` runs tiles of at least this many cells (halo included) on the
 #: bit-parallel :class:`~bitgrid.fastemu.FastEmulator`, smaller ones on the reference.
@@ -83,6 +83,45 @@ def import_mpi():
                           "them with: pip install 'bitgrid[mpi]' (mpi4py and MPICH from PyPI)"
                           ) from None
     return MPI
+
+
+def find_mpiexec():
+    """The path of ``mpiexec``: the one beside the running Python (a virtualenv's, where the
+    ``mpich`` wheel puts it) or else the first on ``PATH``; None if there is none."""
+    import shutil
+    import sys
+    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if os.access(beside, os.X_OK):
+        return beside
+    return shutil.which("mpiexec")
+
+
+def mpiexec_command(ranks, args, *, mpiexec=None):
+    """``(argv, env)`` that start ``args`` (a program and its arguments) on ``ranks`` ranks of
+    this machine, however many cores it has: ``env`` is :data:`os.environ` plus, for Open
+    MPI, ``OMPI_ALLOW_RUN_AS_ROOT=1`` and ``OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1`` (it refuses to
+    run as root otherwise), and Open MPI also gets ``--oversubscribe`` (it refuses more ranks
+    than cores otherwise). MPICH needs neither.
+
+    :raises FileNotFoundError: if there is no ``mpiexec`` (say what to install).
+    """
+    import subprocess
+    ranks = check_int(ranks, "ranks", minimum=1)
+    mpiexec = mpiexec or find_mpiexec()
+    if mpiexec is None:
+        raise FileNotFoundError("no mpiexec found beside this Python or on PATH; install one "
+                                "with: pip install 'bitgrid[mpi]' (mpi4py and MPICH)")
+    try:
+        version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True,
+                                 timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        version = ""
+    env = dict(os.environ)
+    argv = [mpiexec]
+    if "open mpi" in version.lower() or "open-mpi" in version.lower():
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        argv.append("--oversubscribe")
+    return argv + ["-n", str(ranks)] + [str(a) for a in args], env
 
 
 def _world(comm):
@@ -190,7 +229,11 @@ def halo_depth(halo):
     return 0 if halo == 1 else halo + halo % 2
 
 
-def _check_halo(decomposition, halo):
+def check_halo(decomposition, halo):
+    """The halo depth (:func:`halo_depth`) of ``halo`` on ``decomposition``.
+
+    :raises ValueError: if the halo is deeper than the smallest tile (a halo takes its cells
+        from the next tile only), saying the largest ``halo`` that fits."""
     depth = halo_depth(halo)
     side = decomposition.smallest_side()
     if depth and side is not None and depth > side:
@@ -264,7 +307,7 @@ class Tile:
         self.col, self.row = col, row = d.tile(rank)
         self.x0, self.x1, self.y0, self.y1 = d.bounds(col, row)
         self.halo = halo
-        self.depth = depth = _check_halo(d, halo)
+        self.depth = depth = check_halo(d, halo)
         # Neighbour ranks by side (None at the grid's edge).
         self.neighbours = {"n": d.rank(col, row - 1), "e": d.rank(col + 1, row),
                            "s": d.rank(col, row + 1), "w": d.rank(col - 1, row)}
@@ -543,7 +586,7 @@ def run(config, inputs, *, comm=None, procs=None, halo=1, engine="auto", wait=No
         if len(decomposition) != size:
             raise ValueError(f"--procs {decomposition.shape} makes {len(decomposition)} tiles "
                              f"for {size} ranks: give COLSxROWS with COLS * ROWS = {size}")
-        _check_halo(decomposition, halo)
+        check_halo(decomposition, halo)
         stream = list(inputs)
         if not stream:
             raise ValueError("nothing to run: give at least one subcycle of edge inputs")

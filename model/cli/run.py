@@ -15,6 +15,7 @@ from bitgrid.vectors import compare_step
 from .common import (check_writable, load_bitstream, print_steps, refuse_json_with_vectors,
                      run_options, run_stimulus, verdict)
 from .errors import EXIT_MISMATCH, EXIT_OK, BadInput, explain
+from .mpi import check_mpi_options, emulate_mpi, mpi_options
 from .params import FaultsType, MeshType
 
 __all__ = ["emulate", "sim", "run"]
@@ -26,7 +27,8 @@ __all__ = ["emulate", "sim", "run"]
 @click.option("--save-vectors", "save_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Also record the run (the inputs of --inputs/--steps and the outputs) as a "
                    "bitgrid-vectors-v1 file, for --vectors of emulate, sim and run.")
-def emulate(bitstream, vectors, inputs, steps, as_json, save_path):
+@mpi_options
+def emulate(bitstream, vectors, inputs, steps, as_json, save_path, mpi, procs, halo, engine):
     """Run PROGRAM (a BitGrid program, .bgbs) on the reference emulator.
 
     With --vectors, check every step against the file (exit 0 all match, 1 mismatch);
@@ -36,7 +38,14 @@ def emulate(bitstream, vectors, inputs, steps, as_json, save_path):
     \b
       bitgrid emulate adder8.bgbs --inputs in.txt --save-vectors adder8_run.json
       bitgrid sim adder8.bgbs --vectors adder8_run.json
+
+    --mpi splits the grid over the ranks of mpiexec, one tile each, with the same results
+    (docs/mpi.md): mpiexec -n 4 bitgrid emulate adder8.bgbs --vectors adder8.json --mpi
     """
+    check_mpi_options(mpi, procs, halo, engine, save_path)
+    if mpi:
+        return emulate_mpi(bitstream, vectors, inputs, steps, as_json, save_path, procs, halo,
+                           engine)
     bs = load_bitstream(bitstream)
     if save_path is not None:
         if vectors:
