@@ -273,10 +273,13 @@ class RankStats(typing.NamedTuple):
     """What one rank did, for the communication-to-computation ratio (docs/performance.md).
 
     ``cell_updates``: cells evaluated (extended tile, halo included: half its cells per
-    subcycle); ``tile_cell_updates``: those of its own tile; ``exchanges``: rounds of
-    messages; ``messages`` and ``bytes_sent``: payload sent to neighbours (the gathering of the
+    subcycle); ``tile_cell_updates``: those of its own tile; ``exchanges``: refreshes of the
+    seams (one per subcycle) or of the halos (one per ``halo`` subcycles, in two rounds of
+    messages: E/W, then N/S); ``messages`` and ``bytes_sent``: payload sent to neighbours (the gathering of the
     results is not counted); ``compute_s``, ``exchange_s``, ``wall_s``: seconds of stepping the
-    emulator, of exchanging (waiting included) and of the whole run."""
+    emulator, of exchanging (waiting included) and of all the subcycles (from a barrier after
+    every rank built its tile; the gathering not included); ``setup_s``: seconds of building
+    the tile's emulator and its inputs."""
     rank: int
     tile: tuple
     extended: tuple
@@ -288,6 +291,7 @@ class RankStats(typing.NamedTuple):
     compute_s: float
     exchange_s: float
     wall_s: float
+    setup_s: float
 
 
 class Tile:
@@ -384,7 +388,7 @@ class _Exchanger:
 
     def __init__(self, MPI, comm, spin):
         self.MPI, self.comm, self.spin = MPI, comm, spin
-        self.messages = self.bytes = self.rounds = 0
+        self.messages = self.bytes = self.exchanges = 0
         self.seconds = 0.0
 
     def swap(self, sends, receives):
@@ -399,7 +403,6 @@ class _Exchanger:
             self.messages += 1
             self.bytes += buf.nbytes
         _waitall(self.MPI, requests, self.spin)
-        self.rounds += 1
         self.seconds += time.perf_counter() - started
 
 
@@ -422,6 +425,7 @@ def _run_seam(tile, words, steps, exchanger, record):
                 send[side][:] = np.frombuffer(getattr(current, side).to_bytes(nbytes, "little"),
                                               dtype=np.uint8)
             exchanger.swap(sends, receives)
+            exchanger.exchanges += 1
         given = {side: int.from_bytes(recv[side].tobytes(), "little") for side in inner}
         for side, column in outer.items():
             given[side] = column[t]
@@ -496,6 +500,7 @@ def _run_halo(tile, words, steps, exchanger, record):
                     count = int(np.prod(shapes[side]))
                     state[halo] = np.unpackbits(recv[side], count=count).reshape(shapes[side])
             commit(state)
+            exchanger.exchanges += 1
         started = time.perf_counter()
         for u in range(t, min(t + k, steps)):
             given = {side: column[u] for side, column in outer.items()}
@@ -601,6 +606,9 @@ def run(config, inputs, *, comm=None, procs=None, halo=1, engine="auto", wait=No
     tile = Tile(config_, decomposition, rank, halo=halo, engine=engine)
     steps = bits["n"].shape[0]
     words = tile.inputs(bits)
+    setup = time.perf_counter() - started
+    comm.Barrier()                  # every tile built: the timed run starts together
+    started = time.perf_counter()
     outer = tile.outer
     lanes = {side: tile.lanes(side) for side in outer}
     recorded = {side: [] for side in outer}
@@ -619,9 +627,9 @@ def run(config, inputs, *, comm=None, procs=None, halo=1, engine="auto", wait=No
     stats = RankStats(rank=rank, tile=(tile.col, tile.row),
                       extended=(tile.ex0, tile.ey0, ew, eh),
                       cell_updates=ew * eh // 2 * steps, tile_cell_updates=tw * th // 2 * steps,
-                      exchanges=exchanger.rounds, messages=exchanger.messages,
+                      exchanges=exchanger.exchanges, messages=exchanger.messages,
                       bytes_sent=exchanger.bytes, compute_s=compute,
-                      exchange_s=exchanger.seconds, wall_s=wall)
+                      exchange_s=exchanger.seconds, wall_s=wall, setup_s=setup)
     pieces = comm.gather((stats, (tile.x0, tile.y0, tw, th), recorded), root=root)
     if rank != root:
         return MpiRun(None, [stats], decomposition, halo, tile.engine)

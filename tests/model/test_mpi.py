@@ -76,6 +76,7 @@ def _check_stats(case, result):
             per_step = sum(math.ceil((w if s in "ns" else h) / 8) for s in inner if inner[s])
             assert stats["bytes_sent"] == steps * per_step
             assert stats["messages"] == steps * sum(inner.values())
+            assert stats["exchanges"] == (steps if any(inner.values()) else 0)
         else:
             rounds = math.ceil(steps / halo)
             wide = w + depth * (inner["w"] + inner["e"])
@@ -83,6 +84,7 @@ def _check_stats(case, result):
                             for s in inner if inner[s])
             assert stats["bytes_sent"] == rounds * per_round
             assert stats["messages"] == rounds * sum(inner.values())
+            assert stats["exchanges"] == (rounds if any(inner.values()) else 0)
             assert stats["extended"][2:] == (wide, h + depth * (inner["n"] + inner["s"]))
         assert stats["tile_cell_updates"] == w * h // 2 * steps
 
