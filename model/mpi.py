@@ -391,19 +391,32 @@ class _Exchanger:
         self.messages = self.bytes = self.exchanges = 0
         self.seconds = 0.0
 
-    def swap(self, sends, receives):
-        """Post ``receives`` (``[(rank, side, buffer)]``, ``side`` the side the message arrives
-        on) and ``sends`` (``[(rank, side, buffer)]``, ``side`` the side it leaves by), and wait
-        for all of them."""
-        started = time.perf_counter()
+    def prepare(self, sends, receives):
+        """Persistent requests for ``receives`` (``[(rank, side, buffer)]``, ``side`` the side
+        the message arrives on) and ``sends`` (``[(rank, side, buffer)]``, ``side`` the side it
+        leaves by): set up once, started by every :meth:`swap`."""
         comm = self.comm
-        requests = [comm.Irecv(buf, source=rank, tag=_TAG[side]) for rank, side, buf in receives]
-        for rank, side, buf in sends:
-            requests.append(comm.Isend(buf, dest=rank, tag=_TAG[_OPPOSITE[side]]))
-            self.messages += 1
-            self.bytes += buf.nbytes
-        _waitall(self.MPI, requests, self.spin)
+        requests = [comm.Recv_init(buf, source=rank, tag=_TAG[side])
+                    for rank, side, buf in receives]
+        requests += [comm.Send_init(buf, dest=rank, tag=_TAG[_OPPOSITE[side]])
+                     for rank, side, buf in sends]
+        return requests, len(sends), sum(buf.nbytes for _, _, buf in sends)
+
+    def swap(self, prepared):
+        """Start the requests of :meth:`prepare` and wait for all of them."""
+        started = time.perf_counter()
+        requests, count, nbytes = prepared
+        if requests:
+            self.MPI.Prequest.Startall(requests)
+            _waitall(self.MPI, requests, self.spin)
+        self.messages += count
+        self.bytes += nbytes
         self.seconds += time.perf_counter() - started
+
+    @staticmethod
+    def release(prepared):
+        for request in prepared[0]:
+            request.Free()
 
 
 def _run_seam(tile, words, steps, exchanger, record):
@@ -413,8 +426,8 @@ def _run_seam(tile, words, steps, exchanger, record):
     lanes = {side: (tile.x1 - tile.x0 if side in "ns" else tile.y1 - tile.y0) for side in inner}
     send = {side: np.zeros((lanes[side] + 7) // 8, dtype=np.uint8) for side in inner}
     recv = {side: np.zeros((lanes[side] + 7) // 8, dtype=np.uint8) for side in inner}
-    sends = [(tile.neighbours[s], s, send[s]) for s in inner]
-    receives = [(tile.neighbours[s], s, recv[s]) for s in inner]
+    prepared = exchanger.prepare([(tile.neighbours[s], s, send[s]) for s in inner],
+                                 [(tile.neighbours[s], s, recv[s]) for s in inner])
     outer = {side: words[side] for side in tile.outer}
     current = emulator.edge_outputs()
     compute = 0.0
@@ -424,7 +437,7 @@ def _run_seam(tile, words, steps, exchanger, record):
                 nbytes = send[side].nbytes
                 send[side][:] = np.frombuffer(getattr(current, side).to_bytes(nbytes, "little"),
                                               dtype=np.uint8)
-            exchanger.swap(sends, receives)
+            exchanger.swap(prepared)
             exchanger.exchanges += 1
         given = {side: int.from_bytes(recv[side].tobytes(), "little") for side in inner}
         for side, column in outer.items():
@@ -433,6 +446,7 @@ def _run_seam(tile, words, steps, exchanger, record):
         current = emulator.step(Edges(**given))
         compute += time.perf_counter() - started
         record(current)
+    exchanger.release(prepared)
     return compute
 
 
@@ -482,20 +496,22 @@ def _run_halo(tile, words, steps, exchanger, record):
     send = {side: np.zeros((int(np.prod(s)) + 7) // 8, dtype=np.uint8)
             for side, s in shapes.items()}
     recv = {side: np.zeros_like(buf) for side, buf in send.items()}
+    phases = [[p for p in plan if p[0] == phase] for phase in (0, 1)]
+    prepared = [exchanger.prepare([(tile.neighbours[s], s, send[s]) for _, s, _, _ in strips],
+                                  [(tile.neighbours[s], s, recv[s]) for _, s, _, _ in strips])
+                for strips in phases]
     outer = {side: words[side] for side in tile.outer}
     compute = 0.0
     t = 0
     while t < steps:
         if plan:
             state, commit = _state(emulator)
-            for phase in (0, 1):
-                strips = [p for p in plan if p[0] == phase]
+            for phase, strips in enumerate(phases):
                 if not strips:
                     continue
                 for _, side, own, _ in strips:
                     send[side][:] = np.packbits(state[own], axis=None)
-                exchanger.swap([(tile.neighbours[s], s, send[s]) for _, s, _, _ in strips],
-                               [(tile.neighbours[s], s, recv[s]) for _, s, _, _ in strips])
+                exchanger.swap(prepared[phase])
                 for _, side, _, halo in strips:
                     count = int(np.prod(shapes[side]))
                     state[halo] = np.unpackbits(recv[side], count=count).reshape(shapes[side])
@@ -507,6 +523,8 @@ def _run_halo(tile, words, steps, exchanger, record):
             record(emulator.step(Edges(**given)))
         compute += time.perf_counter() - started
         t = min(t + k, steps)
+    for requests in prepared:
+        exchanger.release(requests)
     return compute
 
 
