@@ -71,8 +71,12 @@ class ConfigSignature(ParametricSignature):
        otherwise ``error`` rises and the grid stays stopped until a good load.
 
     Any frame write drops ``valid``, so a grid never runs a half-written configuration.
-    Readback: ``r_data`` is the frame at the ``row`` and ``addr`` of the previous cycle
-    (latency one cycle), provided the grid did not step in that cycle.
+    Readback: in a cycle where ``r_ready`` is high, ``r_data`` is the frame at the ``row`` and
+    ``addr`` of the previous cycle, provided the grid did not step in that cycle. The direct
+    grid's ``r_ready`` is always high (latency one cycle);
+    :class:`~bitgrid.hdl.multiplexed.MultiplexedGrid` gathers a frame from its block RAM in
+    ``width / 2`` cycles after ``row`` or ``addr`` change, with ``r_ready`` low meanwhile:
+    hold ``row`` and ``addr`` and wait for ``r_ready``.
 
     Members
     -------
@@ -83,6 +87,9 @@ class ConfigSignature(ParametricSignature):
     w_en : Out(1)
     w_ready : In(1)
     r_data : In(4 * width)
+    r_ready : In(1)
+        ``r_data`` holds the frame at the previous cycle's ``row`` and ``addr`` (reads as 1
+        when not connected).
     commit : Out(1)
     crc : Out(32)
     valid : In(1)
@@ -103,6 +110,7 @@ class ConfigSignature(ParametricSignature):
             "w_en": Out(1),
             "w_ready": In(1),
             "r_data": In(4 * width),
+            "r_ready": In(1, init=1),
             "commit": Out(1),
             "crc": Out(32),
             "valid": In(1),
@@ -119,8 +127,9 @@ class Grid(wiring.Component):
     outputs of the same cells.
 
     Timing (SPEC section 4): on a clock edge where :attr:`step` is high and the configuration is
-    valid, the cells of parity ``subcycle % 2`` update from their neighbours' outputs and the edge
-    inputs present in that cycle, and :attr:`subcycle` increments; the new edge outputs are
+    valid (:attr:`step_ready` is always high in this engine), the cells of parity
+    ``subcycle % 2`` update from their neighbours' outputs and the edge inputs present in that
+    cycle, and :attr:`subcycle` increments; the new edge outputs are
     visible in the next cycle. Cells of one parity only ever update together: the grid never
     updates all cells at once. Sync reset clears every output and the counter, not the
     configuration.
@@ -158,6 +167,13 @@ class Grid(wiring.Component):
         Edge outputs ``o.n`` ... (Verilog ``o__n`` ...).
     step : In(1)
         Run one subcycle in this cycle.
+    step_ready : Out(1)
+        The step handshake of SPEC section 7 shared by every engine: a step is accepted on a
+        clock where :attr:`step` and :attr:`step_ready` are both high, and its edge outputs are
+        on :attr:`o` (with :attr:`phase` and :attr:`subcycle` advanced) once
+        :attr:`step_ready` is high again. The direct grid runs a subcycle per clock, so it
+        drives the constant 1 (:class:`~bitgrid.hdl.multiplexed.MultiplexedGrid` lowers it
+        while it computes).
     phase : Out(1)
         Phase of the next subcycle: 0 for A (even cells), 1 for B. Equal to ``subcycle[0]``.
     subcycle : Out(counter_width)
@@ -200,6 +216,7 @@ class Grid(wiring.Component):
             "i": In(EdgeSignature(width, height)),
             "o": Out(EdgeSignature(width, height)),
             "step": In(1),
+            "step_ready": Out(1),
             "phase": Out(1),
             "subcycle": Out(counter_width),
             "cfg": In(ConfigSignature(width, height)),
@@ -270,7 +287,7 @@ class Grid(wiring.Component):
         # Configuration state survives reset: only a load changes it.
         valid = Signal(init=1, reset_less=True)
         error = Signal(reset_less=True)
-        m.d.comb += [cfg.valid.eq(valid), cfg.error.eq(error)]
+        m.d.comb += [cfg.valid.eq(valid), cfg.error.eq(error), cfg.r_ready.eq(1)]
 
         # Frame CRC engine: one record byte per cycle.
         m.submodules.crc = crc_engine = FRAME_CRC.create()
@@ -304,6 +321,7 @@ class Grid(wiring.Component):
         subcycle = Signal.like(self.subcycle)
         run = Signal()
         m.d.comb += [
+            self.step_ready.eq(1),
             run.eq(self.step & valid),
             self.subcycle.eq(subcycle),
             self.phase.eq(subcycle[0]),

@@ -357,7 +357,7 @@ class MeshTile(wiring.Component):
                 lanes_p = fresh_lanes(side, lanes, p)
                 m.d.comb += payload[p].eq(Cat(outs[side][i] for i in lanes_p))
             m.d.comb += [
-                layer.send.valid.eq(owed),
+                layer.send.valid.eq(owed & grid.step_ready),   # once the outputs are out
                 layer.send.payload.eq(Mux(last_parity, payload[1], payload[0])),
             ]
             with m.If(step):
@@ -399,7 +399,9 @@ class MeshTile(wiring.Component):
 
         links_ready = Signal()
         m.d.comb += links_ready.eq(Cat(ready_terms).all() if ready_terms else 1)
-        m.d.comb += [step.eq(budget & links_ready), grid.step.eq(step)]
+        # `step` is a step the grid accepts (SPEC section 7 handshake; the direct grid's
+        # step_ready is the constant 1).
+        m.d.comb += [step.eq(budget & links_ready & grid.step_ready), grid.step.eq(step)]
         with m.If(budget & ~links_ready & (self.stalls != 0xffff_ffff)):
             m.d.sync += self.stalls.eq(self.stalls + 1)
         return m

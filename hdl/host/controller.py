@@ -35,7 +35,7 @@ class HostController(wiring.Component):
     """
 
     def __init__(self, width, height, *, divisor, storage="ff", init=None, links="", lanes=1,
-                 link_ports=None):
+                 link_ports=None, pipelined=False):
         self._divisor = check_divisor(divisor)
         if links:
             if init is not None:
@@ -45,7 +45,8 @@ class HostController(wiring.Component):
             self.grid = MeshTile(width, height, links=links, lanes=lanes, storage=storage,
                                  link_ports=link_ports)
         else:
-            self.grid = Grid(width, height, storage=storage, init=init)
+            # pipelined: the boards' grid (per-row enables, registered readback; Grid).
+            self.grid = Grid(width, height, storage=storage, init=init, pipelined=pipelined)
         self.engine = ProtocolEngine(width, height, storage=storage)
         super().__init__({"rx": In(1, init=1), "tx": Out(1, init=1), "valid": Out(1),
                           "load_failed": Out(1)})
@@ -79,7 +80,9 @@ class HostController(wiring.Component):
 def attach_grid(m, engine, grid, grid_rst):
     """Wire a :class:`ProtocolEngine` to the grid it drives, in module ``m``: the configuration
     port, the edge buses, the subcycle counter and stepping. ``grid`` is a
-    :class:`~bitgrid.hdl.grid.Grid` (``step`` follows the engine's ``step``) or a
+    :class:`~bitgrid.hdl.grid.Grid` or :class:`~bitgrid.hdl.multiplexed.MultiplexedGrid`
+    (``step`` follows the engine's ``step``, held until ``step_ready``; the answer waits for
+    ``step_ready`` to rise again) or a
     :class:`~bitgrid.hdl.mesh.MeshTile` (each step request raises its ``limit`` by one subcycle,
     and the engine's ``busy`` holds the STEP answer until the tile has run them); ``grid_rst``
     is the grid's reset (it also clears the tile's budget). The caller adds the grid to ``m``
@@ -94,7 +97,10 @@ def attach_grid(m, engine, grid, grid_rst):
         m.d.comb += [grid.limit.eq(limit),
                      engine.busy.eq(engine.step | (grid.subcycle != limit))]
     else:
-        m.d.comb += grid.step.eq(engine.step)
+        # A grid with the step handshake (SPEC section 7): the engine holds each request until
+        # it is accepted and answers once the last subcycle's outputs are out.
+        m.d.comb += [grid.step.eq(engine.step), engine.step_ready.eq(grid.step_ready),
+                     engine.busy.eq(~grid.step_ready)]
     m.d.comb += engine.subcycle.eq(grid.subcycle)
     wiring.connect(m, engine.edges_in, grid.i)
     wiring.connect(m, grid.o, engine.edges_out)

@@ -86,10 +86,15 @@ class ProtocolEngine(wiring.Component):
     edges_out : In(EdgeSignature(width, height))
         From the grid's edge outputs (``grid.o``).
     subcycle : In(32)
+    step_ready : In(1)
+        The grid's step handshake (SPEC section 7, :attr:`bitgrid.hdl.grid.Grid.step_ready`):
+        a requested step is held on :attr:`step` until a cycle where ``step_ready`` is high.
+        1 when not connected (the direct grid drives the constant 1).
     busy : In(1)
         The grid has not yet run every subcycle requested (a mesh tile waiting for its
-        neighbours at the lockstep barrier); a STEP is answered once it is low. 0 for a plain
-        grid, which runs a subcycle in the cycle it is asked for.
+        neighbours at the lockstep barrier, a multiplexed grid computing the last subcycle); a
+        STEP is answered once it is low. 0 for a direct grid, which runs a subcycle in the
+        cycle it is asked for.
     load_failed : Out(1)
         The last LOAD_APPLY was rejected.
 
@@ -111,6 +116,7 @@ class ProtocolEngine(wiring.Component):
             "edges_in": Out(EdgeSignature(width, height)),
             "edges_out": In(EdgeSignature(width, height)),
             "subcycle": In(COUNTER_WIDTH),
+            "step_ready": In(1, init=1),
             "busy": In(1),
             "load_failed": Out(1),
         })
@@ -514,8 +520,11 @@ class ProtocolEngine(wiring.Component):
         with m.State("STEP"):
             # `step` is a register (it fans out to every cell of the grid): the last
             # subcycle runs at the end of the cycle where steps_left reaches 0, and its
-            # outputs are visible in ANSWER.
-            with m.If(s.steps_left != 0):
+            # outputs are visible in ANSWER. A request the grid has not accepted yet
+            # (`step_ready` low, SPEC section 7) is held.
+            with m.If(s.step & ~self.step_ready):
+                m.d.sync += s.step.eq(1)
+            with m.Elif(s.steps_left != 0):
                 m.d.sync += [s.step.eq(1), s.steps_left.eq(s.steps_left - 1)]
             with m.Else():
                 m.next = "STEP_WAIT"
@@ -524,7 +533,12 @@ class ProtocolEngine(wiring.Component):
             with m.If(~self.busy):
                 m.next = "ANSWER"
         with m.State("READBACK"):
-            m.next = "ANSWER"                  # r_data is the frame at row/addr next cycle
+            m.next = "READBACK_WAIT"           # row/addr are on the port from this cycle on
+        with m.State("READBACK_WAIT"):
+            # r_data is the frame at row/addr once r_ready is high (at once for a direct
+            # grid; a multiplexed grid gathers it from its block RAM).
+            with m.If(self.cfg.r_ready):
+                m.next = "ANSWER"
 
     def _answer_states(self, m, s):
         with m.State("ANSWER"):

@@ -52,8 +52,11 @@ class GridTestbench(Testbench):
     """Drives a ``bitgrid_grid`` top: its clock, reset, edge buses, configuration port
     (:class:`~bitgrid.sim.testbench.base.ConfigPort`, prefix ``cfg__``) and ``step``.
 
-    * :meth:`step`: the edge inputs and ``step = 1`` for one cycle, then ``idle_cycles`` cycles
-      with ``step = 0`` (inputs kept), then the outputs are read. With ``idle_cycles = 0``
+    * :meth:`step`: the edge inputs and ``step = 1`` until a rising edge where ``step_ready``
+      is high (the step handshake of SPEC section 7; a top without ``step_ready`` is always
+      ready), then, if ``step_ready`` fell (a multiplexed grid computing), ``step = 0`` until
+      it is high again, then ``idle_cycles`` cycles with ``step = 0`` (inputs kept), then the
+      outputs are read. With ``idle_cycles = 0``
       consecutive steps are back to back (``step`` stays high) and every cycle runs a subcycle.
     * :meth:`reset` clears the cells' outputs and the subcycle counter (not the configuration).
 
@@ -66,6 +69,8 @@ class GridTestbench(Testbench):
         self.idle_cycles = self.default_idle_cycles = idle_cycles
         self._stepping = False
         self.config_port = ConfigPort(dut, "cfg__", self._falling)
+        # The step handshake (SPEC section 7): a top without `step_ready` is always ready.
+        self._step_ready = dut.step_ready if hasattr(dut, "step_ready") else None
         self._check_ports()
 
     def _check_ports(self):
@@ -104,11 +109,28 @@ class GridTestbench(Testbench):
         self.drive_edges(edges)
         self.dut.step.value = 1
         self._stepping = True
-        await self.cycle()                       # the subcycle runs at the rising edge
+        if self._step_ready is not None:
+            # `step_ready` is a register: its value now is the one the rising edge sees.
+            await self._until_step_ready()
+        await self.cycle()                       # the subcycle runs (starts) at the rising edge
+        if self._step_ready is not None and not int(self._step_ready.value):
+            self._end_steps()                    # a multiplexed grid computes for many clocks
+            await self._until_step_ready()
         if self.idle_cycles:
             self._end_steps()
             await self.cycle(self.idle_cycles)
         return self.outputs()
+
+    async def _until_step_ready(self):
+        """Wait (whole cycles) until ``step_ready`` reads high at a falling edge."""
+        for _ in range(self.STEP_TIMEOUT):
+            if int(self._step_ready.value):
+                return
+            await self.cycle()
+        raise TestbenchError(f"step_ready stayed low for {self.STEP_TIMEOUT} cycles")
+
+    #: Cycles to wait for ``step_ready`` before declaring the grid stuck.
+    STEP_TIMEOUT = 1 << 20
 
     async def finish_steps(self):
         """Lower ``step`` and wait one cycle; returns ``(subcycle, phase)``."""

@@ -91,7 +91,7 @@ class TestSignature:
         dut = Grid(width, height, counter_width=12)
         assert dut.signature.members == wiring.Signature({
             "i": In(EdgeSignature(width, height)), "o": Out(EdgeSignature(width, height)),
-            "step": In(1), "phase": Out(1), "subcycle": Out(12),
+            "step": In(1), "step_ready": Out(1), "phase": Out(1), "subcycle": Out(12),
             "cfg": In(ConfigSignature(width, height)),
         }).members
         assert dut.subcycle.shape() == unsigned(12)
