@@ -1,6 +1,6 @@
 """BitGrid's benchmark suite (``make bench``, ``python -m bitgrid.bench``, ``bitgrid bench``).
 
-Six parts, each a function that returns its figures (``{"value", "unit"}``, see
+Seven parts, each a function that returns its figures (``{"value", "unit"}``, see
 :mod:`.common`) and the growth exponents of its costs against the cell count:
 
 * ``emulator`` (:func:`.emulator.measure`): cell updates per second of the reference emulator
@@ -17,7 +17,9 @@ Six parts, each a function that returns its figures (``{"value", "unit"}``, see
   and the payload share of the line bits;
 * ``compile`` (:func:`.compile.measure`): per test design of ``bitgrid compile`` and growing
   multipliers and adders, Yosys' LUT count, the cells used (logic, routing, delay), period,
-  latency and compile time per stage.
+  latency and compile time per stage;
+* ``mpi`` (:func:`.mpi.measure`): strong and weak scaling of the emulation across MPI ranks
+  (:mod:`bitgrid.mpi`) on 1, 2 and 4 ranks, with the bytes and cells of each rank per exchange.
 
 :func:`run_suite` runs them all and :mod:`.report` adds the performance goals, the tables and
 the plot.
@@ -36,7 +38,7 @@ __all__ = ["PARTS", "run_part", "format_part", "run_suite", "format_suite", "qui
            "suite_options", "document", "write_json", "check_sizes", "figure"]
 
 #: The parts, in the order the suite runs them.
-PARTS = ("emulator", "verilog", "sim", "boards", "mesh", "compile")
+PARTS = ("emulator", "verilog", "sim", "boards", "mesh", "compile", "mpi")
 
 
 
@@ -78,7 +80,8 @@ def suite_options():
                     "steps": sim.DEFAULT_STEPS},
             "boards": {},
             "mesh": {"sizes": _module("mesh").SUITE_SIZES},
-            "compile": {"designs": _module("compile").SUITE_DESIGNS}}
+            "compile": {"designs": _module("compile").SUITE_DESIGNS},
+            "mpi": {"sizes": _module("mpi").SUITE_SIZES}}
 
 
 def quick_options():
@@ -89,7 +92,8 @@ def quick_options():
             "sim": {"sizes": sim.QUICK_SIZES, "amaranth_sizes": (8,), "steps": 64},
             "boards": {},
             "mesh": _module("mesh").quick_options(),
-            "compile": {"designs": _module("compile").QUICK_DESIGNS}}
+            "compile": {"designs": _module("compile").QUICK_DESIGNS},
+            "mpi": {"sizes": _module("mpi").QUICK_SIZES, "halos": (8,)}}
 
 
 def run_suite(parts=PARTS, *, quick=False, options=None, progress=True, machine=None):

@@ -19,7 +19,8 @@ Per rank and exchange the table gives the bytes sent and the cells evaluated; wi
 per-core rate and a network's latency and bandwidth they give a cluster's figure
 (docs/performance.md, "Emulation across processes").
 
-``python -m bitgrid.bench.mpi`` prints the table (``--json FILE`` also writes it).
+``bitgrid bench mpi`` (or ``python -m bitgrid.bench.mpi``) prints the table (``--json FILE``
+also writes it); it is the ``mpi`` part of ``make bench``.
 """
 
 import json
@@ -115,12 +116,14 @@ def _row(kind, ranks, width, height, halo, engine, steps, seed):
 
 
 def measure(sizes=SUITE_SIZES, *, ranks=RANKS, halos=HALOS, engine="fast", seed=1,
-            progress=True):
+            work=_WORK, progress=True):
     """Strong and weak scaling (see the module docstring).
 
     :param sizes: square sides: each is the strong-scaling grid and the weak-scaling tile.
     :param ranks: rank counts (the first should be 1: the baseline of the efficiencies).
     :param halos: the ``halo`` values of :func:`bitgrid.mpi.run` to measure.
+    :param work: cell updates per measurement (the subcycles are this over half the grid,
+        16 to 4096, a multiple of the halo).
     :returns: ``{"part": "mpi", "rows": [...], "seconds": figure}``; each row has
         ``series`` (``"strong"`` or ``"weak"``), ``ranks``, ``size`` ``[W, H]``, ``halo``,
         ``tiles``, the figures ``rate`` (cell-updates/s of the whole grid), ``seconds``,
@@ -142,7 +145,7 @@ def measure(sizes=SUITE_SIZES, *, ranks=RANKS, halos=HALOS, engine="fast", seed=
     with Progress(len(plan), "mpi", progress) as bar:
         for kind, r, w, h, halo in plan:
             bar.start(f"{kind} {r} ranks {w}x{h} halo {halo}")
-            steps = max(16, min(4096, int(_WORK / (w * h / 2))))
+            steps = max(16, min(4096, int(work / (w * h / 2))))
             steps -= steps % max(1, halo)
             row = _row(kind, r, w, h, halo, engine, steps, seed)
             rows.append(row)
@@ -192,19 +195,6 @@ def format_part(part):
     return "\n".join(lines)
 
 
-if __name__ == "__main__":
-    import argparse
-    parser = argparse.ArgumentParser(prog="python -m bitgrid.bench.mpi",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", type=int, action="append", help="tile side (repeatable)")
-    parser.add_argument("--ranks", type=int, nargs="+", default=list(RANKS))
-    parser.add_argument("--halo", type=int, nargs="+", default=list(HALOS))
-    parser.add_argument("--engine", default="fast", choices=("auto", "reference", "fast"))
-    parser.add_argument("--json", help="also write the figures as JSON to this file")
-    args = parser.parse_args()
-    part = measure(tuple(args.size or SUITE_SIZES), ranks=tuple(args.ranks),
-                   halos=tuple(args.halo), engine=args.engine, progress=sys.stderr.isatty())
-    print(format_part(part))
-    if args.json:
-        from .common import document, write_json
-        write_json(document({"mpi": part}), args.json)
+if __name__ == "__main__":      # the same as `bitgrid bench mpi`
+    from bitgrid.cli.bench import bench
+    bench(["mpi", *sys.argv[1:]], prog_name="python -m bitgrid.bench")

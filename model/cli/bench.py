@@ -195,6 +195,23 @@ def bench_compile(json_path, quiet, quick, seed):
          seed=seed)
 
 
+@bench.command("mpi")
+@_part_options()
+@click.option("--ranks", "ranks", type=click.IntRange(1, 64), multiple=True,
+              help="MPI ranks to measure (repeatable; default 1, 2 and 4).")
+@click.option("--halo", "halos", type=click.IntRange(min=1), multiple=True,
+              help="Subcycles between exchanges (repeatable; default 1, the seam exchange, "
+                   "and 8).")
+def bench_mpi(sizes, json_path, quiet, ranks, halos):
+    """Emulation across MPI ranks (bitgrid.mpi, docs/mpi.md): strong scaling of one N x N grid
+    and weak scaling of one N x N tile per rank (default N = 512) in cell-updates/s, with the
+    bytes and messages each rank sends per exchange and the cell updates between two
+    exchanges. Example: bitgrid bench mpi --size 256 --ranks 1 --ranks 2 --halo 8"""
+    from bitgrid.bench.mpi import HALOS, RANKS
+    _run("mpi", sizes, json_path, quiet, ranks=tuple(ranks) or RANKS,
+         halos=tuple(halos) or HALOS)
+
+
 @bench.command("boards")
 @_part_options(sizes=False)
 @click.option("--root", "roots", multiple=True, metavar="DIR",
