@@ -177,19 +177,9 @@ def _check_random(netlists):
 
 
 @pytest.mark.slow
-def test_random_combinational():
-    netlists = []
-    for seed in range(2):
-        rng = random.Random(seed)
-        netlists.append((random_netlist(rng, inputs=rng.randint(2, 7), luts=rng.randint(3, 14)),
-                         {"count": 100, "seed": seed}))
-    _check_random(netlists)
-
-
-@pytest.mark.slow
 def test_random_state_machines():
     netlists = []
-    for seed in range(2):
+    for seed in range(1):
         rng = random.Random(100 + seed)
         netlists.append((random_netlist(rng, inputs=rng.randint(1, 4), luts=rng.randint(3, 10),
                                         dffs=rng.randint(1, 4)), {"count": 60, "seed": seed}))
