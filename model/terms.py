@@ -23,7 +23,8 @@ from .checks import check_choice
 __all__ = [
     "Direction", "N", "E", "S", "W", "DIRECTIONS", "SIDES", "parse_side", "parse_sides",
     "side_lanes", "Edges", "parity", "lane_parity_offset",
-    "STORAGES", "check_storage", "ENGINES", "SIMULATORS", "check_simulator",
+    "STORAGES", "GATEWARE_STORAGES", "check_storage", "ENGINES", "SIMULATORS",
+    "check_simulator",
 ]
 
 
@@ -189,6 +190,12 @@ def lane_parity_offset(side):
 #: compiled into the gateware is either kind with ``init``.
 STORAGES = ("ff", "memory")
 
+#: Every storage kind of the gateware: :data:`STORAGES` and ``"latch"``, a 16 x 4 latch array
+#: per cell written through word lines shared by a row of cells (:mod:`bitgrid.hdl.latch`),
+#: for ASIC flows; it runs in Verilog simulators and synthesis only (not on FPGA boards, nor
+#: in Amaranth's simulator).
+GATEWARE_STORAGES = STORAGES + ("latch",)
+
 #: Grid engines (SPEC section 7): one physical cell per BitGrid cell.
 ENGINES = ("direct",)
 
@@ -196,11 +203,12 @@ ENGINES = ("direct",)
 SIMULATORS = ("icarus", "verilator")
 
 
-def check_storage(storage):
-    """``storage`` if it is one of :data:`STORAGES`.
+def check_storage(storage, kinds=STORAGES):
+    """``storage`` if it is one of ``kinds`` (default :data:`STORAGES`; the cell, the grid and
+    the RTL simulation pass :data:`GATEWARE_STORAGES`).
 
     :raises ValueError: ``Storage must be one of 'ff', 'memory', not 'x'``."""
-    return check_choice(storage, "Storage", STORAGES)
+    return check_choice(storage, "Storage", kinds)
 
 
 def check_simulator(simulator):

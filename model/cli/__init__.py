@@ -13,6 +13,7 @@ import click
 from bitgrid import __version__
 
 from . import bench, bitstream, boards, examples, run, verilog
+from . import asic as _asic
 from . import asm as _asm
 from . import bist as _bist
 from . import compile as _compile
@@ -43,6 +44,6 @@ for _command in (verilog.verilog, run.emulate, run.sim, bitstream.bitstream, exa
                  examples.demo, bench.bench, run.run, boards.boards, boards.build, boards.flash,
                  _eval.eval_, _isolate.isolate, _place.place, _asm.asm, _asm.disasm,
                  _transform.transform, _view.view, _compile.compile_, _library.macro,
-                 _bist.bist):
+                 _bist.bist, _asic.asic):
     main.add_command(_command)
 del _command
