@@ -60,6 +60,9 @@ class Board:
     :param pnr_target_mhz: the clock frequency nextpnr is asked to meet (None: the board's
         clock). Above the board clock it makes the timing-driven placer work for a higher Fmax,
         the figure the benchmarks report; the board still runs at its own clock.
+    :param pipelined: build the pipelined direct grid (``Grid(pipelined=True)``: per-row
+        enables, registered configuration port, three-cycle readback), for Fmax; not on the
+        iCE40, whose grid is small and whose logic cells are all used.
     """
     name: str
     family: str
@@ -76,6 +79,7 @@ class Board:
     leds: tuple = ("heartbeat", "valid", "error", "activity")
     notes: str = field(default="", compare=False)
     pnr_target_mhz: float = None
+    pipelined: bool = False
 
     @property
     def bitstream_suffix(self):
@@ -96,7 +100,7 @@ def _ulx3s(size, platform, default_size):
                  "openFPGALoader",
                  ("-b", "ulx3s"), program_to="sram", jtag_idcode=idcode,
                  capacity={"LUT4": luts, "RAMW": ramw}, usb_serial=(0x0403, 0x6015, None),
-                 pnr_target_mhz=100.0)
+                 pnr_target_mhz=100.0, pipelined=True)
 
 
 BOARDS = {board.name: board for board in [
@@ -120,7 +124,7 @@ BOARDS = {board.name: board for board in [
           "openFPGALoader", ("-b", "tangnano9k"), program_to="sram", jtag_idcode=0x1100481B,
           capacity={"LUT4": 8640, "FF": 6480, "RAM16SDP4": 270},
           usb_serial=(0x0403, 0x6010, 1),                 # BL702 as an FT2232, UART on B
-          leds=("heartbeat", "valid", "error", "activity", "run")),
+          leds=("heartbeat", "valid", "error", "activity", "run"), pipelined=True),
 ]}
 
 

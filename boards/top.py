@@ -109,7 +109,7 @@ class BoardTop(wiring.Component):
                           for side in self._link}
         m.submodules.host = host = self.host = HostController(
             width, height, divisor=divisor, storage=self._board.storage, links=self._link,
-            lanes=self._lanes, link_ports=link_ports)
+            lanes=self._lanes, link_ports=link_ports, pipelined=self._board.pipelined)
 
         uart = platform.request("uart", 0, dir="-")
         m.submodules.uart_rx = rx = io.Buffer("i", uart.rx)

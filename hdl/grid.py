@@ -159,6 +159,16 @@ class Grid(wiring.Component):
         :meth:`bitgrid.faultmodel.FaultSet.hdl_faults` makes them). Default none: the grid
         and its netlist are unchanged.
 
+    pipelined : bool
+        The boards' grid (default false; :class:`bitgrid.hdl.host.HostController` builds it
+        for boards): per row, registered copies of ``valid`` and the phase make that row's
+        parity enables (no net to half the grid), and the row's address and write enable are
+        registered (the frame data once), so a frame is written one cycle after it is
+        accepted (inside the ``w_ready`` gap); readback is three cycles deep (cells, a
+        register per group of 8 rows, :attr:`cfg` ``.r_data``) with ``r_ready`` high once
+        ``row`` and ``addr`` have been held for three cycles without a step in the second
+        (:class:`ConfigSignature`). Stepping is unchanged: one subcycle per clock.
+
     Members
     -------
     i : In(:class:`EdgeSignature`)
@@ -190,12 +200,12 @@ class Grid(wiring.Component):
     GridSizeError
         For an odd, zero or negative size.
     ValueError
-        For an unknown storage kind, an ``init`` of another size, or a fault outside the grid
-        or malformed.
+        For an unknown storage kind, an ``init`` of another size, a fault outside the grid
+        or malformed, or ``pipelined`` with ``storage="latch"``.
     """
 
     def __init__(self, width, height, *, storage="ff", init=None, counter_width=32,
-                 cell_instances=False, expose_state=False, faults=()):
+                 cell_instances=False, expose_state=False, faults=(), pipelined=False):
         self._width, self._height = check_grid_size(width, height)
         self._storage = check_storage(storage)
         if init is None:
@@ -209,6 +219,9 @@ class Grid(wiring.Component):
         self._init = init.copy()
         self._cell_instances = check_bool(cell_instances, "cell_instances")
         self._expose_state = check_bool(expose_state, "expose_state")
+        self._pipelined = check_bool(pipelined, "pipelined")
+        if self._pipelined and self._storage == "latch":
+            raise ValueError("A pipelined grid needs storage 'ff' or 'memory', not 'latch'")
         self._faults = self._check_faults(faults)
         state = {"state": Out(4 * width * height)} if self._expose_state else {}
         super().__init__({
@@ -233,6 +246,11 @@ class Grid(wiring.Component):
     @property
     def storage(self):
         return self._storage
+
+    @property
+    def pipelined(self):
+        """See the ``pipelined`` parameter."""
+        return self._pipelined
 
     def _check_faults(self, faults):
         """``{(x, y): cell faults}`` of the ``faults`` argument (see :class:`Grid`)."""
@@ -287,7 +305,11 @@ class Grid(wiring.Component):
         # Configuration state survives reset: only a load changes it.
         valid = Signal(init=1, reset_less=True)
         error = Signal(reset_less=True)
-        m.d.comb += [cfg.valid.eq(valid), cfg.error.eq(error), cfg.r_ready.eq(1)]
+        m.d.comb += [cfg.valid.eq(valid), cfg.error.eq(error)]
+        # The next value of valid, for the per-row copies of a pipelined grid.
+        valid_next = Signal()
+        m.d.comb += valid_next.eq(valid)
+        m.d.sync += valid.eq(valid_next)
 
         # Frame CRC engine: one record byte per cycle.
         m.submodules.crc = crc_engine = FRAME_CRC.create()
@@ -309,13 +331,15 @@ class Grid(wiring.Component):
             m.d.sync += [
                 record.eq(Cat(row16, cfg.addr, Const(0, 4), cfg.w_data)),
                 remaining.eq(self.record_bytes),
-                valid.eq(0),
             ]
+            m.d.comb += valid_next.eq(0)
         with m.If(cfg.begin):
-            m.d.sync += [valid.eq(0), error.eq(0)]
+            m.d.comb += valid_next.eq(0)
+            m.d.sync += error.eq(0)
         with m.Elif(cfg.commit & cfg.w_ready & ~cfg.w_en):
             match = crc_engine.crc == cfg.crc
-            m.d.sync += [valid.eq(match), error.eq(~match)]
+            m.d.comb += valid_next.eq(match)
+            m.d.sync += error.eq(~match)
 
         # Phase and subcycle counter.
         subcycle = Signal.like(self.subcycle)
@@ -329,11 +353,19 @@ class Grid(wiring.Component):
         with m.If(run):
             m.d.sync += subcycle.eq(subcycle + 1)
 
-        # Shared per-parity enables and per-row write enables.
-        enable = [Signal(name=f"en_{p}") for p in (0, 1)]
-        row_we = [Signal(name=f"we_{y}") for y in range(h)]
-        m.d.comb += [en.eq(run & (subcycle[0] == p)) for p, en in enumerate(enable)]
-        m.d.comb += [we.eq(write & (cfg.row == y)) for y, we in enumerate(row_we)]
+        # Per-parity enables and per-row write enables: shared by the whole grid, or in a
+        # pipelined grid made per row from registers (_pipeline_port).
+        if self._pipelined:
+            enable, row_addr, row_we, data_lines = self._pipeline_port(
+                m, run, valid_next, subcycle, write)
+        else:
+            shared = [Signal(name=f"en_{p}") for p in (0, 1)]
+            m.d.comb += [en.eq(run & (subcycle[0] == p)) for p, en in enumerate(shared)]
+            enable = [shared] * h
+            row_addr = [cfg.addr] * h
+            row_we = [Signal(name=f"we_{y}") for y in range(h)]
+            m.d.comb += [we.eq(write & (cfg.row == y)) for y, we in enumerate(row_we)]
+            data_lines = cfg.w_data
 
         # The cells: Cell submodules, or instances of cell modules written once per distinct
         # configuration (see bitgrid.hdl.verilog); both wired the same way.
@@ -354,9 +386,9 @@ class Grid(wiring.Component):
                              outs[y][x + 1][3] if x < w - 1 else self.i.e[y],
                              outs[y + 1][x][0] if y < h - 1 else self.i.s[x],
                              outs[y][x - 1][1] if x > 0 else self.i.w[y]),
-                    "en": enable[(x + y) % 2],
-                    "cfg_addr": cfg.addr,
-                    "cfg_data": cfg.w_data[4 * x:4 * x + 4],
+                    "en": enable[y][(x + y) % 2],
+                    "cfg_addr": row_addr[y],
+                    "cfg_data": data_lines[4 * x:4 * x + 4],
                     "cfg_we": row_we[y],
                 }
                 if self._cell_instances:
@@ -376,7 +408,71 @@ class Grid(wiring.Component):
         if self._expose_state:
             m.d.comb += self.state.eq(Cat(outs[y][x] for y in range(h) for x in range(w)))
 
-        # Readback, registered.
-        rows = Array(Cat(rdata[y]) for y in range(h))
-        m.d.sync += cfg.r_data.eq(rows[cfg.row])
+        rows = [Cat(rdata[y]) for y in range(h)]
+        if self._pipelined:
+            self._pipeline_readback(m, rows, run)
+        else:
+            # Readback, registered.
+            m.d.comb += cfg.r_ready.eq(1)
+            m.d.sync += cfg.r_data.eq(Array(rows)[cfg.row])
         return m
+
+    #: Rows per group of the pipelined readback's first stage.
+    READBACK_GROUP = 8
+
+    def _pipeline_port(self, m, run, valid_next, subcycle, write):
+        """The registered configuration port and enables of a pipelined grid: per row, copies
+        of ``valid`` and the phase (loaded with their next values) and a parity enable made
+        from them and ``step`` (one LUT driving ``width / 2`` cells instead of one net to
+        half the grid); the row's address and write enable, and the frame data once,
+        registered (a write lands one cycle after it is accepted, within the ``w_ready`` gap).
+        Returns ``(enable[y][p], row_addr[y], row_we[y], data_lines)``."""
+        w, h, cfg = self._width, self._height, self.cfg
+        keep = {"keep": 1}        # one copy per row: Yosys must not merge them
+        phase_next = subcycle[0] ^ run
+        enable, row_addr, row_we = [], [], []
+        for y in range(h):
+            valid_row = Signal(init=1, reset_less=True, name=f"valid_{y}", attrs=keep)
+            phase_row = Signal(name=f"phase_{y}", attrs=keep)
+            m.d.sync += [valid_row.eq(valid_next), phase_row.eq(phase_next)]
+            pair = [Signal(name=f"en_{p}_{y}") for p in (0, 1)]
+            m.d.comb += [pair[0].eq(self.step & valid_row & ~phase_row),
+                         pair[1].eq(self.step & valid_row & phase_row)]
+            enable.append(pair)
+            addr = Signal(4, name=f"addr_{y}", attrs=keep)
+            we = Signal(name=f"we_{y}")
+            m.d.sync += [addr.eq(cfg.addr), we.eq(write & (cfg.row == y))]
+            row_addr.append(addr)
+            row_we.append(we)
+        data_lines = Signal(4 * w, name="w_data_r")
+        m.d.sync += data_lines.eq(cfg.w_data)
+        return enable, row_addr, row_we, data_lines
+
+    def _pipeline_readback(self, m, rows, run):
+        """The pipelined readback: the cells read the registered address (cycle 1), a
+        register per group of :data:`READBACK_GROUP` rows takes its row (cycle 2), ``r_data``
+        takes the group's (cycle 3); ``r_ready`` is high when the ``row`` and ``addr`` of
+        the last three cycles were the same and the grid did not step while the cells read."""
+        cfg, h = self.cfg, self._height
+        size = self.READBACK_GROUP
+        groups = [rows[g:g + size] for g in range(0, h, size)]
+        row_r = Signal.like(cfg.row, name="rb_row")
+        addr_r = Signal(4, name="rb_addr")
+        m.d.sync += [row_r.eq(cfg.row), addr_r.eq(cfg.addr)]
+        low, high = row_r % size, row_r // size
+        stage = []
+        for g, group in enumerate(groups):
+            select = Signal.like(low, name=f"rb_sel_{g}", attrs={"keep": 1})
+            m.d.comb += select.eq(low)
+            frame = Signal(len(rows[0]), name=f"rb_group_{g}")
+            m.d.sync += frame.eq(Array(group)[select])
+            stage.append(frame)
+        high_r = Signal.like(high, name="rb_high")
+        m.d.sync += [high_r.eq(high), cfg.r_data.eq(Array(stage)[high_r])]
+        # r_data is the frame at the row and address of three cycles back, read by the cells
+        # two cycles back: ready if those equal the previous cycle's and no step ran then.
+        same = Signal(2, name="rb_same")      # x(t-1) == x(t-2), x(t-2) == x(t-3)
+        ran = Signal(2, name="rb_ran")        # a step ran in t-1, t-2
+        held = (cfg.row == row_r) & (cfg.addr == addr_r)
+        m.d.sync += [same.eq(Cat(held, same[0])), ran.eq(Cat(run, ran[0]))]
+        m.d.comb += cfg.r_ready.eq(same[0] & same[1] & ~ran[1])

@@ -35,7 +35,7 @@ class HostController(wiring.Component):
     """
 
     def __init__(self, width, height, *, divisor, storage="ff", init=None, links="", lanes=1,
-                 link_ports=None):
+                 link_ports=None, pipelined=False):
         self._divisor = check_divisor(divisor)
         if links:
             if init is not None:
@@ -45,7 +45,8 @@ class HostController(wiring.Component):
             self.grid = MeshTile(width, height, links=links, lanes=lanes, storage=storage,
                                  link_ports=link_ports)
         else:
-            self.grid = Grid(width, height, storage=storage, init=init)
+            # pipelined: the boards' grid (per-row enables, registered readback; Grid).
+            self.grid = Grid(width, height, storage=storage, init=init, pipelined=pipelined)
         self.engine = ProtocolEngine(width, height, storage=storage)
         super().__init__({"rx": In(1, init=1), "tx": Out(1, init=1), "valid": Out(1),
                           "load_failed": Out(1)})
