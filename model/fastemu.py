@@ -66,6 +66,7 @@ import threading
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from . import kernel as _kernel
 from .checks import check_int
 from .config import Configuration
 from .terms import Edges
@@ -139,7 +140,12 @@ class FastEmulator:
         streams to run side by side (lane-parallel mode).
     :param threads: threads to split a subcycle over; ``None`` chooses (see the module
         docstring), ``1`` runs everything on the calling thread.
-    :param chunk_words: words per row block (a tuning knob; results do not depend on it).
+    :param chunk_words: words per row block of the numpy code (a tuning knob; results do not
+        depend on it).
+    :param kernel: ``True`` to run on the compiled kernel (:mod:`bitgrid.kernel`), ``False``
+        for the numpy code; ``None`` (default) chooses the kernel when numba is installed, the
+        grid has one stream and no ``chunk_words`` is given. With the kernel, ``threads`` is
+        the kernel's thread count (:func:`bitgrid.kernel.make_plan`).
 
     After construction (and after :meth:`reset`) every output is 0 and the subcycle counter is
     0, so the first :meth:`step` runs phase A (cells with ``(x + y)`` even).
@@ -148,7 +154,7 @@ class FastEmulator:
     array; assign to the property to change the state), and there is no ``inputs()``.
     """
 
-    def __init__(self, config, *, streams=None, threads=None, chunk_words=None):
+    def __init__(self, config, *, streams=None, threads=None, chunk_words=None, kernel=None):
         if not isinstance(config, Configuration):
             raise TypeError(f"FastEmulator needs a Configuration, not {config!r}")
         if streams is not None:
@@ -157,6 +163,16 @@ class FastEmulator:
             threads = check_int(threads, "threads", minimum=1)
         if chunk_words is not None:
             chunk_words = check_int(chunk_words, "chunk_words", minimum=1)
+        if kernel is not None and not isinstance(kernel, bool):
+            raise TypeError(f"kernel must be True, False or None, not {kernel!r}")
+        if kernel is None:
+            kernel = _kernel.available() and streams is None and chunk_words is None
+        elif kernel and not _kernel.available():
+            raise ValueError("kernel=True needs numba (pip install numba)")
+        elif kernel and streams is not None:
+            raise ValueError("The compiled kernel runs one stream; use kernel=False with "
+                             "streams")
+        self.kernel = kernel
         self.width, self.height = config.width, config.height
         self.streams = streams
         self._k = 1 if streams is None else streams
@@ -170,11 +186,18 @@ class FastEmulator:
         self._ebits = np.zeros((self._k, self._hg), dtype=_U64)
         self._wbits = np.zeros((self._k, self._hg), dtype=_U64)
         words = self._k * 2 * self._hg * self._nw
-        if threads is None:
-            threads = min(os.cpu_count() or 1, 2) if words >= _THREAD_MIN_WORDS else 1
+        if kernel:
+            self._kplan = _kernel.make_plan(self.width, self.height, threads=threads)
+            self._planes = self._state.reshape(16, -1)      # a view: the kernel's layout
+            assert np.shares_memory(self._planes, self._state)
+            self._threads = self._kplan.threads
+            self._scratch_buffer = np.zeros(0, dtype=_U64)
         else:
-            threads = min(threads, words)
-        self._plan_chunks(chunk_words or DEFAULT_CHUNK_WORDS, threads)
+            if threads is None:
+                threads = min(os.cpu_count() or 1, 2) if words >= _THREAD_MIN_WORDS else 1
+            else:
+                threads = min(threads, words)
+            self._plan_chunks(chunk_words or DEFAULT_CHUNK_WORDS, threads)
         self._plan_edges()
         self.load(config)
         self.reset()
@@ -305,6 +328,9 @@ class FastEmulator:
                              f"is {self.width} x {self.height}")
         self.config = config.copy()
         anf = anf_tables(self.config.luts)                  # (H, W, 4)
+        if self.kernel:
+            self._coef_buffer = _kernel.pack_coefficients(anf, self.width, self.height)
+            return
         nw = self._nw
         # coefs[p][j]: (2, 8, 4, 2, rows, nw) = [bit N of m, m >> 1, output d, group, row, word]
         # for row block j of parity p, contiguous.
@@ -365,6 +391,11 @@ class FastEmulator:
             of them with ``streams=k``.
         :raises ValueError: if an edge word has bits beyond its lane count (nothing changes).
         """
+        if self.kernel:
+            edges = Edges.coerce(edge_inputs)
+            self._check_edges(edges)
+            lanes = _kernel.edges_to_lanes([edges], self.width, self.height)
+            return _kernel.lanes_to_edges(self._run_kernel(lanes), self.width, self.height)[0]
         edges = self._coerce_inputs(edge_inputs)
         p = self.subcycle % 2
         self._place_edges(p, edges)
@@ -475,11 +506,70 @@ class FastEmulator:
                         int.from_bytes(row[d:e].tobytes(), "little")) for row in packed]
         return result[0] if self.streams is None else result
 
-    def run(self, edge_inputs):
-        """Run one subcycle per element of ``edge_inputs``; return the list of edge outputs
-        (with ``streams=k``, each element is a list of ``k`` inputs and each result a list of
-        ``k`` :class:`Edges`)."""
+    def run(self, edge_inputs, inputs=None):
+        """Run many subcycles: ``run(edge_inputs)`` or ``run(n, inputs=lanes)``.
+
+        ``run(edge_inputs)``: one subcycle per element of the sequence ``edge_inputs``; returns
+        the list of edge outputs (with ``streams=k``, each element is a list of ``k`` inputs
+        and each result a list of ``k`` :class:`Edges`).
+
+        ``run(n, inputs=lanes)`` (the batched form, one stream): ``n`` subcycles with the
+        stimulus as a lane array ``(n, 2 * (width + height))`` of 0/1 ``uint8`` (or ``bool``)
+        values, the buses N, E, S, W concatenated, lane ``i`` of each bus at column
+        ``offset + i`` (:func:`bitgrid.kernel.lane_slices`); ``inputs=None`` is all zero, and
+        a single row ``(2 * (width + height),)`` holds for every subcycle. Returns the edge
+        outputs after each subcycle as a new lane array of the same shape (row ``t`` is what
+        :meth:`step` would return after subcycle ``t``). On the compiled kernel this runs
+        without Python per subcycle.
+
+        :raises ValueError: for a lane array of the wrong shape or with values other than 0
+            and 1, or a word with bits beyond its lanes (nothing runs).
+        """
+        if isinstance(edge_inputs, (int, np.integer)) and not isinstance(edge_inputs, bool):
+            return self._run_lanes(edge_inputs, inputs)
+        if inputs is not None:
+            raise TypeError("run(edge_inputs) takes no inputs=; use run(n, inputs=lanes)")
+        if self.kernel:
+            edge_inputs = list(edge_inputs)
+            if not edge_inputs:
+                return []
+            lanes = _kernel.edges_to_lanes(edge_inputs, self.width, self.height)
+            return _kernel.lanes_to_edges(self._run_kernel(lanes), self.width, self.height)
         return [self.step(e) for e in edge_inputs]
+
+    def _run_lanes(self, n, inputs):
+        if self.streams is not None:
+            raise ValueError("run(n, inputs=lanes) runs one stream; this emulator has "
+                             f"{self.streams}")
+        n = int(n)
+        if n < 0:
+            raise ValueError(f"The subcycle count must be at least 0, not {n}")
+        count = _kernel.lane_count(self.width, self.height)
+        if inputs is None:
+            lanes = np.zeros((n, count), dtype=np.uint8)
+        else:
+            array = np.asarray(inputs)
+            if array.shape == (count,):
+                array = np.broadcast_to(array, (n, count))
+            if array.shape != (n, count):
+                raise ValueError(f"Inputs are a lane array of shape ({n}, {count}) for {n} "
+                                 f"subcycles of a {self.width} x {self.height} grid, not "
+                                 f"{array.shape}")
+            if array.size and array.dtype != np.bool_ and ((array != 0) & (array != 1)).any():
+                raise ValueError("Input lanes are bits: every value must be 0 or 1")
+            lanes = np.ascontiguousarray(array, dtype=np.uint8)
+        if self.kernel:
+            return self._run_kernel(lanes)
+        edges = _kernel.lanes_to_edges(lanes, self.width, self.height)
+        return _kernel.edges_to_lanes([self.step(e) for e in edges], self.width, self.height)
+
+    def _run_kernel(self, lanes):
+        """The kernel over lane array ``lanes``: returns the output lane array."""
+        outputs = np.empty_like(lanes)
+        _kernel.advance(self._planes, self._coef_buffer, self.width, self.height,
+                        self.subcycle % 2, lanes, outputs, plan=self._kplan)
+        self.subcycle += lanes.shape[0]
+        return outputs
 
     @property
     def outputs(self):
