@@ -553,8 +553,8 @@ if numba is not None:
 
 def warm_up():
     """Compile the kernel (or load it from numba's cache) by running a 4 x 2 grid; returns the
-    seconds it took. ``python -m bitgrid.kernel`` calls it (the set-up step, so that no test
-    pays the first compilation)."""
+    seconds it took. The set-up step (``make setup``) calls it, so that no test pays the
+    first compilation."""
     import time
     start = time.perf_counter()
     if numba is not None:
@@ -564,11 +564,3 @@ def warm_up():
         advance(planes, coef, 4, 2, 0, lanes, np.empty_like(lanes))
     return time.perf_counter() - start
 
-
-if __name__ == "__main__":
-    if numba is None:
-        print("bitgrid.kernel: numba is not installed; the emulators run their numpy code",
-              file=sys.stderr)
-    else:
-        print(f"bitgrid.kernel: compiled or loaded from the cache in {warm_up():.1f} s",
-              file=sys.stderr)
