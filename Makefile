@@ -15,6 +15,8 @@ $(STAMP): pyproject.toml tools/system-deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@# numba compiles the emulator kernel once into its cache here, so no test or run pays it.
+	$(BIN)/python -c 'import bitgrid.kernel as k; print(f"emulator kernel compiled in {k.warm_up():.1f} s")'
 	touch $(STAMP)
 
 setup: $(STAMP)
