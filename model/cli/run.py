@@ -12,6 +12,7 @@ from bitgrid.stimulus import record_vectors
 from bitgrid.terms import SIMULATORS, STORAGES
 from bitgrid.vectors import compare_step
 
+from .engine import check_engine_options, engine_options
 from .common import (check_writable, load_bitstream, print_steps, refuse_json_with_vectors,
                      run_options, run_stimulus, verdict)
 from .errors import EXIT_MISMATCH, EXIT_OK, BadInput, explain
@@ -145,8 +146,9 @@ def _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay):
 @click.option("--plusarg", "plusargs", multiple=True, metavar="+ARG",
               help="A run-time argument of the simulator, e.g. +verilator+rand+reset+2. "
                    "Repeatable.")
+@engine_options
 def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, mesh, faults,
-        lanes, ddr, line_delay, fixed, build_args, plusargs):
+        lanes, ddr, line_delay, fixed, build_args, plusargs, engine, evaluators):
     """Run PROGRAM (a BitGrid program, .bgbs) on the RTL grid in cocotb (Icarus or Verilator).
 
     The bitstream is loaded through the grid's configuration port and read back; every step is
@@ -159,9 +161,13 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
 
     \b
       bitgrid sim random_8x8.bgbs --vectors random_8x8.json --mesh 2x2 --faults all
+      bitgrid sim out/adder8.bgbs --vectors out/adder8.json --engine multiplexed
     """
     from bitgrid.sim import run_case
     bs = load_bitstream(bitstream)
+    check_engine_options(engine, evaluators, bs.width)
+    if engine != "direct" and mesh is not None:
+        raise BadInput("--mesh runs the direct grid in each chip; leave out --engine")
     refuse_json_with_vectors(vectors, as_json)
     _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay)
     sim_options = _sim_options(mesh, fixed, build_args, plusargs)
@@ -172,6 +178,8 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
     name = case.name if case else "run"
     explain("simulation", f"the {simulator} simulation failed to build or run: {{error}}")
     if mesh is None:
+        if engine != "direct":
+            sim_options.update(engine=engine, evaluators=evaluators)
         result = run_case(bs.config, stream, expected=expected, simulator=simulator,
                           storage=storage, waves=waves, name=name, **sim_options)
     else:
@@ -179,7 +187,8 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
         result = run_mesh_case(bs.config, stream, mesh, expected=expected, name=name,
                                simulator=simulator, storage=storage, waves=waves,
                                faults=faults, lanes=lanes, ddr=ddr, line_delay=line_delay)
-    where = (f"a {bs.width} x {bs.height} grid ({storage} storage)" if mesh is None
+    grid_kind = f"{storage} storage" if engine == "direct" else "multiplexed engine"
+    where = (f"a {bs.width} x {bs.height} grid ({grid_kind})" if mesh is None
              else f"a {bs.width} x {bs.height} grid on a {result.design}")
     ran = len(stream) if mesh is None else len(result.outputs)
     click.echo(f"{simulator}: {ran} subcycles of {where}"
@@ -241,9 +250,10 @@ def _print_mesh_counters(result, err):
               help="Seconds to wait for each answer of a serial target.")
 @click.option("--simulator", type=click.Choice(SIMULATORS), default="icarus",
               show_default=True, help="RTL simulator of the sim target.")
+@engine_options
 @click.pass_context
 def run(ctx, bitstream, vectors, inputs, steps, as_json, target_spec, baud, timeout,
-        simulator):
+        simulator, engine, evaluators):
     """Run PROGRAM (a BitGrid program, .bgbs) on a target through the host runtime (bitgrid.host).
 
     With --vectors, check every step against the file (exit 0 all match, 1 mismatch);
@@ -252,13 +262,18 @@ def run(ctx, bitstream, vectors, inputs, steps, as_json, target_spec, baud, time
     """
     from bitgrid.host import open_target, run_vectors
     bs = load_bitstream(bitstream)
+    check_engine_options(engine, evaluators, bs.width)
+    if engine != "direct" and target_spec != "sim":
+        raise BadInput("--engine chooses the grid of the sim target (a board's engine is in "
+                       "its FPGA image, an emulator has none): use --target sim")
     case, stream = run_stimulus(bs, vectors, inputs, steps, as_json)
     if ctx.get_parameter_source("timeout") is click.core.ParameterSource.DEFAULT:
         timeout = None          # the target's own: wall-clock 1 s, or simulated time for sim
     explain("link", "no device: {error}")
     explain("simulation", f"the {simulator} simulation failed to build or run: {{error}}")
+    engine_args = {"engine": engine, "evaluators": evaluators} if engine != "direct" else {}
     target = open_target(target_spec, width=bs.width, height=bs.height, baudrate=baud,
-                         timeout=timeout, simulator=simulator)
+                         timeout=timeout, simulator=simulator, **engine_args)
     explain("link", f"the link to {target_spec} failed: {{error}}")
     explain("target", f"{target_spec} refused the program: {{error}}")
     started = time.monotonic()

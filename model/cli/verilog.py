@@ -8,6 +8,7 @@ from bitgrid.files import atomic_write
 from bitgrid.terms import STORAGES
 
 from .common import check_writable, load_bitstream
+from .engine import check_engine_options, engine_options
 from .errors import explain
 from .params import SizeType
 
@@ -24,23 +25,31 @@ __all__ = ["verilog"]
               help="BGBS bitstream to build in as the power-up configuration.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
               show_default=True, help="Output file ('-' for standard output).")
-def verilog(size, storage, init_path, output):
-    """Write the Verilog of a WxH grid (top module bitgrid_grid)."""
+@engine_options
+def verilog(size, storage, init_path, output, engine, evaluators):
+    """Write the Verilog of a WxH grid (top module bitgrid_grid). Example:
+
+    \b
+      bitgrid verilog --size 128x128 --engine multiplexed --evaluators 4 -o out/mux.v
+    """
     from bitgrid.hdl.verilog import grid_verilog
     width, height = size or (None, None)
     init = load_bitstream(init_path, width, height).config if init_path else None
     if size is None:
         width, height = (init.width, init.height) if init else (8, 8)
+    check_engine_options(engine, evaluators, width)
     if output != "-":
         check_writable(output)
     explain("memory", f"not enough memory to generate the Verilog of a {width} x {height} "
                       "grid ({error}); try a smaller --size, or free some memory")
     started = time.monotonic()
-    text = grid_verilog(width, height, storage=storage, init=init)
+    engine_args = {"engine": engine, "evaluators": evaluators} if engine != "direct" else {}
+    text = grid_verilog(width, height, storage=storage, init=init, **engine_args)
     if output == "-":
         click.echo(text, nl=False)
     else:
         atomic_write(output, text)      # whole or not at all (a full disk leaves no half file)
     if output != "-":
-        click.echo(f"wrote {output}: {width} x {height} grid, {storage} storage, "
+        kind = f"{storage} storage" if engine == "direct" else "multiplexed engine"
+        click.echo(f"wrote {output}: {width} x {height} grid, {kind}, "
                    f"{len(text)} bytes in {time.monotonic() - started:.1f} s", err=True)

@@ -38,15 +38,22 @@ class DeviceModel:
     :param width, height: grid size in cells (even, and small enough for the protocol's frames).
     :param storage: storage name reported by IDENTIFY (a key of ``STORAGE_CODES``).
     :param init: power-up :class:`~bitgrid.Configuration` (default all zero).
+    :param engine: grid engine reported by IDENTIFY (``"direct"`` or ``"multiplexed"``).
+    :param staged: False models the gateware's unstaged loads (``ProtocolEngine(staged=False)``):
+        LOAD_BEGIN stops the grid, every LOAD_CHUNK writes its frame into the running
+        configuration, a rejected LOAD_APPLY leaves the grid stopped.
     :raises ValueError: for a bad size or storage name.
     """
 
     #: The STATUS counters, in wire order.
     COUNTERS = STATUS_COUNTERS
 
-    def __init__(self, width, height, *, storage="ff", init=None):
+    def __init__(self, width, height, *, storage="ff", init=None, engine="direct",
+                 staged=True):
         self.width, self.height = check_protocol_size(width, height)
         self.storage = check_choice(storage, "Storage", tuple(STORAGE_CODES))
+        self.engine = check_choice(engine, "Engine", ("direct", "multiplexed"))
+        self.staged_loads = bool(staged)
         self.max_body = max_body(width, height)
         self.emulator = Emulator(init or Configuration(width, height))
         self.valid = True
@@ -81,7 +88,8 @@ class DeviceModel:
         self._answers = {
             Answer.EMPTY: lambda fields: b"",
             Answer.IDENTITY: lambda fields: device_identity(
-                self.width, self.height, self.storage).to_bytes(),
+                self.width, self.height, self.storage, self.engine,
+                staged=self.staged_loads).to_bytes(),
             Answer.OUTPUTS: lambda fields: pack_outputs(
                 self.emulator.subcycle, self.emulator.edge_outputs(), self.width, self.height),
             Answer.STATUS: lambda fields: self.device_status().to_bytes(),
@@ -157,9 +165,14 @@ class DeviceModel:
 
     def _begin_load(self, fields):
         self.loading, self.staged, self.staged_crc = True, [], 0
+        if not self.staged_loads:
+            self.valid = False                  # the grid stops at once
 
     def _stage(self, fields):
         self.staged.append(_number(fields["frame"]))
+        if not self.staged_loads:               # straight into the running configuration
+            self.emulator.config.set_frame(_number(fields["row"]), _number(fields["address"]),
+                                           _number(fields["frame"]))
         self.staged_crc = zlib.crc32(fields["row"] + fields["address"] + fields["frame"],
                                      self.staged_crc)
 

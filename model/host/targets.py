@@ -377,13 +377,15 @@ DEFAULT_TIMEOUT = 1.0
 
 
 def open_target(spec, *, width=None, height=None, baudrate=115200, timeout=None,
-                simulator="icarus", storage="ff", quiet=False):
+                simulator="icarus", storage="ff", quiet=False, engine="direct",
+                evaluators=None):
     """A :class:`Target` from a command-line spec (one of :data:`TARGETS`):
 
     * ``emu``: the reference emulator (:class:`EmulatorTarget`; ``width``, ``height`` optional);
     * ``loopback``: the Python device model of a ``width`` x ``height`` grid behind the protocol;
     * ``sim``: the host controller gateware of a ``width`` x ``height`` grid of ``storage``,
-      simulated by ``simulator`` (``icarus`` or ``verilator``) in cocotb, over a simulated UART
+      simulated by ``simulator`` (``icarus`` or ``verilator``) in cocotb, over a simulated UART,
+      its grid of ``engine`` (``"direct"`` or ``"multiplexed"`` with ``evaluators``)
       (:func:`bitgrid.sim.host_link.open_sim_target`; builds or finds the simulation model
       first; ``quiet`` silences the build's progress messages; ``timeout`` counts simulated
       seconds);
@@ -407,6 +409,8 @@ def open_target(spec, *, width=None, height=None, baudrate=115200, timeout=None,
     if spec == "sim":
         from bitgrid.sim.host_link import open_sim_target
         options = {} if timeout is None else {"timeout": timeout}
+        if engine != "direct":
+            options.update(engine=engine, evaluators=evaluators)
         return open_sim_target(width, height, simulator=check_simulator(simulator),
                                storage=storage, quiet=quiet, **options)
     if isinstance(spec, str) and spec.startswith("serial:") and len(spec) > len("serial:"):

@@ -132,6 +132,7 @@ class Feature(enum.IntFlag):
     STAGED_LOAD = 1 << 0    #: a load is staged and CRC-checked before it replaces the running one
     READBACK = 1 << 1       #: READBACK reads the running configuration
     REPLAY = 1 << 2         #: a repeated (command, sequence) is answered again, not re-executed
+    MULTIPLEXED = 1 << 3    #: the grid is the multiplexed engine (SPEC section 7); else direct
 
 
 #: The features of the gateware and of the device model.
@@ -482,6 +483,12 @@ class Identity(typing.NamedTuple):
     features: Feature
     max_payload: int
 
+    @property
+    def engine(self):
+        """``"multiplexed"`` if :attr:`Feature.MULTIPLEXED` is set, else ``"direct"`` (what
+        gateware from before the flag reports)."""
+        return "multiplexed" if Feature.MULTIPLEXED in self.features else "direct"
+
     def to_bytes(self):
         """The :attr:`Answer.IDENTITY` data (15 bytes)."""
         return _IDENTIFY.pack(b"BG", self.protocol, *self.version, self.width, self.height,
@@ -506,11 +513,16 @@ class Identity(typing.NamedTuple):
                    Feature(features), maxp)
 
 
-def device_identity(width, height, storage):
+def device_identity(width, height, storage, engine="direct", *, staged=True):
     """The :class:`Identity` of the gateware (and of the device model) for a ``width`` x
-    ``height`` grid of ``storage``."""
+    ``height`` grid of ``storage`` and ``engine`` (``"multiplexed"`` sets
+    :attr:`Feature.MULTIPLEXED`); ``staged=False`` (loads written straight into the grid)
+    clears :attr:`Feature.STAGED_LOAD`."""
+    features = FEATURES | (Feature.MULTIPLEXED if engine == "multiplexed" else 0)
+    if not staged:
+        features &= ~Feature.STAGED_LOAD
     return Identity(PROTOCOL_VERSION, GATEWARE_VERSION, width, height, storage, COUNTER_WIDTH,
-                    FEATURES, max_payload(width, height))
+                    features, max_payload(width, height))
 
 
 class DeviceStatus(typing.NamedTuple):

@@ -2,6 +2,7 @@
 
 from amaranth.hdl import Module, ResetInserter, Signal
 
+from bitgrid.hdl.engines import make_grid
 from bitgrid.hdl.grid import Grid
 from bitgrid.hdl.host import ProtocolEngine, attach_grid
 from support.gateware import simulate
@@ -12,9 +13,12 @@ __all__ = ["EngineBench"]
 class EngineBench:
     """A :class:`ProtocolEngine` wired to a :class:`Grid`, driven byte by byte."""
 
-    def __init__(self, width, height, storage="ff"):
-        self.engine = ProtocolEngine(width, height, storage=storage)
-        self.grid = Grid(width, height, storage=storage)
+    def __init__(self, width, height, storage="ff", engine="direct", evaluators=None,
+                 staged=True):
+        self.engine = ProtocolEngine(width, height, storage=storage, engine=engine,
+                                     staged=staged)
+        self.grid = make_grid(width, height, engine=engine, evaluators=evaluators,
+                              storage=storage)
         m = Module()
         rst = Signal()
         m.submodules.grid = ResetInserter(rst)(self.grid)
