@@ -538,12 +538,15 @@ def test_cli_mesh_run_pass_and_mismatch(tmp_path):
 
 # --- Two host controllers with a link: two boards as one grid --------------------------------
 
-def test_two_protocol_engines_with_linked_tiles_run_one_grid():
+@pytest.mark.parametrize("grid_engine", ["direct", "multiplexed"])
+def test_two_protocol_engines_with_linked_tiles_run_one_grid(grid_engine):
     """What two linked boards do, minus the UARTs: two :class:`ProtocolEngine` s, each with a
     4 x 4 :class:`MeshTile` (sides E and W joined pin to pin), each loaded over the host
     protocol with its slice of one 8 x 4 program and stepped one subcycle per STEP request by
     its own host process. Each STEP is answered only when the tile has run it (the barrier
-    waits for the other chip), and the joined edge outputs equal the 8 x 4 emulator's."""
+    waits for the other chip), and the joined edge outputs equal the 8 x 4 emulator's. The
+    same with the tiles' grids on the multiplexed engine (SPEC section 7: a step takes many
+    clocks; the tile and the engine wait for ``step_ready``)."""
     from amaranth.hdl import Module, ResetInserter, Signal
     from bitgrid.hdl.host import ProtocolEngine, attach_grid
     from bitgrid.host import (Command, DeviceModel, LoopbackTransport, ProtocolTarget,
@@ -566,7 +569,7 @@ def test_two_protocol_engines_with_linked_tiles_run_one_grid():
     chips = {}
     for chip, links in (((0, 0), "E"), ((1, 0), "W")):
         engine = ProtocolEngine(4, 4)
-        tile = MeshTile(4, 4, links=links)
+        tile = MeshTile(4, 4, links=links, engine=grid_engine)
         rst = Signal(name=f"rst_{chip[0]}")
         m.submodules[f"engine_{chip[0]}"] = engine
         m.submodules[f"tile_{chip[0]}"] = ResetInserter(rst)(tile)
