@@ -114,9 +114,11 @@ def check_pdk(pdk):
     raise PlaceRouteUnavailable(f"place and route runs on --pdk osu018 only, not {pdk!r}")
 
 
-def missing_tools(which=shutil.which):
+def missing_tools(which=None):
     """The programs of :data:`TOOLS` (and the OSU018 technology files) that are missing, as a
-    list of names (empty when everything is installed)."""
+    list of names (empty when everything is installed); ``which`` finds a program (default
+    :func:`shutil.which`)."""
+    which = which or shutil.which
     missing = [tool for tool in TOOLS if which(tool) is None]
     if not (TECH_DIR / "osu018_stdcells.lib").is_file():
         missing.append("qflow-tech-osu018")
@@ -125,7 +127,7 @@ def missing_tools(which=shutil.which):
     return missing
 
 
-def require_tools(which=shutil.which):
+def require_tools(which=None):
     """:raises PlaceRouteUnavailable: naming the missing programs and :data:`INSTALL`."""
     missing = missing_tools(which)
     if missing:

@@ -424,3 +424,40 @@ def core_verilog_file(width, height, work_dir, *, storage="ff"):
     os.makedirs(work_dir, exist_ok=True)
     path.write_text(core_v)
     return path, core
+
+
+def core_area(width, height, work_dir, *, storage="ff", pdk_root=None):
+    """Standard-cell area in um2 of the Tiny Tapeout core (grid, pin port, synchronisers)
+    synthesised to sky130 ``sky130_fd_sc_hd`` at the typical corner with
+    :func:`bitgrid.asic.synth.synthesise` (YoWASP Yosys), in ``work_dir``.
+
+    :returns: ``(area_um2, source)``, ``source`` one line saying how it was found.
+    :raises PdkMissingError: if the sky130 liberty is missing.
+    :raises SynthesisError: if Yosys fails.
+    """
+    from . import area as _area
+    from .pdk import find_pdk
+    from .synth import synthesise
+    pdk = find_pdk("sky130", pdk_root)
+    path, core = core_verilog_file(width, height, work_dir, storage=storage)
+    synthesis = synthesise(path, core, pdk, work_dir)
+    area = _area.count_area(synthesis.cells, pdk.cells())
+    return area, (f"YoWASP Yosys synthesis of {core} to {pdk.name} (typical corner), "
+                  f"{sum(synthesis.cells.values())} cells")
+
+
+def default_case(width, height, conformance_dir=None):
+    """``(config, steps, name)`` for the folder's test: the shared conformance case of this
+    size if there is one (``random_2x2`` for 2 x 2, ``random_8x8`` for 8 x 8) in
+    ``conformance_dir`` (default ``$BITGRID_CONFORMANCE`` or ``../shared/conformance``
+    beside the repository), else :func:`random_case`."""
+    from bitgrid import vectors
+    if conformance_dir is None:
+        conformance_dir = os.environ.get("BITGRID_CONFORMANCE", str(
+            Path(__file__).resolve().parent.parent.parent / "shared" / "conformance"))
+    path = Path(conformance_dir) / f"random_{width}x{height}.json"
+    if width == height and path.is_file():
+        case = vectors.load_case(path)
+        return case.load_bitstream().config, case.steps, f"conformance case {case.name}"
+    config, steps = random_case(width, height)
+    return config, steps, f"random {width}x{height} program, seed 1 (reference emulator)"

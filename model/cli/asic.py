@@ -15,9 +15,10 @@ __all__ = ["asic"]
 
 
 @click.command()
-@click.option("--pdk", type=click.Choice(PDKS), required=True,
+@click.option("--pdk", type=click.Choice(PDKS), default=None,
               help="Standard-cell library: sky130 (sky130_fd_sc_hd), gf180 "
-                   "(gf180mcu_fd_sc_mcu7t5v0, 5 V) or osu018 (Debian qflow-tech-osu018).")
+                   "(gf180mcu_fd_sc_mcu7t5v0, 5 V) or osu018 (Debian qflow-tech-osu018). "
+                   "Required, except with --tinytapeout (which sizes on sky130).")
 @click.option("--pdk-root", type=click.Path(file_okay=False),
               help="open_pdks root (ciel/volare) holding sky130A/ and gf180mcuD/. Default: "
                    "$PDK_ROOT, else the shared folder ../shared/pdk.")
@@ -31,9 +32,23 @@ __all__ = ["asic"]
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON, not a table.")
 @click.option("--progress/--no-progress", default=None,
               help="Print each step on stderr (default: when stderr is a terminal).")
+@click.option("--place-route", is_flag=True,
+              help="Also place, route, extract and LVS-check the grid with qflow (GrayWolf, "
+                   "qrouter, magic, netgen) and time the routed netlist, in DIR/pnr; osu018 "
+                   "only (sky130 and gf180 need OpenROAD, not installable here). A 2x2 tile "
+                   "takes about 2.5 minutes.")
+@click.option("--tinytapeout", is_flag=True,
+              help="Write a Tiny Tapeout project folder into DIR instead (info.yaml, src/ "
+                   "with the tt_um_bitgrid_WxH top, test/ with its cocotb test); the tile "
+                   "count comes from a sky130 synthesis of its core.")
+@click.option("--vectors", "vectors_path", type=click.Path(dir_okay=False),
+              help="With --tinytapeout: the bitgrid-vectors-v1 case its test checks through "
+                   "the pins (default: the shared conformance case of the size, else a "
+                   "random program).")
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
               help="Output folder: grid.v, synth/ (netlists, logs), report.json, report.txt.")
-def asic(pdk, pdk_root, size, storage, corner, no_timing, as_json, progress, out_dir):
+def asic(pdk, pdk_root, size, storage, corner, no_timing, as_json, progress, place_route,
+         tinytapeout, vectors_path, out_dir):
     """Synthesise a WxH grid to standard cells and report area and timing.
 
     Runs YoWASP Yosys (synth, dfflibmap, abc to the PDK's liberty) on the grid and on one
@@ -42,6 +57,12 @@ def asic(pdk, pdk_root, size, storage, corner, no_timing, as_json, progress, out
     the assumptions are printed). Example:
 
         bitgrid asic --pdk sky130 --size 8x8 --storage latch -o out/asic-sky130-latch
+
+    Place and route a 2x2 tile on OSU018, and write a Tiny Tapeout project:
+
+        bitgrid asic --pdk osu018 --place-route -o out/asic-osu018
+
+        bitgrid asic --tinytapeout --size 2x2 -o out/tt
     """
     from bitgrid.asic.flow import run_asic
     from bitgrid.asic.report import format_table
@@ -50,14 +71,34 @@ def asic(pdk, pdk_root, size, storage, corner, no_timing, as_json, progress, out
     width, height = size
     if progress is None:
         progress = sys.stderr.isatty()
+    if tinytapeout:
+        from .asic_layout import tinytapeout_command
+        return tinytapeout_command(pdk=pdk, pdk_root=pdk_root, width=width, height=height,
+                                   storage=storage, vectors_path=vectors_path,
+                                   out_dir=out_dir, progress=progress, as_json=as_json,
+                                   place_route=place_route)
+    if pdk is None:
+        raise BadInput("give the standard-cell library with --pdk sky130, gf180 or osu018")
+    if vectors_path is not None:
+        raise BadInput("--vectors goes with --tinytapeout (the case its test checks)")
+    if place_route:
+        from .asic_layout import check_place_route
+        check_place_route(pdk)
     try:
         report = run_asic(pdk=pdk, pdk_root=pdk_root, width=width, height=height,
                           storage=storage, corner=corner, out_dir=out_dir, progress=progress,
                           timing=not no_timing)
     except (SynthesisError, StaError) as error:
         raise BadInput(str(error)) from None
+    if place_route:
+        from .asic_layout import place_route_command
+        report = place_route_command(report, width=width, height=height, storage=storage,
+                                     pdk=pdk, out_dir=out_dir, progress=progress)
     if as_json:
         import json
         click.echo(json.dumps(report, indent=2))
     else:
         click.echo(format_table(report), nl=False)
+        if place_route:
+            from bitgrid.asic.pnr import PlaceRoute, format_place_route
+            click.echo(format_place_route(PlaceRoute(**report["place_route"])))
