@@ -1,7 +1,9 @@
-"""The boards part of ``make bench``: per supported board, the largest grid that was placed and
-routed, its resource use, its Fmax from nextpnr and the cell updates per second that gives on
-the board (``cells * Fmax / 2``: a subcycle, one clock cycle, updates one parity, half of the
-cells), and the build time.
+"""The boards part of ``make bench``: per supported board and engine (the direct grid, and the
+multiplexed engine where a report has one), the largest grid that was placed and routed, its
+resource use, its Fmax from nextpnr, the subcycles per second (``Fmax / cycles_per_subcycle``:
+one clock cycle for the direct grid) and the cell updates (evaluations) per second that gives
+on the board (``subcycles/s x cells / 2``: a subcycle updates one parity, half of the cells),
+and the build time.
 
 Place and route of the big grids takes from minutes (iCE40) to hours (ECP5-85F, nextpnr in
 WebAssembly), so this part does not build by default: it reads the ``report.json`` files that
@@ -53,9 +55,11 @@ def find_reports(roots=ROOTS):
     return sorted(found)
 
 
-def largest(reports, board):
-    """The ``(path, report)`` of ``board``'s largest grid (then highest Fmax), or None."""
-    mine = [(p, r) for p, r in reports if r["board"] == board]
+def largest(reports, board, engine="direct"):
+    """The ``(path, report)`` of ``board``'s largest grid (then highest Fmax) with ``engine``
+    (a report without an engine is the direct grid's), or None."""
+    mine = [(p, r) for p, r in reports
+            if r["board"] == board and r.get("engine", "direct") == engine]
     if not mine:
         return None
     return max(mine, key=lambda pr: (pr[1]["cells"], _fmax(pr[1])))
@@ -75,13 +79,17 @@ def row_from_report(board, report, source):
     utilization = report.get("utilization", {})
     ram_bels = {bel: utilization[bel] for bel in SUMMARY[board.family]["RAM"]
                 if bel in utilization}
+    cycles = report.get("cycles_per_subcycle", 1)
     return {"board": board.name, "fpga": board.fpga, "storage": report["storage"],
+            "engine": report.get("engine", "direct"), "pipelined": report.get("pipelined", False),
+            "cycles_per_subcycle": cycles,
+            "subcycles": figure(fmax * 1e6 / cycles, "subcycles/s"),
             "grid": report["grid"], "cells": report["cells"],
             "default_size": "x".join(map(str, board.default_size)),
             "lut": _use(report, "LUT"), "ff": _use(report, "FF"), "ram": _use(report, "RAM"),
             "ram_bels": ram_bels,
             "fmax_mhz": fmax, "constraint_mhz": constraint,
-            "cell_updates": figure(report["cells"] * fmax * 1e6 / 2, "cell-updates/s"),
+            "cell_updates": figure(report["cells"] * fmax * 1e6 / cycles / 2, "cell-updates/s"),
             "build_seconds": figure(report["build_seconds"], "s"),
             "tools": report.get("tools"), "source": source}
 
@@ -135,6 +143,9 @@ def measure(*, roots=ROOTS, build_missing=False, output="build", progress=True):
     reports = find_reports(roots)
     rows = []
     for board in BOARDS.values():
+        # Another engine's largest build, where a report has one (after the direct row).
+        others = sorted({r.get("engine", "direct") for _, r in reports
+                         if r["board"] == board.name} - {"direct"})
         best = largest(reports, board.name)
         if best is None and build_missing:
             if progress:
@@ -151,6 +162,9 @@ def measure(*, roots=ROOTS, build_missing=False, output="build", progress=True):
         else:
             path, report = best
             rows.append(row_from_report(board, report, _source(path, "cached:")))
+        for engine in others:
+            path, report = largest(reports, board.name, engine)
+            rows.append(row_from_report(board, report, _source(path, "cached:")))
     return {"part": "boards", "roots": list(roots), "rows": rows, "targets": targets(rows)}
 
 
@@ -164,20 +178,23 @@ def _share(item):
 
 def format_part(part):
     """The boards part as a text table, with where each row's figures come from."""
-    lines = ["FPGA boards: largest grid placed and routed, from bitgrid build reports "
-             "(cell updates/s = cells x Fmax / 2)",
-             f"{'board':<11} {'grid':>6} {'storage':>7} {'LUT':>20} {'FF':>20} {'RAM':>16} "
-             f"{'Fmax MHz':>9} {'cell-upd/s':>10} {'build s':>8}"]
+    lines = ["FPGA boards: largest grid placed and routed per engine, from bitgrid build "
+             "reports (cell updates/s = cells x Fmax / clock cycles a subcycle / 2)",
+             f"{'board':<11} {'engine':>11} {'grid':>7} {'storage':>7} {'LUT':>20} {'FF':>20} "
+             f"{'RAM':>16} {'Fmax MHz':>9} {'subcyc/s':>9} {'cell-upd/s':>9} {'build s':>8}"]
     sources = []
     for r in part["rows"]:
         if r.get("source") is None:
-            lines.append(f"{r['board']:<11} {'-':>6} {r['storage']:>7}   no build report found "
-                         f"(bitgrid build --board {r['board']})")
+            lines.append(f"{r['board']:<11} {'-':>11} {'-':>7} {r['storage']:>7}   no build "
+                         f"report found (bitgrid build --board {r['board']})")
             continue
-        lines.append(f"{r['board']:<11} {r['grid']:>6} {r['storage']:>7} {_share(r['lut']):>20} "
-                     f"{_share(r['ff']):>20} {_share(r['ram']):>16} {r['fmax_mhz']:>9.1f} "
-                     f"{value(r['cell_updates']):>10.3g} {value(r['build_seconds']):>8.0f}")
-        sources.append(f"  {r['board']}: {r['source']}")
+        engine = r["engine"] + ("+p" if r.get("pipelined") else "")
+        lines.append(f"{r['board']:<11} {engine:>11} {r['grid']:>7} {r['storage']:>7} "
+                     f"{_share(r['lut']):>20} {_share(r['ff']):>20} {_share(r['ram']):>16} "
+                     f"{r['fmax_mhz']:>9.1f} {value(r['subcycles']):>9.3g} "
+                     f"{value(r['cell_updates']):>9.3g} {value(r['build_seconds']):>8.0f}")
+        which = r["board"] + ("" if r["engine"] == "direct" else f" ({r['engine']})")
+        sources.append(f"  {which}: {r['source']}")
         if r.get("ram_bels"):
             sources.append("    RAM: " + ", ".join(f"{bel} {v['used']}/{v['available']}"
                                                   for bel, v in r["ram_bels"].items()))

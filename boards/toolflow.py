@@ -18,7 +18,8 @@ from .progress import YOWASP_NOTICE, LogFollower, LogTail, yowasp_compiles
 from .resources import check_fits
 from .top import DEFAULT_BAUD, BoardTop
 
-__all__ = ["BuildError", "build", "build_overrides", "format_report", "SUMMARY"]
+__all__ = ["BuildError", "build", "build_overrides", "engine_rates", "format_report",
+           "SUMMARY"]
 
 
 class BuildError(RuntimeError):
@@ -32,8 +33,10 @@ _STAGES = {"yosys": "synthesis (Yosys)", "nextpnr-ice40": "place and route (next
            "gowin_pack": "bitstream (gowin_pack)"}
 
 
-def _parse_report(board, build_dir, name, size, seconds, stage_seconds, baud=DEFAULT_BAUD):
-    """The build report: cells, resource use and Fmax from nextpnr's JSON report."""
+def _parse_report(board, build_dir, name, size, seconds, stage_seconds, baud=DEFAULT_BAUD,
+                  grid=None):
+    """The build report: cells, resource use and Fmax from nextpnr's JSON report, and the
+    engine's rates at that Fmax (:func:`engine_rates`; ``grid`` is the top's grid)."""
     from .image import file_sha256
     width, height = size
     image = os.path.join(build_dir, f"{name}{board.bitstream_suffix}")
@@ -59,6 +62,7 @@ def _parse_report(board, build_dir, name, size, seconds, stage_seconds, baud=DEF
                                       "constraint": round(v["constraint"], 2)}
                               for clock, v in nextpnr.get("fmax", {}).items()}
     report["summary"] = _summary(board.family, report.get("utilization", {}))
+    report.update(engine_rates(grid, width * height, report.get("fmax_mhz", {})))
     path = os.path.join(build_dir, f"{name}.stat.json")
     if os.path.exists(path):
         try:
@@ -96,10 +100,29 @@ def _summary(family, utilization):
     return out
 
 
+def engine_rates(grid, cells, fmax_mhz):
+    """The engine fields of a build report: ``engine`` (``grid.engine``, ``"direct"`` for
+    :class:`~bitgrid.hdl.grid.Grid`), ``pipelined``, ``cycles_per_subcycle`` (clock cycles
+    a subcycle takes: 1 for the direct grid), and at the lowest achieved Fmax
+    ``subcycles_per_second`` (``Fmax / cycles_per_subcycle``) and
+    ``cell_evaluations_per_second`` (``subcycles_per_second * cells / 2``: a subcycle
+    evaluates one parity, half of the cells); the rates are None without an Fmax."""
+    cycles = getattr(grid, "cycles_per_subcycle", 1)
+    achieved = [v["achieved"] for v in fmax_mhz.values()]
+    rate = min(achieved) * 1e6 / cycles if achieved else None
+    return {"engine": getattr(grid, "engine", "direct"),
+            "pipelined": bool(getattr(grid, "pipelined", False)),
+            "cycles_per_subcycle": cycles,
+            "subcycles_per_second": rate,
+            "cell_evaluations_per_second": None if rate is None else rate * cells / 2}
+
+
 def format_report(report):
     """The report as text lines."""
+    engine = report.get("engine", "direct")
     lines = [f"board {report['board']} ({report['fpga']}), grid {report['grid']} "
-             f"({report['cells']} cells, {report['storage']} storage)"]
+             f"({report['cells']} cells, {engine} engine, {report['storage']} storage"
+             f"{', pipelined' if report.get('pipelined') else ''})"]
     for key, v in report.get("summary", {}).items():
         share = f" ({100 * v['used'] / v['available']:.1f} %)" if v["available"] else ""
         lines.append(f"  {key:4} {v['used']:6} / {v['available'] or '?':>6}{share}")
@@ -113,6 +136,10 @@ def format_report(report):
                   if board_clock and abs(v["constraint"] - board_clock) > 0.01 else "")
         lines.append(f"  Fmax {clock}: {v['achieved']:.2f} MHz ({verdict} at the board's "
                      f"{need:.2f} MHz clock{target})")
+    if report.get("subcycles_per_second"):
+        lines.append(f"  at that Fmax: {report['subcycles_per_second']:.3g} subcycles/s "
+                     f"({report.get('cycles_per_subcycle', 1)} cycle(s) a subcycle), "
+                     f"{report['cell_evaluations_per_second']:.3g} cell evaluations/s")
     lines.append(f"  build time {report['build_seconds']:.1f} s ("
                  + ", ".join(f"{k} {v:.1f} s" for k, v in report["stage_seconds"].items()) + ")")
     return lines
@@ -141,7 +168,8 @@ def build_overrides(board, platform, name):
 
 
 def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid",
-          progress=print, status=None, link="", lanes=1, force=False):
+          progress=print, status=None, link="", lanes=1, force=False, engine="direct",
+          evaluators=None):
     """Synthesise, place and route and pack the :class:`BoardTop` of ``board`` with the
     YoWASP tools, in folder ``output``.
 
@@ -155,21 +183,24 @@ def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid"
         changes (:class:`~bitgrid.boards.progress.LogFollower`), or None.
     :param link, lanes: see :class:`BoardTop` (a board of a mesh).
     :param force: build a grid larger than :func:`~bitgrid.boards.max_grid` estimates fits.
+    :param engine, evaluators: the grid engine, see :class:`BoardTop` (the resource estimate
+        is the direct grid's: it is not checked for another engine).
     :raises GridTooLargeError: the grid does not fit the board by the estimate (before any
         tool runs; not with ``force``).
     :raises ToolMissingError: a YoWASP tool is not installed.
     :raises BuildError: a stage failed or wrote no output.
     """
     board = get_board(board)
-    if not force:                  # before the top is made (a large grid takes a while)
+    if not force and engine == "direct":   # before the top is made (a large grid takes a while)
         check_fits(board, tuple(size) if size else board.default_size,
                    links=len(parse_sides(link, what='link')) if link else 0)
     commands = tool_env(board)
-    top = BoardTop(board, size=size, baud=baud, link=link, lanes=lanes)
+    top = BoardTop(board, size=size, baud=baud, link=link, lanes=lanes, engine=engine,
+                   evaluators=evaluators)
     platform = board.platform()
     started = time.monotonic()
     progress(f"elaborating the {board.name} top: {top.size[0]}x{top.size[1]} grid, "
-             f"{board.storage} storage, {baud} baud"
+             f"{engine} engine, {board.storage} storage, {baud} baud"
              f"{f', links on {top.link} ({lanes} lane(s))' if top.link else ''}")
     # -q is passed by Amaranth unless AMARANTH_verbose is set; force it (the YoWASP pitfall).
     os.environ.pop("AMARANTH_verbose", None)
@@ -205,7 +236,7 @@ def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid"
             raise BuildError(f"{stage} ended without writing {out_file}{hint}; see {log_path}")
         progress(f"{stage}: done in {stage_seconds[tool]:.1f} s")
     report = _parse_report(board, build_dir, name, top.size, time.monotonic() - started,
-                           stage_seconds, baud)
+                           stage_seconds, baud, grid=top.host.grid if top.host else None)
     atomic_write(os.path.join(build_dir, "report.json"), json.dumps(report, indent=2))
     report["output"] = build_dir
     return report

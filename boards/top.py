@@ -5,10 +5,10 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import io, wiring
 
 from bitgrid._overrides import silence_unused
-from bitgrid.checks import check_int
+from bitgrid.checks import check_choice, check_int
 from bitgrid.config import check_grid_size
 from bitgrid.hdl.host import HostController
-from bitgrid.terms import parse_sides
+from bitgrid.terms import ENGINES, parse_sides
 
 from . import get_board
 from .links import LINK_PINOUTS, add_link_resources, link_resource_name
@@ -43,11 +43,17 @@ class BoardTop(wiring.Component):
         the board one chip of a mesh (docs/two-boards.md). SDR lanes only: DDR needs a
         90-degree clock from a PLL, which the board tops do not make yet.
     :param lanes: data lanes per link direction.
+    :param engine: ``"direct"`` (one physical cell per BitGrid cell; pipelined where the
+        board says so, :attr:`Board.pipelined`) or ``"multiplexed"`` (cells in block RAM,
+        ``evaluators`` per clock; :class:`~bitgrid.hdl.multiplexed.MultiplexedGrid`); SPEC
+        section 7.
+    :param evaluators: the multiplexed engine's cells per clock (None: its default).
     :raises ValueError: for a bad size, baud rate, side or lane count (the message names the
         board's connectors and how many lanes they carry).
     """
 
-    def __init__(self, board, *, size=None, baud=DEFAULT_BAUD, link="", lanes=1):
+    def __init__(self, board, *, size=None, baud=DEFAULT_BAUD, link="", lanes=1,
+                 engine="direct", evaluators=None):
         try:
             self._board = board = get_board(board)
             self._size = check_grid_size(*(size or board.default_size), what="board grid")
@@ -64,6 +70,8 @@ class BoardTop(wiring.Component):
                                      f"{pinouts[side].max_lanes} lanes on side {side}, not "
                                      f"{lanes!r}")
             self._link, self._lanes = link, lanes
+            self._engine = check_choice(engine, "Engine", ENGINES)
+            self._evaluators = evaluators
         except Exception:
             silence_unused(self)               # never built: no "created but never used"
             raise
@@ -77,6 +85,10 @@ class BoardTop(wiring.Component):
     @property
     def size(self):
         return self._size
+
+    @property
+    def engine(self):
+        return self._engine
 
     @property
     def baud(self):
@@ -98,6 +110,13 @@ class BoardTop(wiring.Component):
                              f"MHz clock within 2 %")
         return divisor
 
+    def _grid_options(self):
+        """The HostController options that choose the grid: the engine (only when not the
+        direct one) and, for the direct grid, the board's pipelining."""
+        if self._engine != "direct":
+            return {"engine": self._engine, "evaluators": self._evaluators}
+        return {"pipelined": self._board.pipelined and not self._link}
+
     def elaborate(self, platform):
         m = Module()
         width, height = self._size
@@ -109,7 +128,7 @@ class BoardTop(wiring.Component):
                           for side in self._link}
         m.submodules.host = host = self.host = HostController(
             width, height, divisor=divisor, storage=self._board.storage, links=self._link,
-            lanes=self._lanes, link_ports=link_ports, pipelined=self._board.pipelined)
+            lanes=self._lanes, link_ports=link_ports, **self._grid_options())
 
         uart = platform.request("uart", 0, dir="-")
         m.submodules.uart_rx = rx = io.Buffer("i", uart.rx)

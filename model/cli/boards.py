@@ -20,29 +20,68 @@ BOARD_TOOLS_HINT = ("All board tools at once, in a checkout: .venv/bin/pip insta
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
-def boards(as_json):
+@click.option("--reports", "roots", multiple=True, default=("build",), show_default=True,
+              type=click.Path(file_okay=False), metavar="DIR",
+              help="Folders searched for the report.json of earlier builds (repeatable).")
+def boards(as_json, roots):
     """List the supported boards: name, FPGA, default grid, the largest grid estimated to fit
     (from the measured per-cell costs, docs/boards.md), storage, the link signalling of a
-    mesh of boards (docs/two-boards.md), the programmer and what it writes by default."""
+    mesh of boards (docs/two-boards.md), the programmer and what it writes by default; then,
+    per board and engine, the largest grid built, its Fmax, subcycles/s and cell
+    evaluations/s (the measured builds of docs/boards.md and any build report under
+    --reports DIR).
+
+    \b
+      bitgrid boards
+      bitgrid boards --json --reports build --reports out/boards
+    """
+    from bitgrid.bench.boards import find_reports
     from bitgrid.boards import BOARDS, max_grid
     from bitgrid.boards.links import LINK_PINOUTS
+    from bitgrid.boards.measured import MEASURED, entry_from_report, largest, rates
+    entries = [dict(e, source=f"measured {e['date']} (docs/boards.md)") for e in MEASURED]
+    entries += [e for e in (entry_from_report(r, source=p)
+                            for p, r in find_reports([r for r in roots if os.path.isdir(r)]))
+                if e is not None]
+    built = largest(entries)
     rows = []
     for b in BOARDS.values():
-        largest = max_grid(b)
+        largest_fit = max_grid(b)
+        mine = {engine: {"grid": e["grid"], "cells": e["cells"], "fmax_mhz": e["fmax_mhz"],
+                         "pipelined": e.get("pipelined", False),
+                         "cycles_per_subcycle": e.get("cycles_per_subcycle", 1),
+                         "subcycles_per_second": rates(e)[0],
+                         "cell_evaluations_per_second": rates(e)[1], "source": e["source"]}
+                for (name, engine), e in sorted(built.items()) if name == b.name}
         rows.append({"name": b.name, "fpga": b.fpga, "family": b.family,
                      "default_grid": f"{b.default_size[0]}x{b.default_size[1]}",
-                     "largest_grid_estimate": f"{largest[0]}x{largest[1]}" if largest else None,
+                     "largest_grid_estimate": f"{largest_fit[0]}x{largest_fit[1]}"
+                     if largest_fit else None,
                      "storage": b.storage, "link_signalling": _signalling(LINK_PINOUTS, b.name),
-                     "flash_tool": b.flash_tool, "program_to": b.program_to})
+                     "flash_tool": b.flash_tool, "program_to": b.program_to, "built": mine})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     header = ("board", "FPGA", "default grid", "largest (est.)", "storage", "links",
               "programmer")
-    table = [header] + [(r["name"], r["fpga"], r["default_grid"],
-                         r["largest_grid_estimate"] or "-", r["storage"], r["link_signalling"],
-                         f"{r['flash_tool']} ({r['program_to']})") for r in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    _table([header] + [(r["name"], r["fpga"], r["default_grid"],
+                        r["largest_grid_estimate"] or "-", r["storage"], r["link_signalling"],
+                        f"{r['flash_tool']} ({r['program_to']})") for r in rows])
+    click.echo("")
+    click.echo("Largest grid built, per board and engine (a subcycle evaluates half the cells):")
+    table = [("board", "engine", "grid", "Fmax MHz", "subcycles/s", "cell evals/s", "from")]
+    for r in rows:
+        for engine, e in r["built"].items():
+            table.append((r["name"], engine + (" (pipelined)" if e["pipelined"] else ""),
+                          e["grid"], f"{e['fmax_mhz']:.1f}", f"{e['subcycles_per_second']:.3g}",
+                          f"{e['cell_evaluations_per_second']:.3g}", e["source"]))
+        if not r["built"]:
+            table.append((r["name"], "-", "-", "-", "-", "-", "not built yet"))
+    _table(table)
+
+
+def _table(table):
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     for row in table:
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
 

@@ -129,7 +129,8 @@ def test_boards_shows_link_signalling_and_estimate():
     lines = result.output.splitlines()
     assert lines[0].split("  ")[:1] == ["board"] and "largest (est.)" in lines[0]
     assert "links" in lines[0]
-    rows = {line.split()[0]: line for line in lines[1:]}
+    boards = lines[1:lines.index("")]                # the first table; then the builds
+    rows = {line.split()[0]: line for line in boards}
     assert "6x4" in rows["icebreaker"] and "single-ended LVCMOS33" in rows["icebreaker"]
     assert "single-ended LVCMOS33" in rows["tangnano9k"]
     for name in ("ulx3s-12f", "ulx3s-25f", "ulx3s-45f", "ulx3s-85f"):

@@ -1,0 +1,76 @@
+"""The measured board builds: what ``bitgrid boards`` and ``make bench`` (part ``boards``) report
+per board and engine when no newer build report is at hand (``docs/boards.md``, "Measured
+builds"), and the rates they give.
+
+Each entry of :data:`MEASURED` is one ``bitgrid build`` that placed and routed, with the
+figures of its ``report.json``:
+
+* ``board``, ``engine`` (``"direct"`` or ``"multiplexed"``), ``grid`` (``"WxH"``), ``cells``;
+* ``storage`` and ``pipelined`` (the direct grid's options), ``cycles_per_subcycle`` (clock
+  cycles a subcycle takes: 1 for the direct grid);
+* ``fmax_mhz``: nextpnr's achieved Fmax of the system clock; ``build_seconds``: wall clock of
+  the whole build; ``date``; ``conditions``: the machine's load and the tools, for people.
+
+:func:`rates` gives subcycles per second (``Fmax / cycles_per_subcycle``) and cell evaluations
+per second (``subcycles/s x cells / 2``: a subcycle evaluates one parity, half of the cells).
+:func:`largest` picks, per board and engine, the largest grid (then the highest Fmax) among
+these and any build reports.
+"""
+
+__all__ = ["MEASURED", "rates", "entry_from_report", "largest"]
+
+#: The builds of docs/boards.md ("Measured builds"), oldest first.
+MEASURED = [
+    {"board": "icebreaker", "engine": "direct", "grid": "6x4", "cells": 24, "storage": "ff",
+     "pipelined": False, "cycles_per_subcycle": 1, "fmax_mhz": 27.68, "build_seconds": 97,
+     "date": "2026-11-30", "conditions": "2-core machine shared with other jobs"},
+    {"board": "tangnano9k", "engine": "direct", "grid": "16x14", "cells": 224,
+     "storage": "memory", "pipelined": False, "cycles_per_subcycle": 1, "fmax_mhz": 71.79,
+     "build_seconds": 224, "date": "2026-11-30",
+     "conditions": "inferred LUT RAM; 2-core machine shared with other jobs"},
+    {"board": "ulx3s-12f", "engine": "direct", "grid": "24x24", "cells": 576,
+     "storage": "memory", "pipelined": False, "cycles_per_subcycle": 1, "fmax_mhz": 52.36,
+     "build_seconds": 212, "date": "2026-11-30",
+     "conditions": "inferred LUT RAM; 2-core machine shared with other jobs"},
+    {"board": "ulx3s-85f", "engine": "direct", "grid": "32x32", "cells": 1024,
+     "storage": "memory", "pipelined": False, "cycles_per_subcycle": 1, "fmax_mhz": 55.47,
+     "build_seconds": 368, "date": "2026-11-30",
+     "conditions": "inferred LUT RAM; 2-core machine shared with other jobs"},
+    {"board": "ulx3s-85f", "engine": "direct", "grid": "64x64", "cells": 4096,
+     "storage": "memory", "pipelined": False, "cycles_per_subcycle": 1, "fmax_mhz": 35.42,
+     "build_seconds": 3378, "date": "2026-11-30",
+     "conditions": "inferred LUT RAM (31 min in Yosys); 2-core machine shared with other jobs"},
+]
+
+
+def rates(entry):
+    """``(subcycles_per_second, cell_evaluations_per_second)`` of a measured build."""
+    subcycles = entry["fmax_mhz"] * 1e6 / entry.get("cycles_per_subcycle", 1)
+    return subcycles, subcycles * entry["cells"] / 2
+
+
+def entry_from_report(report, source=None):
+    """A :data:`MEASURED`-style entry from a ``bitgrid build`` report (``report.json``), or
+    None for a build that did not get through place and route (no Fmax)."""
+    achieved = [v["achieved"] for v in (report.get("fmax_mhz") or {}).values()
+                if "achieved" in v]
+    if not achieved or not report.get("board") or not report.get("cells"):
+        return None
+    return {"board": report["board"], "engine": report.get("engine", "direct"),
+            "grid": report["grid"], "cells": report["cells"],
+            "storage": report.get("storage"), "pipelined": report.get("pipelined", False),
+            "cycles_per_subcycle": report.get("cycles_per_subcycle", 1),
+            "fmax_mhz": min(achieved), "build_seconds": report.get("build_seconds"),
+            "date": report.get("date"), "source": source}
+
+
+def largest(entries):
+    """``{(board, engine): entry}``: per board and engine the largest grid, then the highest
+    Fmax, of ``entries``."""
+    best = {}
+    for entry in entries:
+        key = (entry["board"], entry.get("engine", "direct"))
+        if key not in best or (entry["cells"], entry["fmax_mhz"]) > \
+                (best[key]["cells"], best[key]["fmax_mhz"]):
+            best[key] = entry
+    return best
