@@ -2,12 +2,9 @@
 :func:`make_grid`, the one place that builds a grid of either engine (host controller, mesh
 tile, simulator builds, board tops)."""
 
-__all__ = ["ENGINES", "check_engine", "make_grid", "DEFAULT_EVALUATORS"]
+from bitgrid.terms import ENGINES
 
-#: ``"direct"``: one physical cell per BitGrid cell, a subcycle per clock
-#: (:class:`bitgrid.hdl.grid.Grid`); ``"multiplexed"``: cells in block RAM, a few evaluated per
-#: clock (:class:`bitgrid.hdl.multiplexed.MultiplexedGrid`).
-ENGINES = ("direct", "multiplexed")
+__all__ = ["ENGINES", "check_engine", "make_grid", "DEFAULT_EVALUATORS"]
 
 #: Evaluators of a multiplexed grid when none are given.
 DEFAULT_EVALUATORS = 2

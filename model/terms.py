@@ -196,8 +196,11 @@ STORAGES = ("ff", "memory")
 #: in Amaranth's simulator).
 GATEWARE_STORAGES = STORAGES + ("latch",)
 
-#: Grid engines (SPEC section 7): one physical cell per BitGrid cell.
-ENGINES = ("direct",)
+#: Grid engines (SPEC section 7): ``"direct"``, one physical cell per BitGrid cell, a subcycle
+#: per clock (:class:`bitgrid.hdl.grid.Grid`); ``"multiplexed"``, cells in block RAM, a few
+#: evaluated per clock (:class:`bitgrid.hdl.multiplexed.MultiplexedGrid`). Built by
+#: :func:`bitgrid.hdl.engines.make_grid`.
+ENGINES = ("direct", "multiplexed")
 
 #: RTL simulators the project drives through cocotb.
 SIMULATORS = ("icarus", "verilator")

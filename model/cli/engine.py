@@ -5,6 +5,8 @@ import functools
 
 import click
 
+from bitgrid.terms import ENGINES
+
 from .errors import BadInput
 
 __all__ = ["engine_options", "check_engine_options"]
@@ -13,7 +15,7 @@ __all__ = ["engine_options", "check_engine_options"]
 def engine_options(command):
     """Add ``--engine direct|multiplexed`` and ``--evaluators N`` to a click command (its
     function gets ``engine`` and ``evaluators``)."""
-    @click.option("--engine", type=click.Choice(["direct", "multiplexed"]), default="direct",
+    @click.option("--engine", type=click.Choice(ENGINES), default="direct",
                   show_default=True,
                   help="Grid engine: direct (one physical cell per cell, a subcycle per clock) "
                        "or multiplexed (cells in block RAM, a few evaluated per clock: far "

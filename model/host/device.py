@@ -16,7 +16,7 @@ from bitgrid.protocol.host import (
     COUNTER_MAX, FRAMING_RESPONSE, LOAD_REJECTS, STATUS_COUNTERS, STORAGE_CODES, Answer, Check,
     DeviceStatus, Effect, Status, answer_code, check_protocol_size, command_spec,
     decode_frame, device_identity, encode_frame, max_body, pack_outputs, unpack_edges)
-from bitgrid.terms import Edges
+from bitgrid.terms import ENGINES, Edges
 
 __all__ = ["DeviceModel"]
 
@@ -52,7 +52,7 @@ class DeviceModel:
                  staged=True):
         self.width, self.height = check_protocol_size(width, height)
         self.storage = check_choice(storage, "Storage", tuple(STORAGE_CODES))
-        self.engine = check_choice(engine, "Engine", ("direct", "multiplexed"))
+        self.engine = check_choice(engine, "Engine", ENGINES)
         self.staged_loads = bool(staged)
         self.max_body = max_body(width, height)
         self.emulator = Emulator(init or Configuration(width, height))
