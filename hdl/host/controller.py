@@ -28,7 +28,9 @@ class HostController(wiring.Component):
     :class:`~bitgrid.hdl.grid.Grid` of ``storage``) or ``"multiplexed"`` (a
     :class:`~bitgrid.hdl.multiplexed.MultiplexedGrid` of ``evaluators``); IDENTIFY reports it.
     ``staged=False``: loads go straight into the grid (no staging memory; see
-    :class:`~.engine.ProtocolEngine`), for a grid whose configuration fills the device.
+    :class:`~.engine.ProtocolEngine`), for a grid whose configuration fills the device; the
+    default (None) stages loads for the direct grid and not for the multiplexed engine (its
+    grids are sized to fill the block RAM, with no room for a second copy).
 
     Members
     -------
@@ -42,7 +44,7 @@ class HostController(wiring.Component):
 
     def __init__(self, width, height, *, divisor, storage="ff", init=None, links="", lanes=1,
                  link_ports=None, pipelined=False, engine="direct", evaluators=None,
-                 staged=True):
+                 staged=None):
         self._divisor = check_divisor(divisor)
         if links:
             if init is not None:
@@ -57,6 +59,8 @@ class HostController(wiring.Component):
             self.grid = make_grid(width, height, engine=engine, evaluators=evaluators,
                                   storage=storage, init=init, **options)
         # A multiplexed grid keeps its configuration in memory, whatever the board's storage.
+        if staged is None:
+            staged = engine == "direct"
         self.engine = ProtocolEngine(width, height, engine=engine, staged=staged,
                                      storage="memory" if engine == "multiplexed" else storage)
         super().__init__({"rx": In(1, init=1), "tx": Out(1, init=1), "valid": Out(1),

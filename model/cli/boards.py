@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from .engine import check_engine_options, engine_options
 from .errors import BadInput, explain
 from .params import SidesType, SizeType
 
@@ -136,7 +137,8 @@ class _StatusLine:
               help="Build a grid larger than the board is estimated to hold (bitgrid boards).")
 @click.option("--quiet", "-q", is_flag=True,
               help="No stage lines and no live progress from the tools' logs.")
-def build(board_name, size, baud, output, link, lanes, force, quiet):
+@engine_options
+def build(board_name, size, baud, output, link, lanes, force, quiet, engine, evaluators):
     """Synthesise, place and route a board top with the YoWASP tools (pip packages), and write
     the FPGA image and a report (resources, Fmax, build time) to the build folder.
 
@@ -150,9 +152,16 @@ def build(board_name, size, baud, output, link, lanes, force, quiet):
     \b
       bitgrid build --board icebreaker --size 4x4 --link E -o build/left
       bitgrid build --board icebreaker --size 4x4 --link W -o build/right
+
+    With --engine multiplexed the cells live in block RAM (docs/boards.md, Engines):
+
+    \b
+      bitgrid build --board icebreaker --size 128x128 --engine multiplexed --evaluators 4
     """
     from bitgrid.boards import build as build_board, format_report, get_board
     board = get_board(board_name)
+    check_engine_options(engine, evaluators, (size or board.default_size)[0])
+    engine_args = {"engine": engine, "evaluators": evaluators} if engine != "direct" else {}
     if lanes != 1 and not link:
         raise BadInput("--lanes describes the links of --link SIDES; add --link")
     if link and size is None:
@@ -160,7 +169,8 @@ def build(board_name, size, baud, output, link, lanes, force, quiet):
                        "bitstream slice prints it); the link's gateware also takes room on "
                        "the board, so the board's default grid may not fit")
     output = output or os.path.join("build", board.name + (f"-link{link.upper()}" if link
-                                                          else ""))
+                                                          else "")
+                                    + ("-multiplexed" if engine != "direct" else ""))
     explain("tool", "{error}\n" + BOARD_TOOLS_HINT)
     status = _StatusLine(f"[{board.name}]")
 
@@ -171,7 +181,8 @@ def build(board_name, size, baud, output, link, lanes, force, quiet):
     try:
         report = build_board(board, size=size, baud=baud, output=output, link=link,
                              lanes=lanes, force=force, progress=progress,
-                             status=None if quiet or not status.enabled else status)
+                             status=None if quiet or not status.enabled else status,
+                             **engine_args)
     finally:
         status.clear()
     for line in format_report(report):
