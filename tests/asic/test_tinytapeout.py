@@ -130,3 +130,18 @@ def test_banks_and_names():
     assert top_name(8, 4) == "tt_um_bitgrid_8x4"
     with pytest.raises(ValueError):
         write_project("/nonexistent/never", width=64, height=2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("simulator", ["icarus", "verilator"])
+def test_latch_store_folder(tmp_path, simulator):
+    """The folder with the latch configuration store (its latch module renamed into the top's
+    namespace) passes its own test on the conformance program too."""
+    case = load_conformance("random_2x2")
+    out = tmp_path / "ttl"
+    write_project(out, storage="latch", config=case.load_bitstream().config, steps=case.steps,
+                  case_name="conformance random_2x2")
+    core = (out / "src" / "bitgrid_core.v").read_text()
+    assert "module tt_um_bitgrid_2x2_core_latch" in core and "bitgrid_latch" not in core
+    cases, failures, log = _make(out / "test", simulator)
+    assert cases == ["test_program"] and failures == [], log[-3000:]
