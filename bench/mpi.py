@@ -48,7 +48,7 @@ _WORK = 6e7
 
 def worker(spec_path, out_path):
     """Run under mpiexec: one :func:`bitgrid.mpi.run` as ``spec_path`` (JSON: ``width``,
-    ``height``, ``steps``, ``halo``, ``engine``, ``seed``) says; the root writes the
+    ``height``, ``steps``, ``halo``, ``emulator``, ``seed``) says; the root writes the
     per-rank statistics to ``out_path`` (JSON)."""
     from mpi4py import MPI
 
@@ -66,10 +66,11 @@ def worker(spec_path, out_path):
         pool = [tuple(int.from_bytes(rng.bytes(n // 8 + 1), "little") & ((1 << n) - 1)
                       for n in (w, h, w, h)) for _ in range(64)]
         inputs = [pool[t % len(pool)] for t in range(spec["steps"])]
-    result = mpi.run(config, inputs, comm=comm, halo=spec["halo"], engine=spec["engine"])
+    result = mpi.run(config, inputs, comm=comm, halo=spec["halo"],
+                     emulator=spec["emulator"])
     if comm.Get_rank() == 0:
         atomic_write(out_path, json.dumps({
-            "shape": str(result.decomposition.shape), "engine": result.engine,
+            "shape": str(result.decomposition.shape), "emulator": result.emulator,
             "stats": [s._asdict() for s in result.stats]}))
 
 
@@ -89,8 +90,9 @@ def _launch(ranks, spec):
             return json.load(file)
 
 
-def _row(kind, ranks, width, height, halo, engine, steps, seed):
-    spec = dict(width=width, height=height, steps=steps, halo=halo, engine=engine, seed=seed)
+def _row(kind, ranks, width, height, halo, emulator, steps, seed):
+    spec = dict(width=width, height=height, steps=steps, halo=halo, emulator=emulator,
+                seed=seed)
     result = _launch(ranks, spec)
     stats = result["stats"]
     wall = max(s["wall_s"] for s in stats)
@@ -99,7 +101,7 @@ def _row(kind, ranks, width, height, halo, engine, steps, seed):
     rounds = busiest["exchanges"] or None        # one rank: no exchange
     return {
         "series": kind, "ranks": ranks, "size": [width, height], "cells": width * height,
-        "halo": halo, "engine": result["engine"], "tiles": result["shape"], "subcycles": steps,
+        "halo": halo, "emulator": result["emulator"], "tiles": result["shape"], "subcycles": steps,
         "rate": figure(width * height // 2 * steps / wall, "cell-updates/s"),
         "seconds": figure(wall, "s"),
         "seconds_per_subcycle": figure(wall / steps, "s/subcycle"),
@@ -115,18 +117,19 @@ def _row(kind, ranks, width, height, halo, engine, steps, seed):
     }
 
 
-def measure(sizes=SUITE_SIZES, *, ranks=RANKS, halos=HALOS, engine="fast", seed=1,
+def measure(sizes=SUITE_SIZES, *, ranks=RANKS, halos=HALOS, emulator="auto", seed=1,
             work=_WORK, progress=True):
     """Strong and weak scaling (see the module docstring).
 
     :param sizes: square sides: each is the strong-scaling grid and the weak-scaling tile.
     :param ranks: rank counts (the first should be 1: the baseline of the efficiencies).
     :param halos: the ``halo`` values of :func:`bitgrid.mpi.run` to measure.
+    :param emulator: the emulator of each tile (:data:`bitgrid.mpi.EMULATORS`).
     :param work: cell updates per measurement (the subcycles are this over half the grid,
         16 to 4096, a multiple of the halo).
     :returns: ``{"part": "mpi", "rows": [...], "seconds": figure}``; each row has
         ``series`` (``"strong"`` or ``"weak"``), ``ranks``, ``size`` ``[W, H]``, ``halo``,
-        ``tiles``, the figures ``rate`` (cell-updates/s of the whole grid), ``seconds``,
+        ``emulator``, ``tiles``, the figures ``rate`` (cell-updates/s of the whole grid), ``seconds``,
         ``seconds_per_subcycle``, ``exchange_share`` (the slowest rank's time in exchanges
         over the run), ``redundant_share`` (halo cells evaluated over tile cells),
         ``bytes_per_exchange``, ``messages_per_exchange`` and ``cells_per_exchange`` (of the
@@ -147,7 +150,7 @@ def measure(sizes=SUITE_SIZES, *, ranks=RANKS, halos=HALOS, engine="fast", seed=
             bar.start(f"{kind} {r} ranks {w}x{h} halo {halo}")
             steps = max(16, min(4096, int(work / (w * h / 2))))
             steps -= steps % max(1, halo)
-            row = _row(kind, r, w, h, halo, engine, steps, seed)
+            row = _row(kind, r, w, h, halo, emulator, steps, seed)
             rows.append(row)
             bar.done(f"mpi {kind:>6} {r} ranks {w:>5} x {h:<5} halo {halo}: "
                      f"{value(row['rate']):.3e} cell-updates/s")

@@ -32,10 +32,13 @@ k-deep halos (``halo=k``, ``k >= 2``)
     bits per inner side and exchange, for ``k`` subcycles; the price is fewer, larger messages
     (latency paid once per ``k`` subcycles) and the halo's cells evaluated redundantly.
 
-Engines
-    Each tile runs on :class:`bitgrid.emulator.Emulator` (``engine="reference"``) or
-    :class:`bitgrid.fastemu.FastEmulator` (``"fast"``); ``"auto"`` takes the fast one for tiles
-    of at least :data:`FAST_MIN_CELLS` cells.
+Emulators
+    Each tile runs on the compiled kernel (``emulator="kernel"``, :func:`bitgrid.kernel.advance`:
+    the packed planes of the tile, all the subcycles between two exchanges in one call, one
+    thread per rank), on :class:`bitgrid.fastemu.FastEmulator` (``"fast"``) or on the reference
+    :class:`bitgrid.emulator.Emulator` (``"reference"``), the last two one ``step`` per
+    subcycle. ``"auto"`` takes the kernel where numba is installed, else the fast emulator for
+    tiles of at least :data:`FAST_MIN_CELLS` cells and the reference below.
 
 Waiting
     On a machine with more ranks than cores (the tests run 9 ranks on 2 cores), a rank that
@@ -56,17 +59,18 @@ import numpy as np
 from .checks import check_int
 from .config import Configuration, check_grid_size
 from .mesh import MeshShape
-from .terms import Edges
 
 __all__ = ["Decomposition", "Tile", "RankStats", "MpiRun", "run", "run_edges", "halo_depth",
-           "check_halo", "on_root", "import_mpi", "find_mpiexec", "mpiexec_command", "FAST_MIN_CELLS", "ENGINES"]
+           "check_halo", "on_root", "import_mpi", "find_mpiexec", "mpiexec_command", "FAST_MIN_CELLS", "EMULATORS"]
 
-#: ``engine="auto"`` runs tiles of at least this many cells (halo included) on the
-#: bit-parallel :class:`~bitgrid.fastemu.FastEmulator`, smaller ones on the reference.
+#: Without numba, ``emulator="auto"`` runs tiles of at least this many cells (halo included) on
+#: the bit-parallel :class:`~bitgrid.fastemu.FastEmulator`, smaller ones on the reference.
 FAST_MIN_CELLS = 256 * 256
 
-#: Per-tile engines: ``"auto"``, ``"reference"`` (Emulator), ``"fast"`` (FastEmulator).
-ENGINES = ("auto", "reference", "fast")
+#: Per-tile emulators: ``"auto"``, ``"kernel"`` (:func:`bitgrid.kernel.advance`), ``"fast"``
+#: (:class:`~bitgrid.fastemu.FastEmulator`), ``"reference"``
+#: (:class:`~bitgrid.emulator.Emulator`).
+EMULATORS = ("auto", "kernel", "fast", "reference")
 
 _SIDES = "nesw"
 
@@ -243,28 +247,136 @@ def check_halo(decomposition, halo):
     return depth
 
 
-# -- Stimulus as lane bits ---------------------------------------------------------------------
+# -- Lane arrays -------------------------------------------------------------------------------
+#
+# Stimulus and responses are lane arrays, the format of bitgrid.kernel: uint8 (subcycles,
+# 2 * (W + H)), one byte (0 or 1) per lane, the buses N (W lanes), E (H), S (W), W (H) in
+# that order.
 
-def _word_array(words, lanes):
-    """Python int words -> uint8 lane bits ``(len(words), lanes)``."""
-    nbytes = (lanes + 7) // 8
-    raw = b"".join(int(w).to_bytes(nbytes, "little") for w in words)
-    raw = np.frombuffer(raw, dtype=np.uint8).reshape(len(words), nbytes)
-    return np.unpackbits(raw, axis=1, count=lanes, bitorder="little")
-
-
-def _array_words(bits):
-    """uint8 lane bits ``(T, lanes)`` -> a list of ``T`` Python int words."""
-    packed = np.packbits(bits, axis=1, bitorder="little")
-    return [int.from_bytes(row.tobytes(), "little") for row in packed]
+def _lane_slices(width, height):
+    """``{side: slice}`` of the four buses in a lane array of a ``width`` x ``height`` grid."""
+    from .kernel import lane_slices
+    return dict(zip(_SIDES, lane_slices(width, height)))
 
 
-def _stimulus_bits(inputs, width, height):
-    """``{side: (T, lanes) uint8}`` of a list of :class:`Edges` (checked against the lanes)."""
-    edges = [Edges.coerce(e).check_lanes(width, height) for e in inputs]
-    lanes = {"n": width, "s": width, "e": height, "w": height}
-    return {side: _word_array([getattr(e, side) for e in edges], lanes[side])
-            for side in _SIDES}
+# -- Per-tile engines --------------------------------------------------------------------------
+
+class _EmulatorEngine:
+    """A tile on :class:`~bitgrid.emulator.Emulator` or :class:`~bitgrid.fastemu.FastEmulator`
+    (one ``step`` per subcycle)."""
+
+    def __init__(self, config, name):
+        self.name, self.width, self.height = name, config.width, config.height
+        if name == "fast":
+            from .fastemu import FastEmulator
+            self.emulator = FastEmulator(config, threads=1)
+        else:
+            from .emulator import Emulator
+            self.emulator = Emulator(config)
+        self._state = None
+
+    def advance(self, phase, inputs):
+        from .kernel import edges_to_lanes, lanes_to_edges
+        edges = lanes_to_edges(inputs, self.width, self.height)
+        return edges_to_lanes([self.emulator.step(e) for e in edges], self.width, self.height)
+
+    def begin(self):
+        """Start reading and writing cell outputs (:meth:`read`, :meth:`write`)."""
+        self._state = self.emulator.outputs     # the reference's is a view; the fast one's a copy
+
+    def read(self, rows, cols):
+        return self._state[:, rows, cols]
+
+    def write(self, rows, cols, values):
+        self._state[:, rows, cols] = values
+
+    def end(self):
+        if self.name == "fast":
+            self.emulator.outputs = self._state
+        self._state = None
+
+
+class _KernelEngine:
+    """A tile on the compiled kernel (:func:`bitgrid.kernel.advance`): packed planes, many
+    subcycles per call, one thread (the ranks are the parallelism).
+
+    Cell ``(x, y)`` (even-aligned regions only: every strip here starts at even coordinates
+    and has even sizes) is bit ``i % 64`` of word ``i // 64``, ``i = x // 2``, of padded row
+    ``1 + y // 2`` of plane ``((x + y) % 2, d, y % 2)`` (bitgrid.kernel, "Layout")."""
+
+    name = "kernel"
+
+    def __init__(self, config):
+        from . import kernel
+        from .fastemu import anf_tables
+        self._kernel = kernel
+        self.width, self.height = w, h = config.width, config.height
+        self._hg, self._nw = h // 2, (w // 2 + 63) // 64
+        self.planes = np.zeros((16, (self._hg + 2) * self._nw), dtype=np.uint64)
+        self.coef = kernel.pack_coefficients(anf_tables(config.luts), w, h)
+        self.plan = kernel.make_plan(w, h, threads=1)
+        # [parity, direction, group, padded row, word]
+        self._view = self.planes.reshape(2, 4, 2, self._hg + 2, self._nw)
+
+    def advance(self, phase, inputs):
+        inputs = np.ascontiguousarray(inputs, dtype=np.uint8)
+        outputs = np.empty_like(inputs)
+        self._kernel.advance(self.planes, self.coef, self.width, self.height, phase, inputs,
+                             outputs, plan=self.plan)
+        return outputs
+
+    def begin(self):
+        pass
+
+    end = begin
+
+    def _words(self, rows, cols):
+        """The blocks ``(p, g, o)`` and the word range holding the even-aligned region."""
+        i0, i1 = cols.start // 2, cols.stop // 2
+        w0, w1 = i0 // 64, (i1 - 1) // 64 + 1
+        j = slice(1 + rows.start // 2, 1 + rows.stop // 2)
+        return j, slice(w0, w1), i0 - 64 * w0, i1 - 64 * w0
+
+    def read(self, rows, cols):
+        j, words, a, b = self._words(rows, cols)
+        out = np.empty((4, rows.stop - rows.start, cols.stop - cols.start), dtype=np.uint8)
+        for p in range(2):
+            for g in range(2):
+                o = (p + g) % 2
+                raw = np.ascontiguousarray(self._view[p, :, g, j, words]).view(np.uint8)
+                bits = np.unpackbits(raw, axis=-1, bitorder="little")[..., a:b]
+                out[:, g::2, o::2] = bits
+        return out
+
+    def write(self, rows, cols, values):
+        j, words, a, b = self._words(rows, cols)
+        for p in range(2):
+            for g in range(2):
+                o = (p + g) % 2
+                block = np.ascontiguousarray(self._view[p, :, g, j, words])
+                bits = np.unpackbits(block.view(np.uint8), axis=-1, bitorder="little")
+                bits[..., a:b] = values[:, g::2, o::2]
+                packed = np.packbits(bits, axis=-1, bitorder="little")
+                self._view[p, :, g, j, words] = packed.view(np.uint64)
+
+
+def _engine(config, name):
+    """The engine running emulator ``name`` (one of :data:`EMULATORS` but ``"auto"``) on a
+    tile ``config``."""
+    if name == "kernel":
+        from .kernel import available
+        if not available():
+            raise ValueError("the 'kernel' emulator needs numba (pip install numba); use 'fast' or "
+                             "'reference'")
+        return _KernelEngine(config)
+    return _EmulatorEngine(config, name)
+
+
+def _auto_emulator(cells):
+    from .kernel import available
+    if available():
+        return "kernel"
+    return "fast" if cells >= FAST_MIN_CELLS else "reference"
 
 
 # -- One rank's tile ---------------------------------------------------------------------------
@@ -275,11 +387,11 @@ class RankStats(typing.NamedTuple):
     ``cell_updates``: cells evaluated (extended tile, halo included: half its cells per
     subcycle); ``tile_cell_updates``: those of its own tile; ``exchanges``: refreshes of the
     seams (one per subcycle) or of the halos (one per ``halo`` subcycles, in two rounds of
-    messages: E/W, then N/S); ``messages`` and ``bytes_sent``: payload sent to neighbours (the gathering of the
-    results is not counted); ``compute_s``, ``exchange_s``, ``wall_s``: seconds of stepping the
-    emulator, of exchanging (waiting included) and of all the subcycles (from a barrier after
-    every rank built its tile; the gathering not included); ``setup_s``: seconds of building
-    the tile's emulator and its inputs."""
+    messages: E/W, then N/S); ``messages`` and ``bytes_sent``: payload sent to neighbours (the
+    gathering of the results is not counted); ``compute_s``, ``exchange_s``, ``wall_s``:
+    seconds of advancing the emulator, of exchanging (waiting included) and of all the
+    subcycles (from a barrier after every rank built its tile; the gathering not included);
+    ``setup_s``: seconds of building the tile's emulator."""
     rank: int
     tile: tuple
     extended: tuple
@@ -296,16 +408,17 @@ class RankStats(typing.NamedTuple):
 
 class Tile:
     """Rank ``rank``'s part of a run: its tile of ``decomposition`` plus the halo, and the
-    emulator of that extended tile.
+    engine of that extended tile.
 
     :param config: the whole grid's :class:`~bitgrid.config.Configuration`.
     :param halo: subcycles between exchanges (see the module docstring).
-    :param engine: one of :data:`ENGINES`.
+    :param emulator: one of :data:`EMULATORS`.
     """
 
-    def __init__(self, config, decomposition, rank, *, halo=1, engine="auto"):
-        if engine not in ENGINES:
-            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    def __init__(self, config, decomposition, rank, *, halo=1, emulator="auto"):
+        if emulator not in EMULATORS:
+            raise ValueError(f"emulator must be one of {', '.join(EMULATORS)}, not "
+                             f"{emulator!r}")
         self.decomposition = d = decomposition
         self.rank = rank
         self.col, self.row = col, row = d.tile(rank)
@@ -316,43 +429,49 @@ class Tile:
         self.neighbours = {"n": d.rank(col, row - 1), "e": d.rank(col + 1, row),
                            "s": d.rank(col, row + 1), "w": d.rank(col - 1, row)}
         pad = {side: depth if self.neighbours[side] is not None else 0 for side in _SIDES}
-        self.pad = pad
         # The extended tile, in grid coordinates, and the tile inside it (local coordinates).
         self.ex0, self.ex1 = self.x0 - pad["w"], self.x1 + pad["e"]
         self.ey0, self.ey1 = self.y0 - pad["n"], self.y1 + pad["s"]
         self.lx0, self.lx1 = pad["w"], pad["w"] + self.x1 - self.x0
         self.ly0, self.ly1 = pad["n"], pad["n"] + self.y1 - self.y0
-        ew, eh = self.ex1 - self.ex0, self.ey1 - self.ey0
+        self.ew, self.eh = ew, eh = self.ex1 - self.ex0, self.ey1 - self.ey0
         region = config.region(self.ex0, self.ey0, ew, eh)
-        if engine == "auto":
-            engine = "fast" if ew * eh >= FAST_MIN_CELLS else "reference"
-        self.engine = engine
-        if engine == "fast":
-            from .fastemu import FastEmulator
-            self.emulator = FastEmulator(region, threads=1)
-        else:
-            from .emulator import Emulator
-            self.emulator = Emulator(region)
+        if emulator == "auto":
+            emulator = _auto_emulator(ew * eh)
+        #: The engine of the extended tile (``.name``: the emulator's name).
+        self.engine = _engine(region, emulator)
+        self.inner = [side for side in _SIDES if self.neighbours[side] is not None]
+        self.outer = [side for side in _SIDES if self.neighbours[side] is None]
+        self._grid = _lane_slices(d.width, d.height)
+        self._local = _lane_slices(ew, eh)
 
-    @property
-    def outer(self):
-        """The sides of the tile on the grid's edge: those that take the run's edge inputs and
-        give its edge outputs."""
-        return [side for side in _SIDES if self.neighbours[side] is None]
+    def _span(self, side):
+        """The extended tile's lanes of ``side`` in grid lanes, and the tile's own lanes in the
+        extended tile's: ``(grid slice, tile slice)``."""
+        if side in "ns":
+            return slice(self.ex0, self.ex1), slice(self.lx0, self.lx1)
+        return slice(self.ey0, self.ey1), slice(self.ly0, self.ly1)
 
-    def inputs(self, bits):
-        """This extended tile's edge-input words for every subcycle: ``{side: [int] * T}`` for
-        its outer sides, cut from the whole grid's lane bits ``bits`` (``{side: (T, lanes)}``)."""
-        cut = {"n": (self.ex0, self.ex1), "s": (self.ex0, self.ex1),
-               "e": (self.ey0, self.ey1), "w": (self.ey0, self.ey1)}
-        return {side: _array_words(bits[side][:, slice(*cut[side])]) for side in self.outer}
+    def inputs(self, stimulus, t0, t1):
+        """The extended tile's edge inputs of subcycles ``t0`` to ``t1 - 1``, a lane array:
+        its outer sides cut from the whole grid's ``stimulus`` lane array, the inner sides 0."""
+        block = np.zeros((t1 - t0, 2 * (self.ew + self.eh)), dtype=np.uint8)
+        for side in self.outer:
+            span = self._span(side)[0]
+            grid = self._grid[side]
+            block[:, self._local[side]] = stimulus[t0:t1, grid][:, span]
+        return block
+
+    def record(self, outputs, t0, recorded):
+        """Copy the tile's own lanes of its outer sides from the extended tile's ``outputs``
+        (a lane array of subcycles ``t0``...) into ``recorded`` (``{side: (T, lanes)}``)."""
+        for side in self.outer:
+            own = self._span(side)[1]
+            recorded[side][t0:t0 + len(outputs)] = outputs[:, self._local[side]][:, own]
 
     def lanes(self, side):
-        """``(shift, mask)`` that take the tile's own lanes of side ``side`` out of the
-        extended tile's edge word."""
-        first, count = ((self.lx0, self.x1 - self.x0) if side in "ns"
-                        else (self.ly0, self.y1 - self.y0))
-        return first, (1 << count) - 1
+        """Lanes of the tile's (and, in seam mode, the extended tile's) side ``side``."""
+        return self.x1 - self.x0 if side in "ns" else self.y1 - self.y0
 
 
 # -- Messages ----------------------------------------------------------------------------------
@@ -419,42 +538,47 @@ class _Exchanger:
             request.Free()
 
 
-def _run_seam(tile, words, steps, exchanger, record):
+#: Subcycles of stimulus cut out per block in the seam exchange (bounds the memory).
+_BLOCK = 1024
+
+
+def _run_seam(tile, stimulus, steps, exchanger, recorded):
     """Seam exchange: every subcycle, each inner side's edge-output lanes to its neighbour."""
-    emulator = tile.emulator
-    inner = [side for side in _SIDES if tile.neighbours[side] is not None]
-    lanes = {side: (tile.x1 - tile.x0 if side in "ns" else tile.y1 - tile.y0) for side in inner}
-    send = {side: np.zeros((lanes[side] + 7) // 8, dtype=np.uint8) for side in inner}
-    recv = {side: np.zeros((lanes[side] + 7) // 8, dtype=np.uint8) for side in inner}
+    engine, local = tile.engine, tile._local
+    inner = tile.inner
+    send = {side: np.zeros((tile.lanes(side) + 7) // 8, dtype=np.uint8) for side in inner}
+    recv = {side: np.zeros_like(send[side]) for side in inner}
     prepared = exchanger.prepare([(tile.neighbours[s], s, send[s]) for s in inner],
                                  [(tile.neighbours[s], s, recv[s]) for s in inner])
-    outer = {side: words[side] for side in tile.outer}
-    current = emulator.edge_outputs()
+    current = np.zeros(2 * (tile.ew + tile.eh), dtype=np.uint8)    # edge outputs after reset
     compute = 0.0
-    for t in range(steps):
-        if inner:
-            for side in inner:
-                nbytes = send[side].nbytes
-                send[side][:] = np.frombuffer(getattr(current, side).to_bytes(nbytes, "little"),
-                                              dtype=np.uint8)
-            exchanger.swap(prepared)
-            exchanger.exchanges += 1
-        given = {side: int.from_bytes(recv[side].tobytes(), "little") for side in inner}
-        for side, column in outer.items():
-            given[side] = column[t]
-        started = time.perf_counter()
-        current = emulator.step(Edges(**given))
-        compute += time.perf_counter() - started
-        record(current)
+    for t0 in range(0, steps, _BLOCK):
+        t1 = min(t0 + _BLOCK, steps)
+        block = tile.inputs(stimulus, t0, t1)
+        out = np.empty_like(block)
+        for u in range(t1 - t0):
+            if inner:
+                for side in inner:
+                    send[side][:] = np.packbits(current[local[side]], bitorder="little")
+                exchanger.swap(prepared)
+                exchanger.exchanges += 1
+                row = block[u]
+                for side in inner:
+                    row[local[side]] = np.unpackbits(recv[side], count=tile.lanes(side),
+                                                     bitorder="little")
+            started = time.perf_counter()
+            current = out[u] = engine.advance((t0 + u) % 2, block[u:u + 1])[0]
+            compute += time.perf_counter() - started
+        tile.record(out, t0, recorded)
     exchanger.release(prepared)
     return compute
 
 
 def _strips(tile):
-    """The halo exchange plan: ``[(phase, side, send slices, receive slices)]`` in local
-    coordinates of the extended tile's ``(4, height, width)`` state; phase 0 is E/W, 1 is N/S."""
+    """The halo exchange plan: ``[(phase, side, send region, receive region)]``, each region
+    ``(rows, cols)`` in local coordinates of the extended tile; phase 0 is E/W, 1 is N/S."""
     d, ly0, ly1, lx0, lx1 = tile.depth, tile.ly0, tile.ly1, tile.lx0, tile.lx1
-    whole = slice(None)
+    whole = slice(0, tile.ew)
     plan = []
     for side in "ew":
         if tile.neighbours[side] is None:
@@ -462,67 +586,57 @@ def _strips(tile):
         rows = slice(ly0, ly1)
         own = slice(lx1 - d, lx1) if side == "e" else slice(lx0, lx0 + d)
         halo = slice(lx1, lx1 + d) if side == "e" else slice(lx0 - d, lx0)
-        plan.append((0, side, (whole, rows, own), (whole, rows, halo)))
+        plan.append((0, side, (rows, own), (rows, halo)))
     for side in "ns":
         if tile.neighbours[side] is None:
             continue
         own = slice(ly1 - d, ly1) if side == "s" else slice(ly0, ly0 + d)
         halo = slice(ly1, ly1 + d) if side == "s" else slice(ly0 - d, ly0)
-        plan.append((1, side, (whole, own, whole), (whole, halo, whole)))
+        plan.append((1, side, (own, whole), (halo, whole)))
     return plan
 
 
-def _state(emulator):
-    """The emulator's cell outputs ``(4, H, W)`` as an array to change in place, and the
-    function that puts a changed array back."""
-    from .emulator import Emulator
-    if isinstance(emulator, Emulator):
-        return emulator.outputs, lambda state: None       # a view of its state
-    state = emulator.outputs                               # a fresh, unpacked copy
-
-    def commit(changed):
-        emulator.outputs = changed
-    return state, commit
+def _cells(region):
+    rows, cols = region
+    return 4 * (rows.stop - rows.start) * (cols.stop - cols.start)
 
 
-def _run_halo(tile, words, steps, exchanger, record):
-    """k-deep halos: refresh the halos, then ``halo`` subcycles without messages."""
-    emulator, k = tile.emulator, tile.halo
+def _shape(region):
+    rows, cols = region
+    return (4, rows.stop - rows.start, cols.stop - cols.start)
+
+
+def _run_halo(tile, stimulus, steps, exchanger, recorded):
+    """k-deep halos: refresh the halos, then ``halo`` subcycles in one call of the engine."""
+    engine, k = tile.engine, tile.halo
     plan = _strips(tile)
-    shapes = {}
-    for _, side, own, _ in plan:
-        probe = np.zeros((4, tile.ey1 - tile.ey0, tile.ex1 - tile.ex0), dtype=np.uint8)[own]
-        shapes[side] = probe.shape
-    send = {side: np.zeros((int(np.prod(s)) + 7) // 8, dtype=np.uint8)
-            for side, s in shapes.items()}
+    send = {side: np.zeros((_cells(own) + 7) // 8, dtype=np.uint8) for _, side, own, _ in plan}
     recv = {side: np.zeros_like(buf) for side, buf in send.items()}
     phases = [[p for p in plan if p[0] == phase] for phase in (0, 1)]
     prepared = [exchanger.prepare([(tile.neighbours[s], s, send[s]) for _, s, _, _ in strips],
                                   [(tile.neighbours[s], s, recv[s]) for _, s, _, _ in strips])
                 for strips in phases]
-    outer = {side: words[side] for side in tile.outer}
     compute = 0.0
-    t = 0
-    while t < steps:
+    for t0 in range(0, steps, k):
+        t1 = min(t0 + k, steps)
         if plan:
-            state, commit = _state(emulator)
+            engine.begin()
             for phase, strips in enumerate(phases):
                 if not strips:
                     continue
                 for _, side, own, _ in strips:
-                    send[side][:] = np.packbits(state[own], axis=None)
+                    send[side][:] = np.packbits(engine.read(*own), axis=None)
                 exchanger.swap(prepared[phase])
                 for _, side, _, halo in strips:
-                    count = int(np.prod(shapes[side]))
-                    state[halo] = np.unpackbits(recv[side], count=count).reshape(shapes[side])
-            commit(state)
+                    values = np.unpackbits(recv[side], count=_cells(halo)).reshape(_shape(halo))
+                    engine.write(*halo, values)
+            engine.end()
             exchanger.exchanges += 1
+        block = tile.inputs(stimulus, t0, t1)
         started = time.perf_counter()
-        for u in range(t, min(t + k, steps)):
-            given = {side: column[u] for side, column in outer.items()}
-            record(emulator.step(Edges(**given)))
+        out = engine.advance(t0 % 2, block)
         compute += time.perf_counter() - started
-        t = min(t + k, steps)
+        tile.record(out, t0, recorded)
     for requests in prepared:
         exchanger.release(requests)
     return compute
@@ -533,22 +647,24 @@ def _run_halo(tile, words, steps, exchanger, record):
 class MpiRun(typing.NamedTuple):
     """The result of :func:`run` on each rank.
 
-    ``outputs``: on the root, ``{side: (T, lanes) uint8}`` lane bits of the whole grid's edge
-    outputs after each subcycle (``"n", "e", "s", "w"``); ``None`` elsewhere. ``stats``: on the
-    root, one :class:`RankStats` per rank (rank order); elsewhere this rank's alone.
-    ``decomposition``, ``halo`` and ``engine`` (of the root's tile) say how it ran."""
-    outputs: typing.Optional[dict]
+    ``outputs``: on the root, the whole grid's edge outputs after each subcycle as a lane
+    array ``(T, 2 * (W + H))`` of ``uint8`` (the format of :mod:`bitgrid.kernel`: buses N, E,
+    S, W, one byte per lane); ``None`` elsewhere. ``stats``: on the root, one
+    :class:`RankStats` per rank (rank order); elsewhere this rank's alone. ``decomposition``,
+    ``halo`` and ``emulator`` (the root tile's) say how it ran."""
+    outputs: typing.Optional[np.ndarray]
     stats: list
     decomposition: Decomposition
     halo: int
-    engine: str
+    emulator: str
 
     def edges(self):
         """The root's outputs as a list of :class:`Edges`, one per subcycle (None elsewhere)."""
         if self.outputs is None:
             return None
-        columns = {side: _array_words(bits) for side, bits in self.outputs.items()}
-        return [Edges(*words) for words in zip(*(columns[s] for s in _SIDES))]
+        from .kernel import lanes_to_edges
+        d = self.decomposition
+        return lanes_to_edges(self.outputs, d.width, d.height)
 
 
 def on_root(comm, function, root=0):
@@ -573,87 +689,92 @@ def on_root(comm, function, root=0):
     return result
 
 
-def run(config, inputs, *, comm=None, procs=None, halo=1, engine="auto", wait=None, root=0):
+
+def run(config, inputs, *, comm=None, procs=None, halo=1, emulator="auto", wait=None,
+        root=0):
     """Run ``config`` on the ranks of ``comm``, one tile each, with edge inputs ``inputs``
     (collective; SPEC sections 2-4 and 8).
 
     :param config: the whole grid's :class:`~bitgrid.config.Configuration` (root; ``None``
         elsewhere).
-    :param inputs: the edge inputs of each subcycle, a list of anything :meth:`Edges.coerce`
-        takes (root; ``None`` elsewhere). At least one.
+    :param inputs: the edge inputs of each subcycle (root; ``None`` elsewhere): a list of
+        anything :meth:`Edges.coerce` takes, or a lane array ``(T, 2 * (W + H))`` of 0/1
+        (:mod:`bitgrid.kernel`). At least one subcycle.
     :param comm: an mpi4py communicator (default ``MPI.COMM_WORLD``).
     :param procs: the tile shape ``"COLSxROWS"`` or a :class:`~bitgrid.mesh.MeshShape` with
         ``COLS * ROWS`` equal to the ranks; default :meth:`Decomposition.choose`.
     :param halo: subcycles between exchanges: 1 the seam exchange, ``k >= 2`` a halo of
         :func:`halo_depth` cells (at most the smallest tile's side).
-    :param engine: per-tile emulator, one of :data:`ENGINES`.
+    :param emulator: the emulator of each tile, one of :data:`EMULATORS`.
     :param wait: ``"spin"`` (wait inside MPI) or ``"yield"`` (poll, yielding the processor);
         default ``"yield"`` when this node runs more ranks than it has cores.
     :returns: :class:`MpiRun` (outputs gathered on the root).
-    :raises ValueError: on every rank, for a shape, halo or stimulus that does not fit (checked
-        on the root first, before any tile is built).
+    :raises ValueError: on every rank, for a shape, halo, emulator or stimulus that does not fit
+        (checked on the root first, before any tile is built).
     """
     MPI = import_mpi()
     comm = _world(comm)
     rank, size = comm.Get_rank(), comm.Get_size()
     if wait not in (None, "spin", "yield"):
         raise ValueError(f"wait must be 'spin' or 'yield', not {wait!r}")
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    if emulator not in EMULATORS:
+        raise ValueError(f"emulator must be one of {', '.join(EMULATORS)}, not {emulator!r}")
 
     def plan():
+        from .kernel import available, edges_to_lanes, lane_count
         if not isinstance(config, Configuration):
             raise TypeError(f"run needs a Configuration on the root rank, not {config!r}")
-        decomposition = (Decomposition.choose(config.width, config.height, size)
-                         if procs is None else Decomposition(config.width, config.height, procs))
+        if emulator == "kernel" and not available():
+            raise ValueError("the 'kernel' emulator needs numba (pip install numba); use 'fast' or "
+                             "'reference'")
+        w, h = config.width, config.height
+        decomposition = (Decomposition.choose(w, h, size) if procs is None
+                         else Decomposition(w, h, procs))
         if len(decomposition) != size:
             raise ValueError(f"--procs {decomposition.shape} makes {len(decomposition)} tiles "
                              f"for {size} ranks: give COLSxROWS with COLS * ROWS = {size}")
         check_halo(decomposition, halo)
-        stream = list(inputs)
-        if not stream:
+        if isinstance(inputs, np.ndarray):
+            lanes = np.asarray(inputs)
+            if lanes.ndim != 2 or lanes.shape[1] != lane_count(w, h) or (lanes > 1).any():
+                raise ValueError(f"a lane array of inputs has shape (subcycles, "
+                                 f"{lane_count(w, h)}) and values 0 and 1")
+        else:
+            lanes = edges_to_lanes(list(inputs), w, h)
+        if not len(lanes):
             raise ValueError("nothing to run: give at least one subcycle of edge inputs")
-        bits = _stimulus_bits(stream, config.width, config.height)
-        return config, decomposition, bits
+        # Packed for the broadcast: 1 bit per lane.
+        packed = np.packbits(lanes.astype(np.uint8), axis=1, bitorder="little")
+        return config, decomposition, packed, lanes.shape[1]
 
     # Checked on the root; a failure there raises the same error on every rank.
-    checked = _share_checked(comm, plan, root)
-    config_, decomposition, bits = checked
+    config_, decomposition, packed, count = _share_checked(comm, plan, root)
+    stimulus = np.unpackbits(packed, axis=1, count=count, bitorder="little")
+    steps = len(stimulus)
     spin = (wait == "spin") if wait is not None else not _oversubscribed(MPI, comm)
     started = time.perf_counter()
-    tile = Tile(config_, decomposition, rank, halo=halo, engine=engine)
-    steps = bits["n"].shape[0]
-    words = tile.inputs(bits)
+    tile = Tile(config_, decomposition, rank, halo=halo, emulator=emulator)
+    recorded = {side: np.zeros((steps, tile.lanes(side)), dtype=np.uint8) for side in tile.outer}
     setup = time.perf_counter() - started
     comm.Barrier()                  # every tile built: the timed run starts together
     started = time.perf_counter()
-    outer = tile.outer
-    lanes = {side: tile.lanes(side) for side in outer}
-    recorded = {side: [] for side in outer}
-
-    def record(edges):
-        for side in outer:
-            shift, mask = lanes[side]
-            recorded[side].append((getattr(edges, side) >> shift) & mask)
-
     exchanger = _Exchanger(MPI, comm, spin)
     body = _run_seam if tile.depth == 0 else _run_halo
-    compute = body(tile, words, steps, exchanger, record)
+    compute = body(tile, stimulus, steps, exchanger, recorded)
     wall = time.perf_counter() - started
-    ew, eh = tile.ex1 - tile.ex0, tile.ey1 - tile.ey0
     tw, th = tile.x1 - tile.x0, tile.y1 - tile.y0
     stats = RankStats(rank=rank, tile=(tile.col, tile.row),
-                      extended=(tile.ex0, tile.ey0, ew, eh),
-                      cell_updates=ew * eh // 2 * steps, tile_cell_updates=tw * th // 2 * steps,
+                      extended=(tile.ex0, tile.ey0, tile.ew, tile.eh),
+                      cell_updates=tile.ew * tile.eh // 2 * steps,
+                      tile_cell_updates=tw * th // 2 * steps,
                       exchanges=exchanger.exchanges, messages=exchanger.messages,
                       bytes_sent=exchanger.bytes, compute_s=compute,
                       exchange_s=exchanger.seconds, wall_s=wall, setup_s=setup)
-    pieces = comm.gather((stats, (tile.x0, tile.y0, tw, th), recorded), root=root)
+    pieces = comm.gather((stats, (tile.x0, tile.y0), recorded), root=root)
     if rank != root:
-        return MpiRun(None, [stats], decomposition, halo, tile.engine)
-    return MpiRun(_assemble(pieces, config_.width, config_.height, steps),
-                  [p[0] for p in pieces], decomposition, halo, tile.engine)
-
+        return MpiRun(None, [stats], decomposition, halo, tile.engine.name)
+    return MpiRun(_assemble(pieces, decomposition, steps), [p[0] for p in pieces],
+                  decomposition, halo, tile.engine.name)
 
 def _share_checked(comm, plan, root):
     """:func:`on_root` for :func:`run`: an error found on the root is raised on every rank (the
@@ -672,14 +793,17 @@ def _share_checked(comm, plan, root):
     return result
 
 
-def _assemble(pieces, width, height, steps):
-    """The whole grid's edge-output lane bits from each tile's outer-side words."""
-    out = {"n": np.zeros((steps, width), np.uint8), "s": np.zeros((steps, width), np.uint8),
-           "e": np.zeros((steps, height), np.uint8), "w": np.zeros((steps, height), np.uint8)}
-    for _, (x0, y0, tw, th), recorded in pieces:
-        for side, words in recorded.items():
-            first, count = (x0, tw) if side in "ns" else (y0, th)
-            out[side][:, first:first + count] = _word_array(words, count)
+
+def _assemble(pieces, decomposition, steps):
+    """The whole grid's edge outputs (a lane array) from each tile's outer-side lanes."""
+    from .kernel import lane_count
+    w, h = decomposition.width, decomposition.height
+    out = np.zeros((steps, lane_count(w, h)), dtype=np.uint8)
+    grid = _lane_slices(w, h)
+    for _, (x0, y0), recorded in pieces:
+        for side, lanes in recorded.items():
+            first = grid[side].start + (x0 if side in "ns" else y0)
+            out[:, first:first + lanes.shape[1]] = lanes
     return out
 
 

@@ -21,12 +21,13 @@ __all__ = ["mpi_options", "check_mpi_options", "emulate_mpi"]
 
 
 def mpi_options(function):
-    """The options ``--mpi``, ``--procs``, ``--halo`` and ``--engine`` of ``emulate``."""
+    """The options ``--mpi``, ``--procs``, ``--halo`` and ``--emulator`` of ``emulate`` (the
+    last one's value is the parameter ``engine``)."""
     function = click.option(
-        "--engine", type=click.Choice(("auto", "reference", "fast")), default="auto",
-        show_default=True,
-        help="With --mpi: the emulator of each tile (auto: the bit-parallel one for tiles of "
-             "65,536 cells or more).")(function)
+        "--emulator", "engine", type=click.Choice(("auto", "kernel", "fast", "reference")),
+        default="auto", show_default=True,
+        help="With --mpi: the emulator of each tile: the compiled kernel (auto's choice where "
+             "numba is installed), the bit-parallel FastEmulator or the reference.")(function)
     function = click.option(
         "--halo", type=click.IntRange(min=1), default=1, show_default=True, metavar="K",
         help="With --mpi: subcycles between exchanges. 1 exchanges the edge lanes of every "
@@ -47,7 +48,7 @@ def mpi_options(function):
 def check_mpi_options(mpi, procs, halo, engine, save_path):
     """Bad input (exit 2): the MPI options without ``--mpi``."""
     if not mpi and (procs is not None or halo != 1 or engine != "auto"):
-        raise BadInput("--procs, --halo and --engine split a run over MPI ranks: add --mpi "
+        raise BadInput("--procs, --halo and --emulator split a run over MPI ranks: add --mpi "
                        "(under mpiexec -n N)")
 
 
@@ -87,7 +88,7 @@ def emulate_mpi(bitstream, vectors, inputs, steps, as_json, save_path, procs, ha
     started = time.monotonic()
     try:
         result = mpi.run(config, stream if rank == 0 else None, comm=comm, procs=procs,
-                         halo=halo, engine=engine)
+                         halo=halo, emulator=engine)
     except Exception as error:      # noqa: BLE001 - never leave the other ranks waiting
         if comm.Get_size() == 1:
             raise
@@ -109,7 +110,7 @@ def _report(bs, case, stream, result, elapsed, as_json):
     sent = sum(s.bytes_sent for s in result.stats)
     split = (f"mpi: {len(d)} ranks, {d.shape} tiles, "
              f"{'seam exchange every subcycle' if result.halo == 1 else f'halo {result.halo}'}"
-             f", {result.engine} emulator per tile; {sent} bytes exchanged")
+             f", {result.emulator} emulator per tile; {sent} bytes exchanged")
     click.echo(split, err=True)
     if case is None:
         print_steps(stream, outputs, bs.width, bs.height, as_json)

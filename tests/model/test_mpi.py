@@ -139,14 +139,22 @@ def test_halo_depth(halo, depth):
 
 # -- Runs on 1, 2, 4 and 9 ranks against one emulator -----------------------------------------
 
+# Engines: the compiled kernel (packed planes; strips read and written across word bounds:
+# 260 cells make tiles of 130 + 4 cells, 67 per parity, two words a row), the bit-parallel
+# FastEmulator and the reference.
 _CASES = {   # ranks: [(width, height, steps, options)]
-    1: [(8, 6, 30, {}), (12, 10, 25, {"halo": 4, "engine": "fast"})],
-    2: [(12, 10, 60, {}), (10, 12, 50, {"halo": 2, "procs": "1x2"}),
-        (16, 6, 41, {"halo": 3, "engine": "fast"}), (8, 8, 37, {"halo": 4})],
-    4: [(12, 10, 60, {}), (16, 14, 45, {"halo": 3}), (16, 8, 40, {"procs": "4x1", "halo": 2}),
-        (6, 20, 33, {"procs": "1x4", "engine": "fast"}), (20, 16, 50, {"halo": 6})],
-    9: [(12, 12, 40, {}), (18, 16, 36, {"halo": 4, "engine": "fast"}),
-        (18, 4, 30, {"procs": "9x1", "halo": 2})],
+    1: [(8, 6, 30, {"emulator": "reference"}), (12, 10, 25, {"halo": 4, "emulator": "fast"}),
+        (10, 8, 20, {"emulator": "kernel"})],
+    2: [(12, 10, 60, {"emulator": "reference"}), (10, 12, 50, {"halo": 2, "procs": "1x2"}),
+        (16, 6, 41, {"halo": 3, "emulator": "fast"}), (8, 8, 37, {"halo": 4}),
+        (260, 8, 30, {"halo": 4, "emulator": "kernel"}), (12, 8, 25, {"emulator": "kernel"})],
+    4: [(12, 10, 60, {"emulator": "reference"}), (16, 14, 45, {"halo": 3}),
+        (16, 8, 40, {"procs": "4x1", "halo": 2, "emulator": "reference"}),
+        (6, 20, 33, {"procs": "1x4", "emulator": "fast"}), (20, 16, 50, {"halo": 6}),
+        (140, 12, 24, {"halo": 2, "emulator": "kernel"})],
+    9: [(12, 12, 40, {"emulator": "reference"}), (18, 16, 36, {"halo": 4, "emulator": "fast"}),
+        (18, 4, 30, {"procs": "9x1", "halo": 2}),
+        (390, 12, 20, {"halo": 2, "emulator": "kernel"})],
 }
 
 
@@ -159,6 +167,7 @@ def test_random_runs_equal_one_emulator(tmp_path, ranks):
         assert "error" not in result, result
         assert result["outputs"] == _reference(case)
         assert len(result["stats"]) == ranks
+        assert result["emulator"] == case.get("emulator", "kernel")     # numba is installed
         _check_stats(case, result)
 
 
@@ -243,15 +252,17 @@ def test_cli_mpi_options_need_mpi():
     assert "add --mpi" in result.output
 
 
-# -- Slow: larger grids, longer runs, the bit-parallel engine ----------------------------------
+# -- Slow: larger grids, longer runs, the kernel and the bit-parallel emulator ----------------------------------
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ranks", [4, 9])
 def test_larger_random_runs(tmp_path, ranks):
     rng = np.random.default_rng(77 + ranks)
-    cases = [_random_case(rng, 64, 48, 300, halo=1, engine="fast"),
+    cases = [_random_case(rng, 64, 48, 300, halo=1, emulator="fast"),
              _random_case(rng, 66, 40, 257, halo=5),
-             _random_case(rng, 48, 64, 200, halo=8, engine="fast")]
+             _random_case(rng, 48, 64, 200, halo=8, emulator="fast"),
+             _random_case(rng, 400, 64, 300, halo=8, emulator="kernel"),
+             _random_case(rng, 300, 130, 150, halo=1, emulator="kernel")]
     results = _run_worker(tmp_path, ranks, cases)
     for case, result in zip(cases, results):
         assert "error" not in result, result

@@ -2,7 +2,7 @@
 
 CASES is a pickle of a list of dicts (``luts`` (H, W, 4) uint16, ``inputs`` list of 4-tuples of
 edge words, and the keyword options of :func:`bitgrid.mpi.run`: ``procs``, ``halo``,
-``engine``). The root rank writes RESULTS, a pickle of a list with, per case, the edge outputs
+``emulator``). The root rank writes RESULTS, a pickle of a list with, per case, the edge outputs
 (a list of 4-tuples) and the per-rank statistics (dicts), or the error's type and message.
 """
 
@@ -23,7 +23,7 @@ def main(cases_path, results_path):
         cases = pickle.load(file)
     results = []
     for case in cases:
-        options = {k: case[k] for k in ("procs", "halo", "engine") if k in case}
+        options = {k: case[k] for k in ("procs", "halo", "emulator") if k in case}
         luts = case["luts"]
         config = Configuration(luts.shape[1], luts.shape[0], luts) if root else None
         try:
@@ -35,7 +35,7 @@ def main(cases_path, results_path):
             results.append({"outputs": [tuple(e) for e in run.edges()],
                             "shape": str(run.decomposition.shape),
                             "xs": run.decomposition.xs, "ys": run.decomposition.ys,
-                            "engine": run.engine,
+                            "emulator": run.emulator,
                             "stats": [s._asdict() for s in run.stats]})
     if root:
         atomic_write(results_path, pickle.dumps(results))
