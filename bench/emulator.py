@@ -1,14 +1,19 @@
-"""Throughput of the emulators, in cell updates per second: the reference emulator
-(``bitgrid.emulator.Emulator``), the bit-parallel one (``bitgrid.fastemu.FastEmulator``) and the
-bit-parallel one running many input streams at once (lane-parallel mode).
+"""Throughput of the emulators, in cell updates per second, side by side in one run: the
+reference emulator (``bitgrid.emulator.Emulator``, "simple"), the bit-parallel numpy code
+(``FastEmulator(config, kernel=False)``, "fast", the fast emulator before the compiled
+kernel), the compiled kernel through the batched API (``FastEmulator(config).run(n,
+inputs=lanes)``, "kernel", :mod:`bitgrid.kernel`) and the numpy code running many input
+streams at once (lane-parallel mode, "streams").
 
 A subcycle evaluates half of the grid (the cells of one parity, SPEC section 4), so a
 ``W x H`` grid run for ``n`` subcycles performs ``W * H / 2 * n`` cell updates; with ``k``
 streams it performs ``k`` times as many *stream-cell updates*. Each size runs a uniformly random
 configuration with random edge inputs at every subcycle (a pool of inputs generated before the
 timed loop and cycled through). The timed loop is the public ``step`` call, edge-word checking
-and edge-output packing included. Each figure is the best of a few timed rounds (the machine
-may be shared), each round running at least ``min_seconds``.
+and edge-output packing included; for "kernel" it is one ``run(n, inputs=lanes)`` call per
+batch of subcycles, with the random lane array made before the timed loop. Each figure is the
+best of a few timed rounds (the machine may be shared), each round running at least
+``min_seconds``; ``cpu_seconds`` says how much of a core (or two) the round really got.
 
 Run ``bitgrid bench emulator`` (or ``python -m bitgrid.bench emulator``); it prints a table
 (and writes JSON with ``--json``) and takes well under a minute. :func:`measure`
@@ -21,18 +26,28 @@ import time
 import numpy as np
 
 from bitgrid import Configuration, Edges, Emulator
+from bitgrid import kernel as bitgrid_kernel
 from bitgrid.fastemu import FastEmulator
 
 from .common import Progress, check_sizes, exponents, figure, timer, value
 
-__all__ = ["DEFAULT_SIZES", "DEFAULT_STREAMS", "SUITE_SIZES", "QUICK_SIZES", "run", "run_fast",
-           "run_streams", "measure", "format_part"]
+__all__ = ["DEFAULT_SIZES", "DEFAULT_STREAMS", "SUITE_SIZES", "QUICK_SIZES", "KINDS",
+           "KERNEL_GOALS", "CEILINGS", "run", "run_fast", "run_kernel", "run_streams", "measure",
+           "format_part", "kernel_goals"]
 
 #: Grid sizes (square, cells per side) of the default run.
 DEFAULT_SIZES = (64, 256, 1024)
 #: Grid sizes of the emulator part of ``make bench`` and of ``python -m bitgrid.bench --quick``.
-SUITE_SIZES = (32, 64, 128, 256, 512, 1024)
+SUITE_SIZES = (16, 64, 128, 256, 1024, 4096)
 QUICK_SIZES = (64, 256, 1024)
+#: Kinds measured, in table order.
+KINDS = ("simple", "fast", "kernel", "streams")
+#: The goals of the compiled kernel (cell-updates/s through the batched API, on 2 cores) and
+#: the ceilings quoted with them for these 2 cores (a bit-sliced AVX2 kernel: per core 12e9 in
+#: L1, 9e9 in L2, 1.4e9 when the configuration streams from memory, 8 bytes per update).
+KERNEL_GOALS = {16: ("10x", 10.0), 64: ("10x", 10.0), 128: ("5e9", 5e9), 256: ("5e9", 5e9),
+                1024: ("3e9", 3e9), 4096: ("3e9", 3e9)}
+CEILINGS = {"L1": 2 * 12e9, "L2": 2 * 9e9, "memory": 2 * 1.4e9}
 #: Streams of the lane-parallel figures.
 DEFAULT_STREAMS = 64
 #: Edge inputs generated per measurement (cycled through by longer runs).
@@ -73,6 +88,29 @@ def _time(emulator, inputs, steps, rounds, min_seconds):
     return best
 
 
+def _kernel_steps(size):
+    """Subcycles per ``run`` call of the kernel: about 128M cell updates, 16 to 65,536."""
+    return max(16, min(65536, (1 << 28) // (size * size)))
+
+
+def _time_kernel(emulator, lanes, rounds, min_seconds):
+    """:func:`_time` for the batched call ``emulator.run(n, inputs=lanes)``."""
+    emulator.run(2, inputs=lanes[:2])      # warm-up (compiled code loaded, pages touched)
+    emulator.reset()
+    best = None
+    for _ in range(rounds):
+        count, start, cpu = 0, time.perf_counter(), time.process_time()
+        while True:
+            emulator.run(len(lanes), inputs=lanes)
+            count += len(lanes)
+            seconds = time.perf_counter() - start
+            if seconds >= min_seconds:
+                break
+        if best is None or seconds / count < best[1] / best[0]:
+            best = (count, seconds, time.process_time() - cpu)
+    return best
+
+
 def _measure(kind, size, *, steps, seed, streams=None, threads=None, rounds=1,
              min_seconds=0.0):
     rng = np.random.default_rng(seed)
@@ -80,14 +118,21 @@ def _measure(kind, size, *, steps, seed, streams=None, threads=None, rounds=1,
     count = _default_steps(size) if steps is None else int(steps)
     if kind == "simple":
         emulator = Emulator(config)
+    elif kind == "kernel":
+        emulator = FastEmulator(config, threads=threads, kernel=True)
     else:
-        emulator = FastEmulator(config, streams=streams, threads=threads)
-    if streams is None:
-        inputs = [_random_edges(rng, size) for _ in range(min(count, _POOL))]
+        emulator = FastEmulator(config, streams=streams, threads=threads, kernel=False)
+    if kind == "kernel":
+        count = _kernel_steps(size) if steps is None else int(steps)
+        lanes = rng.integers(0, 2, size=(count, 4 * size), dtype=np.uint8)
+        subcycles, seconds, cpu_seconds = _time_kernel(emulator, lanes, rounds, min_seconds)
     else:
-        pool = max(1, min(count, _POOL // streams + 1))
-        inputs = [[_random_edges(rng, size) for _ in range(streams)] for _ in range(pool)]
-    subcycles, seconds, cpu_seconds = _time(emulator, inputs, count, rounds, min_seconds)
+        if streams is None:
+            inputs = [_random_edges(rng, size) for _ in range(min(count, _POOL))]
+        else:
+            pool = max(1, min(count, _POOL // streams + 1))
+            inputs = [[_random_edges(rng, size) for _ in range(streams)] for _ in range(pool)]
+        subcycles, seconds, cpu_seconds = _time(emulator, inputs, count, rounds, min_seconds)
     cells = size * size
     rate = cells / 2 * subcycles * (streams or 1) / seconds
     result = {"emulator": kind, "size": size, "cells": cells, "subcycles": subcycles,
@@ -123,10 +168,19 @@ def run(sizes=DEFAULT_SIZES, steps=None, seed=1, *, rounds=1, min_seconds=0.0):
 
 def run_fast(sizes=DEFAULT_SIZES, steps=None, seed=1, *, threads=None, rounds=3,
              min_seconds=0.2):
-    """Time the bit-parallel emulator (one stream) like :func:`run`: the same dicts with
-    ``emulator="fast"``, plus ``threads``, ``memory_bytes`` (its arrays, see
+    """Time the bit-parallel numpy code (one stream, ``kernel=False``) like :func:`run`: the
+    same dicts with ``emulator="fast"``, plus ``threads``, ``memory_bytes`` (its arrays, see
     ``FastEmulator.nbytes``) and ``config_bytes`` (8 bytes per cell)."""
     return [_measure("fast", size, steps=steps, seed=seed, threads=threads, rounds=rounds,
+                     min_seconds=min_seconds) for size in sizes]
+
+
+def run_kernel(sizes=DEFAULT_SIZES, steps=None, seed=1, *, threads=None, rounds=3,
+               min_seconds=0.5):
+    """Time the compiled kernel through the batched API (``FastEmulator(config,
+    kernel=True).run(n, inputs=lanes)``, ``n = steps`` subcycles per call, default
+    ``_kernel_steps``): dicts as :func:`run_fast` with ``emulator="kernel"``."""
+    return [_measure("kernel", size, steps=steps, seed=seed, threads=threads, rounds=rounds,
                      min_seconds=min_seconds) for size in sizes]
 
 
@@ -161,14 +215,14 @@ def _figures(result):
 
 
 def measure(sizes=SUITE_SIZES, *, steps=None, seed=1, streams=DEFAULT_STREAMS, threads=None,
-            emulators=("simple", "fast", "streams"), rounds=None, min_seconds=None,
-            progress=True):
+            emulators=KINDS, rounds=None, min_seconds=None, progress=True):
     """The emulator part of the suite: every emulator on every size, side by side in one run.
 
     :param sizes: square grid sides.
     :param steps: subcycles per timed round (``None``: about 16M cell updates per size).
     :param streams: streams of the lane-parallel figures (``0``: none).
-    :param emulators: which of ``"simple"``, ``"fast"``, ``"streams"`` to measure.
+    :param emulators: which of ``"simple"``, ``"fast"``, ``"kernel"``, ``"streams"`` to
+        measure (``"kernel"`` only where numba is installed).
     :param rounds, min_seconds: timed rounds per figure (the best counts) and their least
         duration; ``None``: 3 rounds of 0.2 s (2 for streams).
     :param progress: a progress bar and a line per figure on stderr.
@@ -176,11 +230,14 @@ def measure(sizes=SUITE_SIZES, *, steps=None, seed=1, streams=DEFAULT_STREAMS, t
         "seconds": figure}``. Each row has ``emulator``, ``size``, ``cells``, ``subcycles`` and
         the figures ``rate`` (``cell-updates/s``, or ``stream-cell-updates/s`` for
         ``"streams"``), ``seconds_per_subcycle``, ``seconds``, ``cpu_seconds`` and, for the fast
-        emulator, ``memory`` (bytes of its arrays) and ``threads``. The exponents fit
-        ``seconds_per_subcycle`` against ``cells`` per emulator.
+        emulator and the kernel, ``memory`` (bytes of its arrays) and ``threads``. The
+        exponents fit ``seconds_per_subcycle`` against ``cells`` per emulator. ``speedup``
+        has per size ``fast_over_simple`` and, with the kernel, ``kernel_over_fast`` and
+        ``kernel_over_simple``.
     """
     sizes = check_sizes(sizes)
-    emulators = tuple(e for e in emulators if e != "streams" or streams)
+    emulators = tuple(e for e in emulators if (e != "streams" or streams)
+                      and (e != "kernel" or bitgrid_kernel.available()))
     options = {}
     if rounds is not None:
         options["rounds"] = rounds
@@ -198,6 +255,9 @@ def measure(sizes=SUITE_SIZES, *, steps=None, seed=1, streams=DEFAULT_STREAMS, t
                                                          **options})[0]
                 elif kind == "fast":
                     result = run_fast([size], steps, seed, threads=threads, **options)[0]
+                elif kind == "kernel":
+                    result = run_kernel([size], None if steps is None else 64 * steps, seed,
+                                        threads=threads, **options)[0]
                 else:
                     result = run_streams([size], streams, steps, seed, threads=threads,
                                          **options)[0]
@@ -205,44 +265,83 @@ def measure(sizes=SUITE_SIZES, *, steps=None, seed=1, streams=DEFAULT_STREAMS, t
                 rows.append(row)
                 bar.done(f"emulator {kind:>7} {size:>5} x {size:<5} "
                          f"{result['rate']:.3e} {result['unit']}")
-            if "simple" in found and "fast" in found:
-                speedup.append({"size": size, "cells": size * size,
-                                "fast_over_simple": figure(value(found["fast"]["rate"])
-                                                           / value(found["simple"]["rate"]),
-                                                           "1")})
+            ratios = {}
+            for a, b in (("fast", "simple"), ("kernel", "fast"), ("kernel", "simple")):
+                if a in found and b in found:
+                    ratios[f"{a}_over_{b}"] = figure(value(found[a]["rate"])
+                                                     / value(found[b]["rate"]), "1")
+            if ratios:
+                speedup.append({"size": size, "cells": size * size, **ratios})
     return {"part": "emulator", "rows": rows, "speedup": speedup,
             "exponents": exponents(rows, ["seconds_per_subcycle"], group="emulator"),
             "seconds": figure(timer() - started, "s")}
 
 
 def format_part(part):
-    """The emulator part (see :func:`measure`) as a text table, one line per size."""
+    """The emulator part (see :func:`measure`) as text: one line per size with every kind side
+    by side, then the kernel against its goals and the ceilings."""
     rows = part["rows"]
     sizes = sorted({r["size"] for r in rows})
     by = {(r["emulator"], r["size"]): r for r in rows}
     streams = next((r["streams"] for r in rows if "streams" in r), None)
     lines = ["Emulators: cell updates per second (cells evaluated per second, half the grid per "
              "subcycle)",
-             f"{'grid':>11} {'cells':>9} {'simple':>10} {'fast':>10} {'speedup':>8} "
-             f"{'threads':>7} {'CPU use':>7}" + (f" {f'{streams} streams':>12} {'threads':>7} "
-                                                  f"{'CPU use':>7}" if streams else ""),
-             f"{'':>21} {'(cell-updates/s)':>21} {'':>24}"
-             + (" (stream-cell-updates/s)" if streams else "")]
+             f"{'grid':>11} {'simple':>10} {'fast':>10} {'threads':>7} {'CPU':>5} "
+             f"{'kernel':>10} {'threads':>7} {'CPU':>5} {'kernel/fast':>11}"
+             + (f" {f'{streams} streams':>12}" if streams else ""),
+             f"{'':>11} {'(step)':>10} {'(numpy)':>10} {'':>13} {'(batched)':>10}"]
     for size in sizes:
-        simple, fast, lanes = (by.get((k, size)) for k in ("simple", "fast", "streams"))
-        line = f"{size:>5} x {size:<5}{size * size:>9} "
+        simple, fast, kern, lanes = (by.get((k, size)) for k in KINDS)
+        line = f"{size:>5} x {size:<5}"
         line += f"{value(simple['rate']):>10.3e} " if simple else f"{'-':>10} "
-        line += f"{value(fast['rate']):>10.3e} " if fast else f"{'-':>10} "
-        line += (f"{value(fast['rate']) / value(simple['rate']):>7.1f}x "
-                 if simple and fast else f"{'-':>8} ")
-        line += f"{fast['threads']:>7} {_cpu_use(fast):>7}" if fast else f"{'-':>7} {'-':>7}"
+        line += (f"{value(fast['rate']):>10.3e} {fast['threads']:>7} {_cpu_use(fast):>5} "
+                 if fast else f"{'-':>10} {'-':>7} {'-':>5} ")
+        line += (f"{value(kern['rate']):>10.3e} {kern['threads']:>7} {_cpu_use(kern):>5} "
+                 if kern else f"{'-':>10} {'-':>7} {'-':>5} ")
+        line += (f"{value(kern['rate']) / value(fast['rate']):>10.1f}x"
+                 if kern and fast else f"{'-':>11}")
         if streams:
-            line += (f" {value(lanes['rate']):>12.3e} {lanes['threads']:>7} "
-                     f"{_cpu_use(lanes):>7}" if lanes else f" {'-':>12} {'-':>7} {'-':>7}")
+            line += f" {value(lanes['rate']):>12.3e}" if lanes else f" {'-':>12}"
         lines.append(line)
-    lines.append("CPU use: process CPU time over wall time of the timed rounds (below the "
-                 "threads: the machine was busy)")
+    lines.append("CPU: process CPU time over wall time of the timed rounds (below the threads: "
+                 "the machine was busy)" + ("; streams: stream-cell-updates/s of the numpy "
+                                            "code" if streams else ""))
+    goals = kernel_goals(part)
+    if goals:
+        lines.append("Compiled kernel against its goals (2 cores; ceilings for these 2 cores: "
+                     f"{CEILINGS['L1']:.1e} in L1, {CEILINGS['L2']:.1e} in L2, "
+                     f"{CEILINGS['memory']:.1e} from memory):")
+        for goal in goals:
+            lines.append(f"  {goal['size']:>5} x {goal['size']:<5} {goal['measured']:<32} "
+                         f"goal {goal['goal']:<18} {'reached' if goal['met'] else 'not reached'}")
     return "\n".join(lines)
+
+
+def kernel_goals(part):
+    """The kernel's goals (:data:`KERNEL_GOALS`) against the rows of an emulator part: a list
+    of ``{"size", "goal", "measured", "value", "met"}`` for the sizes measured (``value``: the
+    rate, or the ratio for the 10x goals). The 10x goals compare
+    with the better of the reference and the numpy code at that size (the emulators before the
+    kernel), so they need both rows."""
+    by = {(r["emulator"], r["size"]): r for r in part["rows"]}
+    result = []
+    for size, (text, goal) in KERNEL_GOALS.items():
+        kern, fast, simple = (by.get((k, size)) for k in ("kernel", "fast", "simple"))
+        if kern is None:
+            continue
+        rate = value(kern["rate"])
+        if text.endswith("x"):
+            if fast is None or simple is None:
+                continue
+            ratio = rate / max(value(fast["rate"]), value(simple["rate"]))
+            result.append({"size": size, "goal": f">= {text} the best before it",
+                           "measured": f"{rate:.2e} ({ratio:.1f}x)", "value": ratio,
+                           "met": ratio >= goal})
+        else:
+            result.append({"size": size, "goal": f">= {text} cell-updates/s",
+                           "measured": f"{rate:.2e} cell-updates/s", "value": rate,
+                           "met": rate >= goal})
+    return result
 
 
 def _cpu_use(row):

@@ -16,6 +16,12 @@ __all__ = ["TARGETS", "targets", "format_targets", "format_exponents", "format_m
 TARGETS = {
     "fast_1024": "fast emulator at 1024 x 1024: >= 1e9 cell-updates/s",
     "streams": "lane-parallel mode: >= 1e10 stream-cell-updates/s",
+    "kernel_256": "compiled kernel, batched, at 128 x 128 and 256 x 256: >= 5e9 "
+                  "cell-updates/s",
+    "kernel_4096": "compiled kernel, batched, at 1024 x 1024 and 4096 x 4096: >= 3e9 "
+                   "cell-updates/s",
+    "kernel_small": "compiled kernel, batched, at 16 x 16 and 64 x 64: >= 10x the emulators "
+                    "before it",
     "verilog_128": "Verilog of a 128 x 128 grid: < 30 s",
     "verilog_linear": "Verilog size linear in cells: exponent 1 +- 0.05 (between the two "
                       "largest sizes)",
@@ -55,6 +61,7 @@ def targets(parts):
     best = max(streams, key=lambda r: value(r["rate"]), default=None)
     add("streams", best and best["rate"], lambda v: v >= 1e10,
         best and f"best size {best['size']} x {best['size']}, {best['streams']} streams")
+    _kernel_targets(emulator, add)
     row = _row(verilog, size=128)
     add("verilog_128", row and row["seconds"], lambda v: v < 30)
     fit = ((verilog or {}).get("exponents", {}).get("all", {}).get("bytes"))
@@ -65,6 +72,27 @@ def targets(parts):
         row and ("cold" if not row["build_cached"] else "from the cache"))
     _compile_targets(compiler, add)
     return result
+
+
+def _kernel_targets(part, add):
+    """The compiled kernel's goals: the lowest figure over the sizes of each goal (each size
+    must reach it); a goal with none of its sizes measured is not measured."""
+    from .common import figure
+    from .emulator import kernel_goals
+    goals = kernel_goals(part) if part and part.get("rows") else []
+    by = {(r["emulator"], r["size"]): r for r in (part or {}).get("rows", ())}
+    for name, sizes, threshold in (("kernel_256", (128, 256), 5e9),
+                                   ("kernel_4096", (1024, 4096), 3e9)):
+        rows = [by[("kernel", s)] for s in sizes if ("kernel", s) in by]
+        worst = min(rows, key=lambda r: value(r["rate"]), default=None)
+        add(name, worst and worst["rate"], lambda v, t=threshold: v >= t,
+            worst and f"lowest at {worst['size']} x {worst['size']} of "
+                      f"{len(rows)} size{'s' if len(rows) > 1 else ''}")
+    small = [g for g in goals if g["size"] in (16, 64)]
+    ratios = [(g["value"], g["size"]) for g in small]
+    worst = min(ratios, default=None)
+    add("kernel_small", worst and figure(worst[0], "1"), lambda v: v >= 10,
+        worst and f"lowest ratio, at {worst[1]} x {worst[1]}")
 
 
 def _compile_targets(part, add):
@@ -193,7 +221,7 @@ def plot(doc, path):
     ax = axes[0][0]
     emulator = parts.get("emulator")
     if emulator and emulator.get("rows"):
-        for i, kind in enumerate(("simple", "fast", "streams")):
+        for i, kind in enumerate(("simple", "fast", "kernel", "streams")):
             rows = [r for r in emulator["rows"] if r["emulator"] == kind]
             if not rows:
                 continue
@@ -204,8 +232,10 @@ def plot(doc, path):
             ax.plot(cells, [value(r["rate"]) for r in rows], "o-", color=colors[i],
                     label=label + _fit_label(emulator, kind, "seconds_per_subcycle",
                                              "time/subcycle b"))
-        ax.axhline(1e9, linestyle=":", color="gray", linewidth=0.8, label="goals 1e9, 1e10")
-        ax.axhline(1e10, linestyle=":", color="gray", linewidth=0.8)
+        ax.axhline(1e9, linestyle=":", color="gray", linewidth=0.8,
+                   label="goals 1e9, 3e9, 5e9, 1e10")
+        for goal in (3e9, 5e9, 1e10):
+            ax.axhline(goal, linestyle=":", color="gray", linewidth=0.8)
         ax.legend(fontsize=8)
     _axes(ax, "Emulators: cell updates per second", "updates per second")
 

@@ -86,7 +86,7 @@ def test_emulator_part():
                             progress=False)
     assert part["part"] == "emulator"
     kinds = {(r["emulator"], r["size"]) for r in part["rows"]}
-    assert kinds == {(k, s) for k in ("simple", "fast", "streams") for s in (4, 8)}
+    assert kinds == {(k, s) for k in ("simple", "fast", "kernel", "streams") for s in (4, 8)}
     for row in part["rows"]:
         assert row["cells"] == row["size"] ** 2
         expected = "stream-cell-updates/s" if row["emulator"] == "streams" else "cell-updates/s"
@@ -96,10 +96,12 @@ def test_emulator_part():
         # the definition: cells / 2 per subcycle (times the streams)
         rate = row["cells"] / 2 * row.get("streams", 1) / row["seconds_per_subcycle"]["value"]
         assert row["rate"]["value"] == pytest.approx(rate)
-    fast = [r for r in part["rows"] if r["emulator"] == "fast"]
+    fast = [r for r in part["rows"] if r["emulator"] in ("fast", "kernel")]
     assert all(unit(r, "memory") == "bytes" and r["threads"] >= 1 for r in fast)
     assert [s["size"] for s in part["speedup"]] == [4, 8]
-    assert set(part["exponents"]) == {"simple", "fast", "streams"}
+    assert set(part["speedup"][0]) == {"size", "cells", "fast_over_simple", "kernel_over_fast",
+                                       "kernel_over_simple"}
+    assert set(part["exponents"]) == {"simple", "fast", "kernel", "streams"}
     assert part["exponents"]["fast"]["seconds_per_subcycle"]["exponent"]["unit"] == "1"
     check_units(part)
     assert "cell-updates/s" in emulator.format_part(part)
@@ -195,12 +197,36 @@ def test_targets_on_synthetic_figures():
     met = {t["name"]: t["met"] for t in report.targets(parts)}
     assert met == {"fast_1024": True, "streams": False, "verilog_128": False,
                    "verilog_linear": True, "verilator_32": True, "compile_mul8": None,
-                   "compile_3x": None, "compile_1000": None}
+                   "compile_3x": None, "compile_1000": None, "kernel_256": None,
+                   "kernel_4096": None, "kernel_small": None}
     text = report.format_targets(report.targets(parts))
     assert text.splitlines()[1] == ("       reached  fast emulator at 1024 x 1024: >= 1e9 "
                                     "cell-updates/s: 1.2e+09 cell-updates/s")
     assert "   not reached  lane-parallel mode: >= 1e10 stream-cell-updates/s: 5e+09" in text
     _speaks_to_users(text)
+
+
+def test_kernel_targets_on_synthetic_figures():
+    """Each size of a kernel goal must reach it; the 10x goal compares with the better of the
+    reference and the numpy code."""
+    fig = common.figure
+
+    def row(kind, size, rate):
+        return {"emulator": kind, "size": size, "rate": fig(rate, "cell-updates/s")}
+
+    rows = [row("kernel", 128, 6e9), row("kernel", 256, 4.9e9), row("kernel", 1024, 3.1e9),
+            row("kernel", 16, 1e8), row("fast", 16, 2e6), row("simple", 16, 1.1e7),
+            row("kernel", 64, 1e9), row("fast", 64, 5e7), row("simple", 64, 4e7)]
+    found = {t["name"]: t for t in report.targets({"emulator": {"rows": rows}})}
+    assert found["kernel_256"]["met"] is False
+    assert found["kernel_256"]["value"]["value"] == 4.9e9
+    assert found["kernel_4096"]["met"] is True                  # 4096 not measured: 1024 counts
+    assert found["kernel_4096"]["where"] == "lowest at 1024 x 1024 of 1 size"
+    assert found["kernel_small"]["met"] is False                # 1e8 / 1.1e7 = 9.1
+    assert found["kernel_small"]["value"]["value"] == pytest.approx(1e8 / 1.1e7)
+    goals = {g["size"]: g for g in emulator.kernel_goals({"rows": rows})}
+    assert goals[64]["met"] and goals[64]["value"] == pytest.approx(20.0)
+    assert not goals[256]["met"] and goals[128]["met"]
 
 
 def _speaks_to_users(text):
@@ -252,7 +278,7 @@ def test_cli_bench_emulator_json(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["format"] == common.FORMAT
     rows = doc["parts"]["emulator"]["rows"]
-    assert {r["emulator"] for r in rows} == {"simple", "fast", "streams"}
+    assert {r["emulator"] for r in rows} == {"simple", "fast", "kernel", "streams"}
     assert {r["size"] for r in rows} == {64}
     assert {r["rate"]["unit"] for r in rows} == {"cell-updates/s", "stream-cell-updates/s"}
     check_units(doc)
