@@ -22,6 +22,19 @@ For Icarus and Verilator, each size is measured as a user of ``bitgrid sim`` mee
   cost and the reference check, which is what ``bitgrid sim`` delivers. The configuration load
   and readback times and the whole simulator process time are reported beside it.
 
+Each RTL size is measured in two modes (``mode``): ``step``, the step-by-step test bench above
+(cocotb drives every port from Python each cycle), and ``player``, the stimulus player
+(:mod:`bitgrid.hdl.player`, the default of ``bitgrid sim``): the whole stimulus goes into the
+simulated design's memories at once, its sequencer loads the configuration through the port,
+reads it back and runs ``player_steps`` steps back to back, natively, and Python only reads
+the responses at the end (and checks them against the reference emulator, not timed).
+``subcycles_per_s`` of a player row is ``player_steps`` over the wall time of the stepping
+command, ``load_seconds`` the wall time of the load command (the sequencer driving the real
+configuration port, CRC commit included); ``cpu_subcycles_per_s`` and ``load_cpu_seconds`` are
+the same over the simulator process's CPU time (what the machine delivers when it is not
+shared; the goals are judged on the wall figures). The goals of issue 15 (:data:`GOALS`) are printed
+beside the table.
+
 For Amaranth's simulator, the grid is built with the random configuration as its power-up
 configuration (``Grid(init=...)``; no load through the port), ``build_seconds`` is the time to
 construct the grid and :class:`~amaranth.sim.Simulator` (elaboration and compilation to Python),
@@ -42,7 +55,7 @@ from bitgrid import terms
 from .common import Progress, check_sizes, exponents, figure, timer, value
 
 __all__ = ["SIMULATORS", "SUITE_SIZES", "QUICK_SIZES", "AMARANTH_SIZES", "DEFAULT_STEPS",
-           "measure", "format_part"]
+           "DEFAULT_PLAYER_STEPS", "MODES", "GOALS", "measure", "format_part"]
 
 #: Simulators measured: cocotb on Icarus and Verilator, and Amaranth's Python simulator.
 SIMULATORS = (*terms.SIMULATORS, "amaranth")
@@ -51,8 +64,18 @@ SUITE_SIZES = (8, 16, 32)
 QUICK_SIZES = (8, 16)
 #: Grid sides of Amaranth's simulator when no sizes are given.
 AMARANTH_SIZES = (8, 16)
-#: Back-to-back steps per run.
+#: Back-to-back steps per run (step-by-step mode).
 DEFAULT_STEPS = 256
+#: Back-to-back steps per run of the stimulus player.
+DEFAULT_PLAYER_STEPS = 16384
+#: The modes of an RTL run: the stimulus player and the step-by-step test bench.
+MODES = ("player", "step")
+#: Issue 15's goals on a 32 x 32 grid: ``(simulator, figure, bound, kind)``, ``kind`` ``"min"``
+#: or ``"max"``, for the player rows.
+GOALS = (("verilator", "subcycles_per_s", 1e5, "min"), ("icarus", "subcycles_per_s", 1e4, "min"),
+         ("icarus", "load_seconds", 1.0, "max"))
+#: The grid side of the goals.
+GOAL_SIZE = 32
 #: Grid side of the first (runtime) build of a cold cache.
 _RUNTIME_SIZE = 2
 
@@ -112,7 +135,37 @@ def _cocotb_row(simulator, size, storage, steps, seed, quiet=True):
     result, process_seconds = runner.run_testbench(build, job, quiet=quiet)
     case = result["cases"][0]
     step_seconds = case["wall_seconds"] - case["load_seconds"] - case["readback_seconds"]
-    return _row(simulator, size, storage, steps, step_seconds,
+    return _row(simulator, size, storage, steps, step_seconds, mode="step",
+                build_seconds=figure(build.seconds, "s"), build_cached=build.cached,
+                cached_build_seconds=figure(cached_seconds, "s"),
+                load_seconds=figure(case["load_seconds"], "s"),
+                readback_seconds=figure(case["readback_seconds"], "s"),
+                process_seconds=figure(process_seconds, "s"),
+                agrees=not case["failed"])
+
+
+def _player_row(simulator, size, storage, steps, seed, quiet=True):
+    from bitgrid.sim import runner
+    from bitgrid.sim.api import PLAYER_TESTBENCH
+    from bitgrid.sim.testbench.player import plusargs
+    build = runner.build(size, size, storage=storage, simulator=simulator, quiet=quiet,
+                         top="player")
+    start = timer()
+    runner.build(size, size, storage=storage, simulator=simulator, quiet=quiet, top="player")
+    cached_seconds = timer() - start
+    config, inputs = _stimulus(size, steps, seed)
+    job = {"format": runner.JOB_FORMAT, "width": size, "height": size, "clock_ns": 10,
+           "idle_cycles": 0,
+           "cases": [{"name": "bench", "luts": [int(v) for v in config.luts.reshape(-1)],
+                      "inputs": inputs, "expected": None, "crc": None}]}
+    result, process_seconds = runner.run_testbench(build, job, quiet=quiet,
+                                                   test_module=PLAYER_TESTBENCH,
+                                                   plusargs=plusargs())
+    case = result["cases"][0]
+    cpu = case["step_cpu_seconds"]
+    return _row(simulator, size, storage, steps, case["step_seconds"], mode="player",
+                cpu_subcycles_per_s=figure(steps / cpu if cpu > 0 else None, "subcycles/s"),
+                load_cpu_seconds=figure(case["load_cpu_seconds"], "s"),
                 build_seconds=figure(build.seconds, "s"), build_cached=build.cached,
                 cached_build_seconds=figure(cached_seconds, "s"),
                 load_seconds=figure(case["load_seconds"], "s"),
@@ -151,27 +204,30 @@ def _amaranth_row(size, storage, steps, seed):
     emulator = Emulator(config)
     agrees = all(tuple(emulator.step(Edges(*edges))) == out
                  for edges, out in zip(inputs, outputs))
-    return _row("amaranth", size, storage, steps, clock["end"] - clock["start"],
+    return _row("amaranth", size, storage, steps, clock["end"] - clock["start"], mode="step",
                 build_seconds=figure(build_seconds, "s"), agrees=agrees)
 
 
 def measure(sizes=None, *, simulators=SIMULATORS, amaranth_sizes=None, steps=DEFAULT_STEPS,
-            storage="ff", cold=True, seed=1, missing="skip", progress=True):
+            storage="ff", cold=True, seed=1, missing="skip", progress=True,
+            player_steps=DEFAULT_PLAYER_STEPS, modes=MODES):
     """The simulation part of the suite.
 
     :param sizes: square grid sides for Icarus and Verilator (default :data:`SUITE_SIZES`) and,
         unless ``amaranth_sizes`` is given, for Amaranth's simulator (default there:
         :data:`AMARANTH_SIZES`).
     :param simulators: any of ``"icarus"``, ``"verilator"``, ``"amaranth"`` (``None``: all).
-    :param steps: back-to-back steps per run.
+    :param steps: back-to-back steps per run of the step-by-step test bench.
+    :param player_steps: back-to-back steps per run of the stimulus player.
+    :param modes: RTL modes to measure, any of :data:`MODES`.
     :param cold: build in a fresh temporary cache (see the module doc); ``False``: the normal
         cache, so builds may come from it (``build_cached`` says so).
     :param missing: ``"skip"`` a simulator whose tools are missing (listed in ``skipped``) or
         ``"raise"`` :class:`~bitgrid.toolchain.ToolMissingError`.
     :param progress: a progress bar and a line per measurement on stderr.
     :returns: ``{"part": "sim", "rows": [...], "verilog": [...], "runtime": {...},
-        "skipped": [...], "exponents": {...}, "seconds": figure, ...}``. Each row has
-        ``simulator``, ``size``, ``cells``, ``steps``, ``agrees`` (the outputs matched the
+        "skipped": [...], "exponents": {...}, "goals": [...], "seconds": figure, ...}``. Each
+        row has ``simulator``, ``mode``, ``size``, ``cells``, ``steps``, ``agrees`` (the outputs matched the
         reference emulator) and the figures ``build_seconds``, ``subcycles_per_s``,
         ``seconds_per_subcycle``, ``cell_updates_per_s``, ``step_seconds`` and, for Icarus and
         Verilator, ``cached_build_seconds``, ``load_seconds``, ``readback_seconds``,
@@ -192,8 +248,12 @@ def measure(sizes=None, *, simulators=SIMULATORS, amaranth_sizes=None, steps=DEF
     amaranth_sizes = check_sizes(amaranth_sizes if amaranth_sizes is not None
                                  else AMARANTH_SIZES if sizes is None else sizes)
     terms.check_storage(storage)
-    if not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be a positive integer, not {steps!r}")
+    for name, count in (("steps", steps), ("player_steps", player_steps)):
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise ValueError(f"{name} must be a positive integer, not {count!r}")
+    modes = tuple(modes)
+    if not modes or any(mode not in MODES for mode in modes):
+        raise ValueError(f"modes must be some of {', '.join(MODES)}, not {modes!r}")
     skipped, rtl = [], []
     for simulator in simulators:
         if simulator == "amaranth":
@@ -214,7 +274,8 @@ def measure(sizes=None, *, simulators=SIMULATORS, amaranth_sizes=None, steps=DEF
             skipped += [{"simulator": s, "reason": str(error)} for s in rtl]
             rtl = []
     runtime_builds = [s for s in rtl if cold and runner.BACKENDS[s].runtime_objects]
-    tasks = (len(rtl_sizes) if rtl else 0) + len(runtime_builds) + len(rtl) * len(rtl_sizes) \
+    tasks = (len(rtl_sizes) if rtl else 0) + len(runtime_builds) \
+        + len(rtl) * len(rtl_sizes) * len(modes) \
         + (len(amaranth_sizes) if "amaranth" in simulators else 0)
     started = timer()
     rows, verilog, runtime = [], [], {}
@@ -237,11 +298,14 @@ def measure(sizes=None, *, simulators=SIMULATORS, amaranth_sizes=None, steps=DEF
                                       "build_seconds": figure(build.seconds, "s")}
                 bar.done(f"sim: {simulator} first build in a fresh cache (2 x 2, with the "
                          f"runtime library) {build.seconds:7.2f} s")
-            for size in rtl_sizes:
-                bar.start(f"{simulator} {size}x{size}")
-                row = _cocotb_row(simulator, size, storage, steps, seed)
+            for size, mode in ((size, mode) for size in rtl_sizes for mode in modes):
+                bar.start(f"{simulator} {mode} {size}x{size}")
+                if mode == "player":
+                    row = _player_row(simulator, size, storage, player_steps, seed)
+                else:
+                    row = _cocotb_row(simulator, size, storage, steps, seed)
                 rows.append(row)
-                bar.done(f"sim: {simulator:>9} {size:>3} x {size:<3} build "
+                bar.done(f"sim: {simulator:>9} {mode:>6} {size:>3} x {size:<3} build "
                          f"{value(row['build_seconds']):7.2f} s"
                          f"{' (cached)' if row['build_cached'] else ''}, "
                          f"{value(row['subcycles_per_s']):9.1f} subcycles/s, load "
@@ -258,7 +322,24 @@ def measure(sizes=None, *, simulators=SIMULATORS, amaranth_sizes=None, steps=DEF
             "rows": rows, "verilog": verilog, "runtime": runtime, "skipped": skipped,
             "exponents": exponents(rows, ["build_seconds", "seconds_per_subcycle"],
                                    group="simulator"),
+            "goals": _goals(rows), "player_steps": player_steps,
             "seconds": figure(timer() - started, "s")}
+
+
+def _goals(rows):
+    """Issue 15's goals (:data:`GOALS`) against the player rows of a 32 x 32 grid: a list of
+    ``{"simulator", "figure", "goal", "kind", "measured", "met"}`` (``measured`` None if not
+    measured)."""
+    found = []
+    for simulator, name, bound, kind in GOALS:
+        row = next((r for r in rows if (r["simulator"], r.get("mode"), r["size"])
+                    == (simulator, "player", GOAL_SIZE)), None)
+        measured = None if row is None else value(row[name])
+        met = None if measured is None else (measured >= bound if kind == "min"
+                                             else measured <= bound)
+        found.append({"simulator": simulator, "figure": name, "goal": bound, "kind": kind,
+                      "measured": measured, "met": met})
+    return found
 
 
 def format_part(part):
@@ -266,9 +347,10 @@ def format_part(part):
     verilog = {r["size"]: value(r["seconds"]) for r in part["verilog"]}
     lines = [f"RTL simulation ({part['storage']} storage, {part['steps']} back-to-back steps, "
              f"{'cold builds in a fresh cache' if part['cold'] else 'normal cache'})",
-             f"{'simulator':>9} {'grid':>9} {'Verilog':>8} {'build':>8} {'cached':>7} "
-             f"{'load':>7} {'subcycles/s':>11} {'cell-updates/s':>14} {'agrees':>6}",
-             f"{'':>9} {'':>9} {'(s)':>8} {'(s)':>8} {'(s)':>7} {'(s)':>7}"]
+             f"{'simulator':>9} {'mode':>6} {'grid':>9} {'Verilog':>8} {'build':>8} {'cached':>7} "
+             f"{'load':>7} {'subcycles/s':>11} {'(by CPU)':>11} {'cell-updates/s':>14} "
+             f"{'agrees':>6}",
+             f"{'':>9} {'':>6} {'':>9} {'(s)':>8} {'(s)':>8} {'(s)':>7} {'(s)':>7}"]
 
     def seconds(row, key, width, digits=2):
         item = row.get(key)
@@ -276,17 +358,29 @@ def format_part(part):
 
     for r in part["rows"]:
         v = verilog.get(r["size"]) if r["simulator"] != "amaranth" else None
-        lines.append(f"{r['simulator']:>9} {r['size']:>3} x {r['size']:<3} "
+        lines.append(f"{r['simulator']:>9} {r.get('mode', 'step'):>6} "
+                     f"{r['size']:>3} x {r['size']:<3} "
                      + (f"{v:>8.2f} " if v is not None else f"{'-':>8} ")
                      + seconds(r, "build_seconds", 8) + " "
                      + seconds(r, "cached_build_seconds", 7, 3) + " "
                      + seconds(r, "load_seconds", 7) + " "
                      + f"{value(r['subcycles_per_s']):>11.1f} "
+                     + (f"{value(r['cpu_subcycles_per_s']):>11.1f} "
+                        if value(r.get("cpu_subcycles_per_s")) is not None else f"{'-':>11} ")
                      + f"{value(r['cell_updates_per_s']):>14.3e} "
                      + f"{'yes' if r['agrees'] else 'NO':>6}")
     for simulator, item in part["runtime"].items():
         lines.append(f"{simulator}: first build in a fresh cache ({item['size']} x {item['size']}, "
                      f"compiles the runtime library once): {value(item['build_seconds']):.1f} s")
+    for goal in part.get("goals", ()):
+        unit = "subcycles/s" if goal["figure"] == "subcycles_per_s" else "s"
+        what = "load" if goal["figure"] == "load_seconds" else "stepping"
+        sign = ">=" if goal["kind"] == "min" else "<="
+        measured = ("not measured" if goal["measured"] is None else
+                    f"measured {goal['measured']:.3g} {unit}: "
+                    f"{'met' if goal['met'] else 'NOT met'}")
+        lines.append(f"goal: {goal['simulator']} player {GOAL_SIZE} x {GOAL_SIZE} {what} "
+                     f"{sign} {goal['goal']:g} {unit}; {measured}")
     for item in part["skipped"]:
         lines.append(f"{item['simulator']}: skipped ({item['reason'].splitlines()[0]})")
     return "\n".join(lines)

@@ -15,7 +15,7 @@ import typing
 from bitgrid import bitstream as _bitstream
 from bitgrid.checks import check_int
 from bitgrid.config import Configuration, GridSizeError, check_grid_size
-from bitgrid.terms import SIDES, Edges, check_simulator, check_storage
+from bitgrid.terms import GATEWARE_STORAGES, SIDES, Edges, check_simulator, check_storage
 from bitgrid.vectors import (BadStreamCase, Mismatch, VectorCase, VectorFormatError,
                              format_mismatches, load_case)
 
@@ -86,6 +86,7 @@ class SimResult:
     :attr fixed: the configuration was compiled into the gateware, not loaded.
     :attr plusargs: the simulator's plusargs, as the test bench saw them.
     :attr save_file: the GTKWave save file written beside :attr:`waves`, if any.
+    :attr player, native_seconds, load_seconds: see below.
     """
     name: str
     simulator: str
@@ -112,6 +113,12 @@ class SimResult:
     fixed: bool = False
     plusargs: list = dataclasses.field(default_factory=list)
     save_file: str = None
+    #: The case ran on the stimulus player (:mod:`bitgrid.hdl.player`), not step by step.
+    player: bool = False
+    #: With the player: wall time of its commands (the simulator running on its own: load,
+    #: readback and subcycles), of which :attr:`load_seconds` for the load; else None.
+    native_seconds: float = None
+    load_seconds: float = None
 
     @property
     def ok(self):
@@ -224,13 +231,14 @@ def make_case(config, steps, *, expected=None, name="case", width=None, height=N
 
 def _check_options(simulator, storage, waves):
     check_simulator(simulator)
-    check_storage(storage)
+    check_storage(storage, GATEWARE_STORAGES)
     if waves is not None:
         backends.wave_format(waves)
 
 
 def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
-              keep=False, quiet=False, fixed=False, build_args=(), plusargs=(), faults=None):
+              keep=False, quiet=False, fixed=False, build_args=(), plusargs=(), faults=None,
+              player=None, engine="direct", evaluators=None):
     """Run :class:`SimCase` s (see :func:`make_case`); cases of one grid size share one build
     and one simulator process.
 
@@ -250,6 +258,14 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
     :param keep: keep the simulator's run folder (job, result and log; see
         :attr:`SimResult.run_dir`).
     :param quiet: no progress lines on stderr.
+    :param player: run on the stimulus player (:mod:`bitgrid.hdl.player`: the whole stimulus
+        handed over at once, the configuration loaded through the configuration port by its
+        sequencer, no Python per subcycle) if true, step by step from the test bench (every
+        port driven from Python each cycle: for waveforms and debugging) if false; default
+        (None): the player, unless ``waves`` is given. The results are the same.
+    :param engine, evaluators: the grid engine: ``"direct"`` (default) or ``"multiplexed"``
+        with ``evaluators`` cells per clock (:func:`bitgrid.hdl.engines.make_grid`); the same
+        results, a subcycle takes many clocks.
     :returns: list of :class:`SimResult`, in the order of ``cases``.
     :raises ValueError: for an unknown simulator, storage or waveform extension, a plusarg
         without ``+``, or ``fixed`` with a case that commits a wrong ``crc``.
@@ -271,6 +287,10 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
         raise ValueError("A fixed configuration is never loaded, so it has no CRC to get "
                          "wrong: run crc cases without fixed")
     hdl_faults = _check_faults(faults, cases, fixed)
+    if player is None:
+        player = waves is None
+    if not isinstance(player, bool):
+        raise TypeError(f"player must be True, False or None, not {player!r}")
     groups = {}
     for index, case in enumerate(cases):
         group = (case.width, case.height, case.config.luts.tobytes() if fixed else None)
@@ -284,21 +304,36 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
         build = _runner.build(width, height, storage=storage, simulator=simulator,
                               waves=None if waves is None else backends.wave_format(waves),
                               quiet=quiet, init=cases[indices[0]].config if fixed else None,
-                              build_args=build_args, faults=hdl_faults)
+                              build_args=build_args, faults=hdl_faults,
+                              top="player" if player else "grid", engine=engine,
+                              evaluators=evaluators)
         job = {"format": JOB_FORMATS["grid"], "width": width, "height": height,
                "clock_ns": 10, "idle_cycles": idle_cycles,
                **({"faults": [list(f) for f in hdl_faults]} if hdl_faults else {}),
                "cases": [dict(job_case(cases[i]), **({"fixed": True} if fixed else {}))
                          for i in indices]}
-        out, seconds = _runner.run_testbench(build, job, waves_path=waves, keep=keep,
-                                             quiet=quiet, plusargs=plusargs)
+        if player:
+            from .testbench.player import plusargs as player_plusargs
+            out, seconds = _runner.run_testbench(
+                build, job, waves_path=waves, keep=keep, quiet=quiet,
+                plusargs=player_plusargs() + plusargs, test_module=PLAYER_TESTBENCH)
+        else:
+            out, seconds = _runner.run_testbench(build, job, waves_path=waves, keep=keep,
+                                                 quiet=quiet, plusargs=plusargs)
         save_file = None if waves is None else _save_file(waves, build, out, width, height)
         for i, raw in zip(indices, out["cases"]):
             results[i] = _result(raw, cases[i], build, seconds, waves, out.get("run_dir"))
             results[i].fixed = fixed
             results[i].plusargs = list(out.get("plusargs", ()))
             results[i].save_file = save_file
+            results[i].player = player
+            results[i].native_seconds = raw.get("native_seconds")
+            results[i].load_seconds = raw.get("load_seconds")
     return results
+
+
+#: The cocotb test module of the stimulus player.
+PLAYER_TESTBENCH = "bitgrid.sim.testbench.player"
 
 
 def _check_faults(faults, cases, fixed):
@@ -361,12 +396,14 @@ def _result(raw, case, build, seconds, waves, run_dir):
 
 def run_case(config, steps, *, expected=None, simulator="icarus", storage="ff", waves=None,
              name="case", width=None, height=None, idle_cycles=1, keep=False, quiet=False,
-             fixed=False, build_args=(), plusargs=(), faults=None):
+             fixed=False, build_args=(), plusargs=(), faults=None, player=None,
+             engine="direct", evaluators=None):
     """Run one configuration with the edge inputs ``steps`` on ``simulator`` and compare the
     edge outputs with ``expected`` (if given) and with the reference emulator.
 
     See :func:`make_case` for the arguments and the errors raised before any build, and
-    :func:`run_cases` for the rest (``fixed``, ``build_args``, ``plusargs``, ``faults``).
+    :func:`run_cases` for the rest (``fixed``, ``build_args``, ``plusargs``, ``faults``,
+    ``player``, ``engine``, ``evaluators``).
 
     :returns: :class:`SimResult`.
     """
@@ -374,7 +411,8 @@ def run_case(config, steps, *, expected=None, simulator="icarus", storage="ff", 
     case = make_case(config, steps, expected=expected, name=name, width=width, height=height)
     return run_cases([case], simulator=simulator, storage=storage, waves=waves,
                      idle_cycles=idle_cycles, keep=keep, quiet=quiet, fixed=fixed,
-                     build_args=build_args, plusargs=plusargs, faults=faults)[0]
+                     build_args=build_args, plusargs=plusargs, faults=faults,
+                     player=player, engine=engine, evaluators=evaluators)[0]
 
 
 def _vector_sim_case(case):

@@ -33,15 +33,15 @@ from pathlib import Path
 
 from bitgrid import _overrides
 from bitgrid.config import check_grid_size
-from bitgrid.terms import check_storage
+from bitgrid.terms import GATEWARE_STORAGES, check_storage
 from bitgrid.toolchain import setup_environment
 
 from . import backends, processes
 from .cache import (cache_dir, cached_verilog, dist_version, file_record, locked, module_digest,
                     progress, record_problem, sha256)
 
-__all__ = ["TOP", "HOST_TOP", "HOST_DIVISOR", "TOPS", "Build", "SimulationError",
-           "grid_verilog_file", "host_verilog_file", "build", "build_design", "recipe_digest",
+__all__ = ["TOP", "HOST_TOP", "PLAYER_TOP", "HOST_DIVISOR", "TOPS", "Build", "SimulationError",
+           "grid_verilog_file", "player_verilog_file", "host_verilog_file", "build", "build_design", "recipe_digest",
            "check_build_args", "BUILD_RECORD"]
 
 #: Module name of the simulated grid top.
@@ -51,8 +51,10 @@ HOST_TOP = "bitgrid_host"
 #: Clock cycles per UART bit of the simulated host controller (the smallest the UART allows,
 #: so that simulated serial links stay fast).
 HOST_DIVISOR = 4
+#: Module name of the simulated stimulus player top (``build(..., top="player")``).
+PLAYER_TOP = "bitgrid_player"
 #: Tops that :func:`build` makes.
-TOPS = ("grid", "host")
+TOPS = ("grid", "host", "player")
 
 
 class SimulationError(RuntimeError):
@@ -79,7 +81,8 @@ def _log_tail(path, lines=30):
 
 # --- The Verilog stage ----------------------------------------------------------------------
 
-def grid_verilog_file(width, height, storage="ff", *, init=None, quiet=False, faults=()):
+def grid_verilog_file(width, height, storage="ff", *, init=None, quiet=False, faults=(),
+                      engine="direct", evaluators=None):
     """Path of the cached Verilog of a ``width`` x ``height`` grid with ``storage``; generated
     with :func:`bitgrid.hdl.verilog.grid_verilog` on first use. With ``init`` (a
     :class:`~bitgrid.Configuration` of that size) the configuration is compiled into the
@@ -92,9 +95,12 @@ def grid_verilog_file(width, height, storage="ff", *, init=None, quiet=False, fa
     :raises ToolMissingError: if Yosys is needed and missing.
     """
     width, height = check_grid_size(width, height)
-    check_storage(storage)
+    check_storage(storage, GATEWARE_STORAGES)
     from bitgrid.hdl.verilog import grid_verilog
     faults = [list(f) for f in faults]
+    if engine != "direct":
+        return _multiplexed_file("grid", grid_verilog, width, height, engine, evaluators,
+                                 init, faults, quiet, TOP)
     if faults:
         if init is not None:
             raise ValueError("A faulty grid is built without a fixed configuration")
@@ -115,7 +121,79 @@ def grid_verilog_file(width, height, storage="ff", *, init=None, quiet=False, fa
                           init=[int(v) for v in init.luts.reshape(-1)], name=TOP)
 
 
-def host_verilog_file(width, height, storage="ff", divisor=HOST_DIVISOR, *, quiet=False):
+def engine_tag(engine="direct", evaluators=None, width=2):
+    """The part of a build's name that says its engine: ``""`` for the direct grid,
+    ``"-mux<evaluators>"`` for the multiplexed engine (:func:`bitgrid.hdl.engines.make_grid`'s
+    default evaluators if None).
+
+    :raises ValueError: for an unknown engine or evaluator count.
+    """
+    from bitgrid.hdl.engines import DEFAULT_EVALUATORS, check_engine
+    from bitgrid.hdl.multiplexed import check_evaluators
+    if check_engine(engine) == "direct":
+        if evaluators is not None:
+            raise ValueError("evaluators is an option of the multiplexed engine, not the "
+                             "direct grid")
+        return ""
+    if evaluators is None:
+        evaluators = min(DEFAULT_EVALUATORS, max(2, width // 2))
+    return f"-mux{check_evaluators(evaluators, width)}"
+
+
+def _multiplexed_file(kind, generate, width, height, engine, evaluators, init, faults, quiet,
+                      top):
+    """The cached Verilog of a ``kind`` (``"grid"`` or ``"player"``) top around a multiplexed
+    grid (:func:`grid_verilog_file`, :func:`player_verilog_file`)."""
+    if faults:
+        raise ValueError("faults are injected into the direct grid only")
+    tag = engine_tag(engine, evaluators, width)
+    options = {}
+    if init is not None:
+        if (init.width, init.height) != (width, height):
+            raise ValueError(f"init is a {init.width} x {init.height} configuration, the grid "
+                             f"is {width} x {height}")
+        options["init"] = [int(v) for v in init.luts.reshape(-1)]
+    return cached_verilog(f"{kind}-{width}x{height}{tag}{'-fixed' if options else ''}",
+                          generate, f"a {width}x{height} multiplexed {kind}", quiet=quiet,
+                          width=width, height=height, name=top, engine=engine,
+                          evaluators=int(tag[4:]), **options)
+
+
+def player_verilog_file(width, height, storage="ff", *, init=None, quiet=False, faults=(),
+                        engine="direct", evaluators=None):
+    """Path of the cached Verilog of a :class:`~bitgrid.hdl.player.Player` (the stimulus
+    player, top module :data:`PLAYER_TOP`) around a ``width`` x ``height`` grid; generated with
+    :func:`bitgrid.hdl.player.player_verilog` on first use. ``init`` and ``faults`` and the
+    errors as :func:`grid_verilog_file`.
+    """
+    width, height = check_grid_size(width, height)
+    check_storage(storage, GATEWARE_STORAGES)
+    from bitgrid.hdl.player import player_verilog
+    faults = [list(f) for f in faults]
+    if engine != "direct":
+        return _multiplexed_file("player", player_verilog, width, height, engine, evaluators,
+                                 init, faults, quiet, PLAYER_TOP)
+    if faults and init is not None:
+        raise ValueError("A faulty grid is built without a fixed configuration")
+    options = {}
+    suffix, what = "", ""
+    if faults:
+        options["faults"] = faults
+        suffix, what = "-faulty", f" with {len(faults)} fault(s)"
+    elif init is not None:
+        if (init.width, init.height) != (width, height):
+            raise ValueError(f"init is a {init.width} x {init.height} configuration, the grid "
+                             f"is {width} x {height}")
+        options["init"] = [int(v) for v in init.luts.reshape(-1)]
+        suffix, what = "-fixed", " with a fixed configuration"
+    return cached_verilog(f"player-{width}x{height}-{storage}{suffix}", player_verilog,
+                          f"a {width}x{height} {storage} player{what}", quiet=quiet,
+                          width=width, height=height, storage=storage, name=PLAYER_TOP,
+                          **options)
+
+
+def host_verilog_file(width, height, storage="ff", divisor=HOST_DIVISOR, *, quiet=False,
+                      engine="direct", evaluators=None):
     """Path of the cached Verilog of a :class:`~bitgrid.hdl.host.HostController` (top module
     :data:`HOST_TOP`) for a ``width`` x ``height`` grid; generated with
     :func:`bitgrid.hdl.verilog.host_verilog` on first use. Errors as :func:`grid_verilog_file`.
@@ -123,6 +201,12 @@ def host_verilog_file(width, height, storage="ff", divisor=HOST_DIVISOR, *, quie
     width, height = check_grid_size(width, height)
     check_storage(storage)
     from bitgrid.hdl.verilog import host_verilog
+    tag = engine_tag(engine, evaluators, width)
+    if tag:
+        return cached_verilog(f"host-{width}x{height}{tag}-d{divisor}", host_verilog,
+                              f"a {width}x{height} multiplexed host controller", quiet=quiet,
+                              width=width, height=height, divisor=divisor, name=HOST_TOP,
+                              engine=engine, evaluators=int(tag[4:]))
     return cached_verilog(f"host-{width}x{height}-{storage}-d{divisor}", host_verilog,
                           f"a {width}x{height} {storage} host controller", quiet=quiet,
                           width=width, height=height, storage=storage, divisor=divisor,
@@ -161,7 +245,8 @@ def recipe_digest():
 
 
 def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=False,
-          top="grid", divisor=HOST_DIVISOR, init=None, build_args=(), faults=()):
+          top="grid", divisor=HOST_DIVISOR, init=None, build_args=(), faults=(),
+          engine="direct", evaluators=None):
     """Build (or find in the cache) the simulation model of a grid.
 
     :param waves: ``None``, ``"vcd"`` or ``"fst"``: a waveform build (a separate cache entry).
@@ -171,6 +256,9 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
         ``verilator``), e.g. ``("--x-assign", "unique")``: strings, part of the cache key.
     :param faults: test only: a grid with injected hardware faults (grid top only, no
         ``init``), see :func:`grid_verilog_file`.
+    :param engine, evaluators: the grid engine (``"direct"`` or ``"multiplexed"`` with
+        ``evaluators`` cells per clock; grid and player tops), see
+        :func:`bitgrid.hdl.engines.make_grid`; part of the build's name.
     :param top: ``"grid"`` (top :data:`TOP`, :func:`grid_verilog_file`) or ``"host"`` (the
         grid behind its host controller, top :data:`HOST_TOP`, :func:`host_verilog_file` with
         ``divisor`` clock cycles per UART bit; no waveform builds).
@@ -180,31 +268,39 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
     :raises SimulationError: if the build fails (the message holds the end of the log).
     """
     width, height = check_grid_size(width, height)
-    check_storage(storage)
+    check_storage(storage, GATEWARE_STORAGES)
     backend = backends.backend(simulator)
     if waves not in (None, "vcd", "fst"):
         raise ValueError(f"waves must be None, 'vcd' or 'fst', not {waves!r}")
     if top not in TOPS:
-        raise ValueError(f"top must be 'grid' or 'host', not {top!r}")
+        raise ValueError(f"top must be 'grid', 'host' or 'player', not {top!r}")
     faults = tuple(faults)
     if top == "host" and (waves or init is not None or faults):
         raise ValueError("waveform and fixed-configuration builds are only made of the grid "
                          "top")
     build_args = check_build_args(build_args)
+    tag = engine_tag(engine, evaluators, width)
     setup_environment()
     backend.require(waves)
     if top == "host":
-        verilog = host_verilog_file(width, height, storage, divisor, quiet=quiet)
+        verilog = host_verilog_file(width, height, storage, divisor, quiet=quiet,
+                                    engine=engine, evaluators=evaluators)
         toplevel, prefix = HOST_TOP, f"host-d{divisor}-"
+    elif top == "player":
+        verilog = player_verilog_file(width, height, storage, init=init, quiet=quiet,
+                                      faults=faults, engine=engine, evaluators=evaluators)
+        toplevel, prefix = PLAYER_TOP, "player-"
     else:
         verilog = grid_verilog_file(width, height, storage, init=init, quiet=quiet,
-                                    faults=faults)
+                                    faults=faults, engine=engine, evaluators=evaluators)
         toplevel, prefix = TOP, ""
     fixed = "" if init is None else "-fixed"
     fixed += "-faulty" if faults else ""
-    label = (f"{simulator} {'host ' if top == 'host' else ''}{width}x{height} {storage}"
+    label = (f"{simulator} {'' if top == 'grid' else top + ' '}{width}x{height} "
+             f"{'multiplexed ' + tag[4:] if tag else storage}"
              f"{' fixed' if init is not None else ''}{' faulty' if faults else ''}")
-    return build_design(verilog, toplevel, f"{prefix}{width}x{height}-{storage}{fixed}", label,
+    return build_design(verilog, toplevel, f"{prefix}{width}x{height}-{storage}{tag}{fixed}",
+                        label,
                         simulator=simulator, waves=waves, quiet=quiet, width=width,
                         height=height, storage=storage, build_args=build_args)
 

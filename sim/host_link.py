@@ -200,7 +200,8 @@ def _connect(listener, simulation):
 
 def open_sim_target(width, height, *, simulator="icarus", storage="ff",
                     divisor=_runner.HOST_DIVISOR, clock_ns=10, timeout=DEFAULT_TIMEOUT_S,
-                    retries=DEFAULT_RETRIES, to_device=None, quiet=False, keep=False):
+                    retries=DEFAULT_RETRIES, to_device=None, quiet=False, keep=False,
+                    engine="direct", evaluators=None):
     """A :class:`~bitgrid.host.ProtocolTarget` on the simulated host controller of a ``width``
     x ``height`` grid of ``storage``, in ``simulator``.
 
@@ -211,6 +212,8 @@ def open_sim_target(width, height, *, simulator="icarus", storage="ff",
     :param to_device: optional fault injector on the bytes sent (see :class:`SimLinkTransport`).
     :param quiet: no progress messages from the build and the run.
     :param keep: keep the run folder (job, result, simulator log).
+    :param engine, evaluators: the controller's grid engine (``"direct"`` or
+        ``"multiplexed"``, see :func:`bitgrid.hdl.engines.make_grid`).
     :raises ValueError: for a bad size or option (before anything is built).
     :raises bitgrid.toolchain.ToolMissingError: if the simulator is not installed.
     :raises bitgrid.sim.SimulationError: if the build or the simulator fails.
@@ -224,7 +227,7 @@ def open_sim_target(width, height, *, simulator="icarus", storage="ff",
     timeout = check_real(timeout, "timeout", minimum=0)
     retries = check_int(retries, "retries", minimum=0)
     build = _runner.build(width, height, storage=storage, simulator=simulator, quiet=quiet,
-                          top="host", divisor=divisor)
+                          top="host", divisor=divisor, engine=engine, evaluators=evaluators)
     folder = tempfile.mkdtemp(prefix="bitgrid-link-")
     path = os.path.join(folder, "uart.sock")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -159,7 +159,9 @@ class ConfigPort:
       until a cycle where ``w_ready`` is high (the write happens at that cycle's rising edge);
       then ``commit`` with the CRC until ``w_ready`` is high; ``valid`` and ``error`` are read
       at the falling edge right after the committing edge;
-    * :meth:`readback`: one frame address per cycle, ``r_data`` read one cycle later.
+    * :meth:`readback`: one frame address per cycle, ``r_data`` read one cycle later, or
+      once ``r_ready`` is high (a multiplexed grid gathers a frame in many cycles; a port
+      without ``r_ready`` is always ready).
     """
 
     #: Cycles to wait for ``w_ready`` before declaring the port stuck.
@@ -169,6 +171,8 @@ class ConfigPort:
         self._port = {name: getattr(dut, prefix + name) for name in (
             "begin", "row", "addr", "w_data", "w_en", "w_ready", "r_data", "commit", "crc",
             "valid", "error")}
+        if hasattr(dut, prefix + "r_ready"):
+            self._port["r_ready"] = getattr(dut, prefix + "r_ready")
         self._prefix = prefix
         self._falling = falling
 
@@ -235,6 +239,14 @@ class ConfigPort:
         port["row"].value, port["addr"].value = frames[0][0], frames[0][1]
         for index, (row, address, expected) in enumerate(frames):
             await self.cycle()                   # r_data <= frame at the rising edge
+            if "r_ready" in port:
+                for _ in range(self.READY_TIMEOUT):
+                    if int(port["r_ready"].value):
+                        break
+                    await self.cycle()
+                else:
+                    raise TestbenchError(f"{self._prefix}r_ready stayed low for "
+                                         f"{self.READY_TIMEOUT} cycles (readback)")
             actual, unknown = read_word(port["r_data"])
             if index + 1 < len(frames):
                 port["row"].value, port["addr"].value = frames[index + 1][:2]
@@ -252,6 +264,9 @@ class Testbench:
     """
 
     __test__ = False                 # not a pytest test class
+    #: cocotb's clock implementation (``Clock(impl=...)``): None lets cocotb choose, ``"gpi"``
+    #: toggles the clock in C++ (no Python per edge).
+    clock_impl = None
 
     def __init__(self, dut, *, period_ns=10, edges=True, clock=None):
         self.dut = dut
@@ -279,7 +294,8 @@ class Testbench:
             self.dut.rst.value = 1
             self.clk.value = 0
             self._clock = cocotb.start_soon(
-                Clock(self.clk, self.period_ns, unit="ns").start(start_high=False))
+                Clock(self.clk, self.period_ns, unit="ns", impl=self.clock_impl).start(
+                    start_high=False))
             await RisingEdge(self.clk)
             await self.cycle()
 
