@@ -262,7 +262,8 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
         handed over at once, the configuration loaded through the configuration port by its
         sequencer, no Python per subcycle) if true, step by step from the test bench (every
         port driven from Python each cycle: for waveforms and debugging) if false; default
-        (None): the player, unless ``waves`` is given. The results are the same.
+        (None): the player, unless ``waves`` is given or ``$BITGRID_SIM_STEP_BY_STEP``
+        (:data:`STEP_BY_STEP_ENV`) is set and not empty. The results are the same.
     :param engine, evaluators: the grid engine: ``"direct"`` (default) or ``"multiplexed"``
         with ``evaluators`` cells per clock (:func:`bitgrid.hdl.engines.make_grid`); the same
         results, a subcycle takes many clocks.
@@ -288,7 +289,7 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
                          "wrong: run crc cases without fixed")
     hdl_faults = _check_faults(faults, cases, fixed)
     if player is None:
-        player = waves is None
+        player = waves is None and not os.environ.get(STEP_BY_STEP_ENV)
     if not isinstance(player, bool):
         raise TypeError(f"player must be True, False or None, not {player!r}")
     groups = {}
@@ -332,6 +333,9 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
     return results
 
 
+#: Set (not empty), this environment variable makes step by step the default of
+#: :func:`run_cases` (to compare the two modes, e.g. the test suite's times).
+STEP_BY_STEP_ENV = "BITGRID_SIM_STEP_BY_STEP"
 #: The cocotb test module of the stimulus player.
 PLAYER_TESTBENCH = "bitgrid.sim.testbench.player"
 

@@ -146,9 +146,14 @@ def _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay):
 @click.option("--plusarg", "plusargs", multiple=True, metavar="+ARG",
               help="A run-time argument of the simulator, e.g. +verilator+rand+reset+2. "
                    "Repeatable.")
+@click.option("--step-by-step", "step_by_step", is_flag=True,
+              help="Drive the grid from the cocotb test bench each clock (slow; for "
+                   "debugging) instead of the stimulus player, which runs the whole stimulus "
+                   "inside the simulator (docs/player.md). --waves implies it.")
 @engine_options
 def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, mesh, faults,
-        lanes, ddr, line_delay, fixed, build_args, plusargs, engine, evaluators):
+        lanes, ddr, line_delay, fixed, build_args, plusargs, engine, evaluators,
+        step_by_step):
     """Run PROGRAM (a BitGrid program, .bgbs) on the RTL grid in cocotb (Icarus or Verilator).
 
     The bitstream is loaded through the grid's configuration port and read back; every step is
@@ -166,6 +171,8 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
     from bitgrid.sim import run_case
     bs = load_bitstream(bitstream)
     check_engine_options(engine, evaluators, bs.width)
+    if step_by_step and mesh is not None:
+        raise BadInput("--step-by-step is an option of a single grid; leave it out with --mesh")
     if engine != "direct" and mesh is not None:
         raise BadInput("--mesh runs the direct grid in each chip; leave out --engine")
     refuse_json_with_vectors(vectors, as_json)
@@ -180,6 +187,8 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
     if mesh is None:
         if engine != "direct":
             sim_options.update(engine=engine, evaluators=evaluators)
+        if step_by_step:
+            sim_options["player"] = False
         result = run_case(bs.config, stream, expected=expected, simulator=simulator,
                           storage=storage, waves=waves, name=name, **sim_options)
     else:

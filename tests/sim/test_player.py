@@ -156,3 +156,18 @@ def test_case_longer_than_the_stimulus_memory():
     assert result.ok, result.summary()
     assert result.subcycle == count
     assert result.outputs == _emulate(config, inputs)
+
+
+def test_step_by_step_option_is_checked(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from bitgrid.bitstream import save
+    from bitgrid.cli import main
+    monkeypatch.setattr(sim.runner, "build", lambda *a, **k: pytest.fail("built"))
+    path = tmp_path / "g.bgbs"
+    save(path, Configuration(4, 4))
+    result = CliRunner().invoke(main, ["sim", str(path), "--steps", "2", "--mesh", "2x1",
+                                       "--step-by-step"])
+    assert result.exit_code == 2, result.output
+    assert "--step-by-step is an option of a single grid" in result.output
+    assert "Traceback" not in result.output
