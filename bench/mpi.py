@@ -43,7 +43,7 @@ RANKS = (1, 2, 4)
 #: Halos measured: the seam exchange and an 8-deep halo.
 HALOS = (1, 8)
 #: Cell updates per measurement (all ranks): about a second of one core's work.
-_WORK = 6e7
+_WORK = 3e8
 
 
 def worker(spec_path, out_path):
@@ -103,6 +103,11 @@ def _row(kind, ranks, width, height, halo, emulator, steps, seed):
         "series": kind, "ranks": ranks, "size": [width, height], "cells": width * height,
         "halo": halo, "emulator": result["emulator"], "tiles": result["shape"], "subcycles": steps,
         "rate": figure(width * height // 2 * steps / wall, "cell-updates/s"),
+        # Load-proof: the cell updates of the grid per CPU second of all the ranks together
+        # (waiting included), and the CPU seconds per exchange of the busiest rank.
+        "cpu_rate": figure(width * height // 2 * steps / sum(s["cpu_s"] for s in stats),
+                           "cell-updates/s"),
+        "cpu_seconds": figure(sum(s["cpu_s"] for s in stats), "s"),
         "seconds": figure(wall, "s"),
         "seconds_per_subcycle": figure(wall / steps, "s/subcycle"),
         "exchange_share": figure(max(s["exchange_s"] for s in stats) / wall, "1"),
@@ -133,7 +138,9 @@ def measure(sizes=SUITE_SIZES, *, ranks=RANKS, halos=HALOS, emulator="auto", see
         ``seconds_per_subcycle``, ``exchange_share`` (the slowest rank's time in exchanges
         over the run), ``redundant_share`` (halo cells evaluated over tile cells),
         ``bytes_per_exchange``, ``messages_per_exchange`` and ``cells_per_exchange`` (of the
-        rank that sends most), and ``efficiency`` (against 1 rank of the same series).
+        rank that sends most), ``cpu_rate`` (cell-updates/s per CPU second of all ranks),
+        ``cpu_seconds``, and ``efficiency`` and ``cpu_efficiency`` (against 1 rank of the same
+        series and halo).
     """
     started = timer()
     plan = []
@@ -164,6 +171,8 @@ def measure(sizes=SUITE_SIZES, *, ranks=RANKS, halos=HALOS, emulator="auto", see
             speed = value(row["rate"]) / ideal if row["series"] == "weak" else \
                 value(row["rate"]) / value(base["rate"]) / row["ranks"]
             row["efficiency"] = figure(speed, "1")
+            row["cpu_efficiency"] = figure(value(row["cpu_rate"]) / value(base["cpu_rate"]),
+                                           "1")
     return {"part": "mpi", "rows": rows, "cores": len(os.sched_getaffinity(0)),
             "seconds": figure(timer() - started, "s")}
 
@@ -173,11 +182,12 @@ def format_part(part):
     lines = [f"Emulation across MPI ranks ({part.get('cores', '?')} cores; more ranks than "
              "cores are oversubscribed): whole-grid cell-updates/s, subcycles only",
              f"{'series':>6} {'ranks':>5} {'grid':>11} {'tiles':>5} {'halo':>4} "
-             f"{'cell-upd/s':>10} {'effic.':>6} {'exch.':>5} {'redund.':>7} "
+             f"{'cell-upd/s':>10} {'effic.':>6} {'per CPU-s':>10} {'CPU eff.':>8} "
+             f"{'exch.':>5} {'redund.':>7} "
              f"{'bytes/exch':>10} {'msgs/exch':>9} {'cells/exch':>10} {'bytes/cell':>10}"]
     for row in part["rows"]:
         w, h = row["size"]
-        eff = row.get("efficiency")
+        eff, cpu_eff = row.get("efficiency"), row.get("cpu_efficiency")
         cells = row["cells_per_exchange"]
         sent = value(row["bytes_per_exchange"])
         if cells is None:
@@ -188,11 +198,14 @@ def format_part(part):
         lines.append(
             f"{row['series']:>6} {row['ranks']:>5} {f'{w} x {h}':>11} {row['tiles']:>5} "
             f"{row['halo']:>4} {value(row['rate']):>10.3e} "
-            f"{f'{value(eff):.2f}' if eff else '-':>6} "
+            f"{f'{value(eff):.2f}' if eff else '-':>6} {value(row['cpu_rate']):>10.3e} "
+            f"{f'{value(cpu_eff):.2f}' if cpu_eff else '-':>8} "
             f"{value(row['exchange_share']):>5.2f} {value(row['redundant_share']):>7.3f} "
             + traffic)
     lines.append("effic.: rate over the 1-rank rate (strong) or over ranks x the 1-rank rate "
-                 "(weak); exch.: the slowest rank's share of time in exchanges; redund.: halo "
+                 "(weak); per CPU-s: cell updates per CPU second of all ranks together "
+                 "(waiting included; on a loaded machine the fairer figure); CPU eff.: that "
+                 "over the 1-rank figure; exch.: the slowest rank's share of time in exchanges; redund.: halo "
                  "cells evaluated per tile cell; per exchange (the rank that sends most): "
                  "bytes sent, messages, cell updates between two exchanges")
     return "\n".join(lines)

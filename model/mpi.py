@@ -315,6 +315,7 @@ class _KernelEngine:
         self.planes = np.zeros((16, (self._hg + 2) * self._nw), dtype=np.uint64)
         self.coef = kernel.pack_coefficients(anf_tables(config.luts), w, h)
         self.plan = kernel.make_plan(w, h, threads=1)
+        kernel.warm_up()        # load the machine code now, not in the first exchange period
         # [parity, direction, group, padded row, word]
         self._view = self.planes.reshape(2, 4, 2, self._hg + 2, self._nw)
 
@@ -391,7 +392,8 @@ class RankStats(typing.NamedTuple):
     gathering of the results is not counted); ``compute_s``, ``exchange_s``, ``wall_s``:
     seconds of advancing the emulator, of exchanging (waiting included) and of all the
     subcycles (from a barrier after every rank built its tile; the gathering not included);
-    ``setup_s``: seconds of building the tile's emulator."""
+    ``cpu_s``: the process's CPU seconds over the same span (waiting included: MPI spins, or
+    the poll yields); ``setup_s``: seconds of building the tile's emulator."""
     rank: int
     tile: tuple
     extended: tuple
@@ -403,6 +405,7 @@ class RankStats(typing.NamedTuple):
     compute_s: float
     exchange_s: float
     wall_s: float
+    cpu_s: float
     setup_s: float
 
 
@@ -757,11 +760,11 @@ def run(config, inputs, *, comm=None, procs=None, halo=1, emulator="auto", wait=
     recorded = {side: np.zeros((steps, tile.lanes(side)), dtype=np.uint8) for side in tile.outer}
     setup = time.perf_counter() - started
     comm.Barrier()                  # every tile built: the timed run starts together
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     exchanger = _Exchanger(MPI, comm, spin)
     body = _run_seam if tile.depth == 0 else _run_halo
     compute = body(tile, stimulus, steps, exchanger, recorded)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     tw, th = tile.x1 - tile.x0, tile.y1 - tile.y0
     stats = RankStats(rank=rank, tile=(tile.col, tile.row),
                       extended=(tile.ex0, tile.ey0, tile.ew, tile.eh),
@@ -769,7 +772,8 @@ def run(config, inputs, *, comm=None, procs=None, halo=1, emulator="auto", wait=
                       tile_cell_updates=tw * th // 2 * steps,
                       exchanges=exchanger.exchanges, messages=exchanger.messages,
                       bytes_sent=exchanger.bytes, compute_s=compute,
-                      exchange_s=exchanger.seconds, wall_s=wall, setup_s=setup)
+                      exchange_s=exchanger.seconds, wall_s=wall, cpu_s=cpu,
+                      setup_s=setup)
     pieces = comm.gather((stats, (tile.x0, tile.y0), recorded), root=root)
     if rank != root:
         return MpiRun(None, [stats], decomposition, halo, tile.engine.name)
