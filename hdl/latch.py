@@ -100,12 +100,15 @@ class WordLines(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        rows = Signal(self._height)      # one-hot row, a one-cycle pulse
-        addrs = Signal(16)               # one-hot address, the same pulse
+        # Reset-less, as the flip-flop store is: a reset in the cycle of a frame write does
+        # not cancel the write.
+        rows = Signal(self._height, reset_less=True)     # one-hot row, a one-cycle pulse
+        addrs = Signal(16, reset_less=True)              # one-hot address, the same pulse
+        held = Signal(4 * self._width, reset_less=True)
         m.d.sync += [rows.eq(0), addrs.eq(0)]
         with m.If(self.write):
-            m.d.sync += [rows.eq(1 << self.row), addrs.eq(1 << self.addr),
-                         self.held.eq(self.data)]
+            m.d.sync += [rows.eq(1 << self.row), addrs.eq(1 << self.addr), held.eq(self.data)]
+        m.d.comb += self.held.eq(held)
         m.d.comb += self.lines.eq(Cat(addrs & rows[y].replicate(16)
                                       for y in range(self._height)))
         return m
