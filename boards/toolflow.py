@@ -6,6 +6,7 @@ import datetime
 import json
 import os
 import re
+import resource
 import subprocess
 import time
 
@@ -34,7 +35,7 @@ _STAGES = {"yosys": "synthesis (Yosys)", "nextpnr-ice40": "place and route (next
 
 
 def _parse_report(board, build_dir, name, size, seconds, stage_seconds, baud=DEFAULT_BAUD,
-                  grid=None):
+                  grid=None, stage_cpu_seconds=None):
     """The build report: cells, resource use and Fmax from nextpnr's JSON report, and the
     engine's rates at that Fmax (:func:`engine_rates`; ``grid`` is the top's grid)."""
     from .image import file_sha256
@@ -50,7 +51,12 @@ def _parse_report(board, build_dir, name, size, seconds, stage_seconds, baud=DEF
               "tools": tool_versions(board),
               "bitstream": f"{name}{board.bitstream_suffix}",
               "build_seconds": round(seconds, 1),
-              "stage_seconds": {k: round(v, 1) for k, v in stage_seconds.items()}}
+              "stage_seconds": {k: round(v, 1) for k, v in stage_seconds.items()},
+              # CPU time of each stage's tool (user + system): the figure that does not grow
+              # with the load of a shared machine, unlike the wall-clock stage_seconds.
+              "stage_cpu_seconds": {k: round(v, 1)
+                                    for k, v in (stage_cpu_seconds or {}).items()},
+              "load_average": [round(v, 2) for v in os.getloadavg()]}
     path = os.path.join(build_dir, f"{name}.nextpnr.json")
     if os.path.exists(path):
         with open(path) as f:
@@ -142,6 +148,11 @@ def format_report(report):
                      f"{report['cell_evaluations_per_second']:.3g} cell evaluations/s")
     lines.append(f"  build time {report['build_seconds']:.1f} s ("
                  + ", ".join(f"{k} {v:.1f} s" for k, v in report["stage_seconds"].items()) + ")")
+    if report.get("stage_cpu_seconds"):
+        load = report.get("load_average")
+        lines.append("  CPU time " + ", ".join(f"{k} {v:.1f} s" for k, v in
+                                              report["stage_cpu_seconds"].items())
+                     + (f" (load average {load[0]:.1f} at the end)" if load else ""))
     return lines
 
 
@@ -211,7 +222,7 @@ def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid"
     netlist_suffix, bitstream_suffix = PRODUCTS[board.family]
     expected = {"yosys": f"{name}{netlist_suffix}",
                 "icepack": f"{name}.bin", "ecppack": f"{name}.bit", "gowin_pack": f"{name}.fs"}
-    stage_seconds = {}
+    stage_seconds, stage_cpu = {}, {}
     if yowasp_compiles({package for _, package in TOOLS[board.family].values()}):
         progress(YOWASP_NOTICE)
     for argv in steps:
@@ -222,11 +233,12 @@ def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid"
         if os.path.exists(out_path):
             os.remove(out_path)
         progress(f"{stage} ...")
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), _children_cpu()
         log_path = os.path.join(build_dir, f"{name}.{tool}.log")
         returncode = _run_stage([commands.get(tool, tool)] + argv[1:], build_dir, log_path,
                                 status=status)
         stage_seconds[tool] = time.monotonic() - t0
+        stage_cpu[tool] = _children_cpu() - cpu0
         if returncode != 0:
             raise BuildError(f"{stage} failed with status {returncode}; see "
                              f"{log_path}:\n{_tail(log_path)}")
@@ -236,10 +248,17 @@ def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid"
             raise BuildError(f"{stage} ended without writing {out_file}{hint}; see {log_path}")
         progress(f"{stage}: done in {stage_seconds[tool]:.1f} s")
     report = _parse_report(board, build_dir, name, top.size, time.monotonic() - started,
-                           stage_seconds, baud, grid=top.host.grid if top.host else None)
+                           stage_seconds, baud, grid=top.host.grid if top.host else None,
+                           stage_cpu_seconds=stage_cpu)
     atomic_write(os.path.join(build_dir, "report.json"), json.dumps(report, indent=2))
     report["output"] = build_dir
     return report
+
+
+def _children_cpu():
+    """CPU seconds (user + system) of the finished child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _tool_logs(argv, cwd):
