@@ -20,7 +20,7 @@ def record_bytes(width):
     return 3 + width // 2
 
 
-def config_gate(m, cfg, width):
+def config_gate(m, cfg, width, *, valid_init=True):
     """Add the frame CRC and the ``valid`` / ``error`` gate of configuration port ``cfg`` (a
     :class:`~bitgrid.hdl.grid.ConfigSignature` port of a ``width``-cell grid) to module ``m``.
 
@@ -28,8 +28,10 @@ def config_gate(m, cfg, width):
     a cycle where ``w_en`` and ``w_ready`` are high (``write``); its record then leaves
     ``record`` a byte a cycle into the CRC for :func:`record_bytes` cycles (``remaining``
     counts them down, ``w_ready`` is low meanwhile); ``begin`` and every write drop ``valid``;
-    a commit sets ``valid`` or ``error`` from the CRC one cycle later. ``valid`` (power-up 1)
-    and ``error`` are reset-less: a reset does not change the configuration.
+    a commit sets ``valid`` or ``error`` from the CRC one cycle later. ``valid`` (power-up
+    ``valid_init``: 1 when the power-up contents are the grid's ``init``, 0 for storage whose
+    power-up contents are undefined, such as iCE40 SPRAM) and ``error`` are reset-less: a
+    reset does not change the configuration.
 
     :returns: a namespace with the 1-bit signals ``valid``, ``valid_next`` (the value
         ``valid`` takes at the next clock edge), ``error``, ``write`` and the
@@ -38,7 +40,7 @@ def config_gate(m, cfg, width):
     """
     g = types.SimpleNamespace()
     nbytes = record_bytes(width)
-    g.valid = Signal(init=1, reset_less=True)
+    g.valid = Signal(init=int(bool(valid_init)), reset_less=True)
     g.error = Signal(reset_less=True)
     m.d.comb += [cfg.valid.eq(g.valid), cfg.error.eq(g.error)]
     # valid's next value (a pipelined direct grid loads per-row copies with it).

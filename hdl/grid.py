@@ -75,7 +75,7 @@ class ConfigSignature(ParametricSignature):
     ``addr`` of the previous cycle, provided the grid did not step in that cycle. The direct
     grid's ``r_ready`` is always high (latency one cycle);
     :class:`~bitgrid.hdl.multiplexed.MultiplexedGrid` gathers a frame from its block RAM in
-    ``width / 2`` cycles after ``row`` or ``addr`` change, with ``r_ready`` low meanwhile:
+    ``width / 2 + 4`` cycles after ``row`` or ``addr`` change, with ``r_ready`` low meanwhile:
     hold ``row`` and ``addr`` and wait for ``r_ready``.
 
     Members

@@ -7,6 +7,7 @@ behaviour at those members at every subcycle; only the clocks a step takes diffe
 """
 
 import math
+import types
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
@@ -17,7 +18,7 @@ from bitgrid.checks import check_int
 from bitgrid.config import Configuration, check_grid_size
 from .config_gate import config_gate, record_bytes
 from .grid import ConfigSignature, EdgeSignature
-from .spram import ConfigBank
+from .spram import ConfigBank, uses_spram
 
 __all__ = ["MultiplexedGrid", "check_evaluators"]
 
@@ -62,8 +63,9 @@ class MultiplexedGrid(wiring.Component):
     gate of :func:`bitgrid.hdl.config_gate.config_gate`; a frame goes into the banks two cells
     per cycle while its record runs through the CRC, so ``w_ready`` has the direct grid's
     timing). Readback: after ``row`` / ``addr`` change, the frame is gathered two cells per
-    cycle (``width / 2 + 2`` cycles) with ``r_ready`` low; a frame write, ``begin`` or a step
-    during a gather restarts it. A write or ``begin`` while a subcycle runs abandons the
+    cycle, ``r_ready`` high ``width / 2 + 4`` cycles after they were first presented (low
+    meanwhile); a frame write, ``begin`` or a step during a gather restarts it. On iCE40
+    SPRAM (undefined at power-up) ``cfg.valid`` is low until the first good load. A write or ``begin`` while a subcycle runs abandons the
     subcycle (the configuration is being replaced; the counter does not advance).
 
     Parameters
@@ -168,13 +170,16 @@ class MultiplexedGrid(wiring.Component):
         half, gb = w // 2, self._group_bits
         groups = self.groups
         cfg = self.cfg
-        gate = config_gate(m, cfg, w)
+        contents = self._config_init()
+        # SPRAM banks have undefined power-up contents: nothing runs before a load.
+        spram = uses_spram(platform, 16 * self.slots, contents[0])
+        gate = config_gate(m, cfg, w, valid_init=not spram)
 
         # --- The banks -------------------------------------------------------------------------
         conf = []
         outs_w, outs_r = [], []
-        for b, contents in enumerate(self._config_init()):
-            bank = ConfigBank(depth=16 * self.slots, init=contents)
+        for b, words in enumerate(contents):
+            bank = ConfigBank(depth=16 * self.slots, init=words)
             m.submodules[f"config_{b}"] = bank
             conf.append(bank)
             mem = Memory(shape=4, depth=self.slots, init=[])
@@ -400,7 +405,6 @@ class MultiplexedGrid(wiring.Component):
         """The readback gather: two cells a cycle (as the frame writes) from the banks into
         ``cfg.r_data``; ``cfg.r_ready`` once the frame at the presented row/addr is whole.
         Returns a namespace with ``addr[b]``, the gather's address for bank ``b``."""
-        import types
         w, e, gb = self._width, self._evaluators, self._group_bits
         half = w // 2
         cfg = self.cfg

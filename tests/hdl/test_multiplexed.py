@@ -269,14 +269,21 @@ def test_write_ready_timing():
         low.append(await until(ctx, dut.cfg.w_ready))
         await commit(ctx, dut, FRAME_CRC.compute(frame_record(1, 9, 0xABCDEF, 6)))
         low.append((ctx.get(dut.cfg.valid), ctx.get(dut.cfg.error)))
+        ctx.set(dut.cfg.row, 0)
+        ctx.set(dut.cfg.addr, 3)
+        await ctx.tick()
+        await until(ctx, dut.cfg.r_ready)             # frame (0, 3) gathered
         ctx.set(dut.cfg.row, 1)
         ctx.set(dut.cfg.addr, 9)
         await ctx.tick()
-        await until(ctx, dut.cfg.r_ready)
+        assert ctx.get(dut.cfg.r_ready) == 0          # the address changed: a new gather
+        low.append(1 + await until(ctx, dut.cfg.r_ready))
         low.append(ctx.get(dut.cfg.r_data))
 
     simulate(dut, testbench, name="mux_ready")
-    assert low == [6, (1, 0), 0xABCDEF]
+    # w_ready low for 3 + 6 / 2 cycles; the frame gathered 2 cells a cycle, r_ready
+    # 6 / 2 + 4 cycles after the address was presented.
+    assert low == [6, (1, 0), 7, 0xABCDEF]
 
 
 def test_bad_crc_stops_grid():
