@@ -23,7 +23,7 @@ def make_grid(width, height, *, engine="direct", evaluators=None, storage="ff", 
     ``storage``, ``init`` and the other ``options``, or a
     :class:`~bitgrid.hdl.multiplexed.MultiplexedGrid` with ``evaluators`` (default
     :data:`DEFAULT_EVALUATORS`, at most ``width / 2``) and ``init`` (its storage is block RAM;
-    ``storage`` is not used, and of the options only ``counter_width``).
+    ``storage`` is not used, and of the options only ``counter_width`` and ``latch_edges``).
 
     :raises ValueError: for an unknown engine, ``evaluators`` on a direct grid, or an option
         the multiplexed engine does not have; and what the grid's constructor raises.
@@ -35,7 +35,7 @@ def make_grid(width, height, *, engine="direct", evaluators=None, storage="ff", 
                              "direct grid")
         from .grid import Grid
         return Grid(width, height, storage=storage, init=init, **options)
-    unknown = set(options) - {"counter_width"}
+    unknown = set(options) - {"counter_width", "latch_edges"}
     if unknown:
         raise ValueError(f"the multiplexed engine has no option {', '.join(sorted(unknown))}")
     from .multiplexed import MultiplexedGrid

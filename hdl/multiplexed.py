@@ -14,7 +14,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from bitgrid.checks import check_int
+from bitgrid.checks import check_bool, check_int
 from bitgrid.config import Configuration, check_grid_size
 from .config_gate import config_gate, record_bytes
 from .grid import ConfigSignature, EdgeSignature
@@ -78,6 +78,11 @@ class MultiplexedGrid(wiring.Component):
         Configuration present after power-up (default: all cells unconfigured).
     counter_width : int
         Width of :attr:`subcycle` in bits (default 32).
+    latch_edges : bool
+        Latch the edge inputs at the accepting clock (default). False saves ``2 * (width +
+        height)`` flip-flops where the driver holds the edge inputs until ``step_ready`` is
+        high again (the host protocol engine does: its edge inputs are registers that change
+        only between requests); the contract then requires that.
 
     Members
     -------
@@ -94,7 +99,8 @@ class MultiplexedGrid(wiring.Component):
 
     engine = "multiplexed"
 
-    def __init__(self, width, height, *, evaluators=2, init=None, counter_width=32):
+    def __init__(self, width, height, *, evaluators=2, init=None, counter_width=32,
+                 latch_edges=True):
         self._width, self._height = check_grid_size(width, height)
         self._evaluators = check_evaluators(evaluators, self._width)
         if init is None:
@@ -106,6 +112,7 @@ class MultiplexedGrid(wiring.Component):
                              f"is {self._width} x {self._height}")
         self._init = init.copy()
         counter_width = check_int(counter_width, "counter_width", minimum=1)
+        self._latch_edges = check_bool(latch_edges, "latch_edges")
         half = self._width // 2
         self._group_bits = max(0, math.ceil(math.log2(math.ceil(half / self._evaluators))))
         super().__init__({
@@ -194,6 +201,8 @@ class MultiplexedGrid(wiring.Component):
         subcycle = Signal.like(self.subcycle)
         m.d.comb += [self.subcycle.eq(subcycle), self.phase.eq(subcycle[0])]
         ein = Signal(2 * (w + h))                      # edge inputs latched at the step
+        if not self._latch_edges:                      # held by the driver instead
+            ein = Cat(self.i.n, self.i.e, self.i.s, self.i.w)
         e_n, e_e, e_s, e_w = (ein[:w], ein[w:w + h], ein[w + h:2 * w + h], ein[2 * w + h:])
         o_regs = [Signal(len(getattr(self.o, s)), name=f"o_{s}") for s in "nesw"]
         m.d.comb += [getattr(self.o, s).eq(r) for s, r in zip("nesw", o_regs)]
@@ -348,8 +357,9 @@ class MultiplexedGrid(wiring.Component):
             with m.State("IDLE"):
                 m.d.comb += self.step_ready.eq(1)
                 with m.If(accept & ~abort):
-                    m.d.sync += [ein.eq(Cat(self.i.n, self.i.e, self.i.s, self.i.w)),
-                                 p.eq(subcycle[0]), r.eq(0), g.eq(0)]
+                    if self._latch_edges:
+                        m.d.sync += ein.eq(Cat(self.i.n, self.i.e, self.i.s, self.i.w))
+                    m.d.sync += [p.eq(subcycle[0]), r.eq(0), g.eq(0)]
                     m.next = "RUN"
             with m.State("RUN"):
                 m.d.comb += running.eq(1)

@@ -3,7 +3,7 @@ one port (a write or a read each cycle), read latency one cycle; an iCE40 SB_SPR
 built for iCE40 and it fits, an inferred :class:`amaranth.lib.memory.Memory` elsewhere and in
 simulation (SPEC section 7, "Engines")."""
 
-from amaranth.hdl import Cat, Const, Instance, Module, Signal
+from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -61,14 +61,15 @@ class ConfigBank(wiring.Component):
         if uses_spram(platform, self._depth, self._init):
             address = Signal(16)
             m.d.comb += address.eq(self.addr)
-            nibble = Signal(2)
+            nibble, mask = Signal(2), Signal(4)
             m.d.sync += nibble.eq(address[:2])
+            m.d.comb += mask.eq(Const(1, 4) << address[:2])
             data = Signal(16)
             m.submodules.spram = Instance(
                 "SB_SPRAM256KA",
                 i_ADDRESS=address[2:16], i_DATAIN=Cat(*[self.w_data] * 4),
-                i_MASKWREN=Const(1, 4) << address[:2], i_WREN=self.w_en,
-                i_CHIPSELECT=Const(1, 1), i_CLOCK=self._clock(), i_STANDBY=Const(0, 1),
+                i_MASKWREN=mask, i_WREN=self.w_en,
+                i_CHIPSELECT=Const(1, 1), i_CLOCK=ClockSignal("sync"), i_STANDBY=Const(0, 1),
                 i_SLEEP=Const(0, 1), i_POWEROFF=Const(1, 1), o_DATAOUT=data)
             m.d.comb += self.r_data.eq(data.word_select(nibble, 4))
             return m
@@ -78,7 +79,3 @@ class ConfigBank(wiring.Component):
                      write.en.eq(self.w_en), read.addr.eq(self.addr), self.r_data.eq(read.data)]
         return m
 
-    @staticmethod
-    def _clock():
-        from amaranth.hdl import ClockSignal
-        return ClockSignal("sync")

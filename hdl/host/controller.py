@@ -56,6 +56,9 @@ class HostController(wiring.Component):
         else:
             # pipelined: the boards' grid (per-row enables, registered readback; Grid).
             options = {"pipelined": pipelined} if pipelined else {}
+            if engine != "direct":
+                # The protocol engine holds its edge inputs through a STEP: no latch needed.
+                options["latch_edges"] = False
             self.grid = make_grid(width, height, engine=engine, evaluators=evaluators,
                                   storage=storage, init=init, **options)
         # A multiplexed grid keeps its configuration in memory, whatever the board's storage.

@@ -175,6 +175,23 @@ def test_random_against_emulator(width, height, evaluators):
     assert clocks == {(height + 1) * groups + 3} == {dut.cycles_per_subcycle}
 
 
+def test_edges_held_by_the_driver_need_no_latch():
+    """latch_edges=False (what the host controller builds: its protocol engine holds the edge
+    inputs through a STEP): with the inputs held until step_ready, the emulator's outputs."""
+    width, height = 8, 4
+    config = Configuration.random(width, height, seed=12)
+    dut = MultiplexedGrid(width, height, evaluators=4, init=config, latch_edges=False)
+    emulator = Emulator(config)
+    rng = random.Random(12)
+
+    async def testbench(ctx):
+        for t in range(12):
+            edges = random_edges(rng, width, height)
+            assert (await step(ctx, dut, edges))[0] == emulator.step(edges), f"step {t}"
+
+    simulate(dut, testbench, name="mux_no_latch")
+
+
 def test_step_held_high_runs_back_to_back():
     """With step held high the grid runs a subcycle after another; step_ready is high for one
     clock between them, and the outputs then are the emulator's."""
