@@ -193,16 +193,22 @@ def make_plan(width, height, *, threads=None, depth=None, tile_rows=None):
 
 
 _pool = None
+_pool_size = 0
+#: One multi-threaded call at a time owns the pool: the threads of a call meet at barriers, so
+#: all of them must run at once (the pool has at least as many workers as a call needs).
 _pool_lock = threading.Lock()
 
 
-def _executor():
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=max(1, (os.cpu_count() or 1)), thread_name_prefix="bitgrid-kernel")
-        return _pool
+def _executor(workers):
+    """The pool, with at least ``workers`` threads (call with ``_pool_lock`` held)."""
+    global _pool, _pool_size
+    if _pool_size < workers:
+        if _pool is not None:
+            _pool.shutdown(wait=True)
+        _pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers,
+                                                      thread_name_prefix="bitgrid-kernel")
+        _pool_size = workers
+    return _pool
 
 
 def advance(planes, coef, width, height, phase, inputs, outputs, *, plan=None):
@@ -251,14 +257,15 @@ def advance(planes, coef, width, height, phase, inputs, outputs, *, plan=None):
         _thread_main(planes, coef, geometry, bands, inputs, outputs, sync, 0)
         return
     sync = np.zeros(16, dtype=np.int64)
-    pool = _executor()
-    futures = [pool.submit(_thread_main, planes, coef, geometry, bands, inputs, outputs, sync,
-                           tid) for tid in range(1, plan.threads)]
-    try:
-        _thread_main(planes, coef, geometry, bands, inputs, outputs, sync, 0)
-    finally:
-        for future in futures:
-            future.result()
+    with _pool_lock:
+        pool = _executor(plan.threads - 1)
+        futures = [pool.submit(_thread_main, planes, coef, geometry, bands, inputs, outputs,
+                               sync, tid) for tid in range(1, plan.threads)]
+        try:
+            _thread_main(planes, coef, geometry, bands, inputs, outputs, sync, 0)
+        finally:
+            for future in futures:
+                future.result()
 
 
 if numba is not None:

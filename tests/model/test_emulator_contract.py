@@ -2,7 +2,9 @@
 cases, parametrised over the implementation, in the manner of Amaranth's ``test_lib_fifo.py``.
 
 Implementations: the reference :class:`bitgrid.Emulator`, the bit-parallel
-:class:`bitgrid.fastemu.FastEmulator` (its default plan, and tiny row blocks over two threads),
+:class:`bitgrid.fastemu.FastEmulator` (its default: the compiled kernel where numba is
+installed; the compiled kernel on two threads; its numpy code, with its default plan and with
+tiny row blocks over two threads),
 and :class:`bitgrid.mesh.MeshEmulator` in several mesh shapes (each only on the grids it splits
 into equal even tiles). The cases: every shared conformance case step by step, random programs
 compared cycle by cycle (edges and every cell's outputs) with :class:`SimpleGrid`, an
@@ -58,6 +60,10 @@ IMPLEMENTATIONS = [
     Implementation("reference", Emulator, _always, loads=True),
     Implementation("fast", FastEmulator, _always, loads=True),
     Implementation("fast-blocks", lambda config: FastEmulator(config, chunk_words=2, threads=2),
+                   _always, loads=True),
+    Implementation("fast-numpy", lambda config: FastEmulator(config, kernel=False), _always,
+                   loads=True),
+    Implementation("kernel-threads", lambda config: FastEmulator(config, kernel=True, threads=2),
                    _always, loads=True),
     *(_mesh(shape) for shape in ("2x1", "1x2", "2x2", "4x1", "1x4", "3x3", "4x4")),
 ]
