@@ -412,6 +412,8 @@ def write_project(out_dir, *, width=2, height=2, storage="ff", config=None, step
         "test/case.json": json.dumps(pin_case(config, steps, name=case_name or ""),
                                      indent=1) + "\n",
         "test/.gitignore": "sim_build/\nresults.xml\n__pycache__/\n*.vcd\n*.fst\n",
+        # bitgrid asic --tinytapeout synthesises the core for its area here; not the project's.
+        ".gitignore": "synth_sky130/\n",
     }
     for name, text in files.items():
         path = out / name

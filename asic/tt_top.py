@@ -51,7 +51,8 @@ nibble    name    effect
 other     -       ignored
 ========  ======  =========================================================================
 
-``rst_n`` low resets everything, including ``valid``: after a reset the grid waits for a load
+A LOAD, once begun, takes exactly its nibbles (no command is decoded until the last CRC nibble);
+``rst_n`` aborts it. ``rst_n`` low resets everything, including ``valid``: after a reset the grid waits for a load
 (on silicon the configuration flip-flops power up with random contents).
 Readback is not on the pins (the grid's port has it; the pin protocol does not expose it).
 """
