@@ -710,7 +710,8 @@ def run(config, inputs, *, comm=None, procs=None, halo=1, emulator="auto", wait=
         :func:`halo_depth` cells (at most the smallest tile's side).
     :param emulator: the emulator of each tile, one of :data:`EMULATORS`.
     :param wait: ``"spin"`` (wait inside MPI) or ``"yield"`` (poll, yielding the processor);
-        default ``"yield"`` when this node runs more ranks than it has cores.
+        default ``$BITGRID_MPI_WAIT``, else ``"yield"`` when this node runs more ranks than
+        it has cores and ``"spin"`` otherwise.
     :returns: :class:`MpiRun` (outputs gathered on the root).
     :raises ValueError: on every rank, for a shape, halo, emulator or stimulus that does not fit
         (checked on the root first, before any tile is built).
@@ -754,6 +755,9 @@ def run(config, inputs, *, comm=None, procs=None, halo=1, emulator="auto", wait=
     config_, decomposition, packed, count = _share_checked(comm, plan, root)
     stimulus = np.unpackbits(packed, axis=1, count=count, bitorder="little")
     steps = len(stimulus)
+    wait = wait or os.environ.get("BITGRID_MPI_WAIT") or None
+    if wait not in (None, "spin", "yield"):
+        raise ValueError(f"$BITGRID_MPI_WAIT must be 'spin' or 'yield', not {wait!r}")
     spin = (wait == "spin") if wait is not None else not _oversubscribed(MPI, comm)
     started = time.perf_counter()
     tile = Tile(config_, decomposition, rank, halo=halo, emulator=emulator)

@@ -6,7 +6,8 @@ from bitgrid.bench.common import value
 
 
 def test_mpi_part_counts_bytes_and_cells():
-    part = mpi.measure((8,), ranks=(1, 2), halos=(2,), work=1e3, progress=False)
+    part = mpi.measure((8,), ranks=(1, 2), halos=(2,), emulator="reference", work=1e3,
+                       progress=False)
     rows = {(r["series"], r["ranks"]): r for r in part["rows"]}
     assert sorted(rows) == [("strong", 1), ("strong", 2), ("weak", 1), ("weak", 2)]
     one = rows[("strong", 1)]
