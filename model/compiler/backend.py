@@ -82,6 +82,8 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     :raises CompileError: if the design does not fit the size or region (naming how many cells
         or lanes it needs and has), or cannot be routed there.
     """
+    if not netlist.dffs:
+        return _compile_systolic(netlist, width, height, region, defects, pins, progress)
     times = {}
     started = time.perf_counter()
     design = prepare(netlist)
@@ -108,6 +110,38 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
                 break
             width, height = width + 6, height + 6
     raise CompileError(f"{last}; try a larger --size or region")
+
+
+def _compile_systolic(netlist, width, height, region, defects, pins, progress):
+    """Combinational netlists: the systolic back end (:mod:`.systolic`)."""
+    from .systolic import compile_combinational
+    started = time.perf_counter()
+    fixed = _check_pins(netlist, pins)
+    if region is not None:
+        region = tuple(int(v) for v in region)
+        if len(region) != 4:
+            raise CompileError(f"a region is x0,y0,x1,y1, not {region!r}")
+    if defects is not None and (width is None or height is None):
+        if not isinstance(defects, DefectMap):
+            raise TypeError(f"defects must be a bitgrid.defects.DefectMap, not {defects!r}")
+        width, height = defects.width, defects.height
+    if region is not None and (width is None or height is None):
+        width = _even_up(region[2] + 1) if width is None else width
+        height = _even_up(region[3] + 1) if height is None else height
+    allowed = None
+    if width is not None and height is not None:
+        try:
+            width, height = check_grid_size(width, height)
+        except ValueError as error:
+            raise CompileError(str(error)) from None
+        allowed = _allowed_cells(width, height, region, defects)
+    elif width is not None or height is not None:
+        raise CompileError("give both the width and the height of the grid, or neither")
+    config, portmap, report = compile_combinational(
+        netlist, width=width, height=height, region=region, allowed=allowed, pins=fixed,
+        progress=progress)
+    report["times"]["total"] = round(time.perf_counter() - started, 4)
+    return CompileResult(config, portmap, report)
 
 
 def _check_pins(netlist, pins):

@@ -1,0 +1,1428 @@
+"""The systolic back end: combinational netlists on a south-east flowing grid (issue 12).
+
+The physics (SPEC sections 3 and 4): cell ``(x, y)`` updates on the subcycles of parity
+``x + y`` and reads its neighbours' outputs of the subcycle before, so a value moves one cell
+per subcycle. If every signal moves only east or south, a cell's output holds row ``k`` at
+subcycle ``x + y + 2 k`` (its *wave tag* is ``x + y``), whatever path brought its operands:
+every monotone path between two cells has the same length, so the operands of every cell
+arrive in the same wave and no delay padding is ever needed. The grid is then fully pipelined
+(period 2: a new row every cycle) and the problem is a pure routing one on a directed
+acyclic graph, as in bit-level systolic arrays (Kung and Leiserson, 1979) and the clock-zoned
+layouts of QCA and RSFQ logic.
+
+Each used cell reads at most its N and W inputs and drives at most its E and S outputs:
+
+* a *logic* cell computes one or two gates of the same at most 2 operands (one entering by N,
+  the other by W); a second output not taken by a gate may pass an operand on (the E output a
+  gate, the S output a copy of the N input, say);
+* a *pass* cell copies an input to each output it drives: straight, turn, crossing (N to S and
+  W to E at once) or fan-out (one input to both outputs).
+
+Flow:
+
+1. :mod:`.decompose`: the netlist's LUTs (up to 4 inputs) into gates of at most 2 inputs,
+   shared by structural hashing; inverters folded into their readers; gates of the same two
+   operands paired into one cell (a half adder is one cell).
+2. Input port bits on N and W lanes (ports alternately on N and W, or every port on N with
+   the bits interleaved; each arrangement is tried and the one with fewer cells kept).
+3. Placement and routing together, gate by gate in topological order (a constructive
+   placer in the style of list scheduling, each step routed at once so the result is always
+   legal): the gate goes to the free cell whose two operands can reach its N and W inputs at
+   the least cost, found by Dijkstra searches from each operand's route tree over free wires
+   (a wire in a cell nothing uses yet costs more, so routes crowd into cells already used).
+   A net's tree grows from any of its wires (a fan-out is a cell driving both outputs).
+4. The grid is cropped to what is used (or kept at ``--size``), and every output bit is
+   routed to the nearest free S or E lane.
+5. The configuration: a gate's table over the sides its operands entered by, a copy of the
+   input side for a pass. The port map: input bit on lane at boundary cell ``(x, y)`` has
+   skew ``x + y - (x + y) % 2``; an output bit leaving ``(x, y)`` has tag ``x + y``; the
+   latency is the largest tag plus 1, each output's skew its tag plus 1 minus the latency.
+
+Sequential netlists go to the general back end (:mod:`.backend`).
+"""
+
+import heapq
+import math
+import time
+
+import numpy as np
+
+from ..config import Configuration
+from ..netlist import CONST0, CONST1
+from ..ports import PortMap
+from .decompose import decompose_luts
+from .errors import CompileError
+from .pack import _clean, compose, simplify_lut
+
+__all__ = ["compile_combinational", "lower"]
+
+#: Extra cost of a wire in a cell that carries nothing else yet.
+NEW_CELL_COST = 1.5
+#: Input lanes used: every LANE_STEP-th, from 1 (so that N and W lanes enter distinct cells).
+LANE_STEP = 2
+#: Extra cost of an output of a cell that other live nets enter (it may cut them off).
+BLOCK_COST = 2.0
+#: First search radius (wires) around an operand's tree; doubled when no cell is found.
+RADIUS = 10
+#: Cells tried per gate (best first) before the search radius grows.
+CANDIDATES = 24
+
+_E, _S = 0, 1          # the two output wires of a cell: 2 * cell + _E / _S
+_COPY_N, _COPY_W = 0xAAAA, 0xFF00
+
+
+# Lowering --------------------------------------------------------------------------------------
+def lower(netlist):
+    """``(gates, outputs)``: ``gates`` ``net -> (inputs, table)`` with 1 or 2 inputs, acyclic;
+    ``outputs`` a list of ``(port, index, net)`` (net possibly an input bit or a constant).
+
+    :raises CompileError: if the netlist has flip-flops (the systolic flow is combinational).
+    """
+    if netlist.dffs:
+        raise CompileError("the systolic back end takes combinational netlists only")
+    luts = {net: (tuple(l.inputs), l.table) for net, l in netlist.luts.items()}
+    dffs = {}
+    input_nets = {net for port in netlist.inputs.values() for net in port.bits}
+    outputs = [(name, i, net) for name, port in netlist.outputs.items()
+               for i, net in enumerate(port.bits)]
+    _clean(luts, dffs, outputs, input_nets)
+    gates, alias = decompose_luts(luts)
+    for net, target in alias.items():
+        gates[net] = (((target,), 0b10) if target not in (CONST0, CONST1)
+                      else ((), int(target == CONST1)))
+    _clean(gates, dffs, outputs, input_nets)
+    output_nets = {net for _, _, net in outputs}
+    changed = True
+    while changed:
+        changed = _fold_inverters(gates, output_nets)
+        changed |= _share(gates, outputs)
+        _clean(gates, dffs, outputs, input_nets)
+        output_nets = {net for _, _, net in outputs}
+    return gates, outputs
+
+
+def _readers(gates):
+    readers = {}
+    for net, (inputs, _) in gates.items():
+        for i in inputs:
+            readers.setdefault(i, set()).add(net)
+    return readers
+
+
+def _fold_inverters(gates, output_nets):
+    changed = False
+    readers = _readers(gates)
+    for net in list(gates):
+        inputs, table = gates[net]
+        if len(inputs) != 1 or table != 0b01 or net in output_nets:
+            continue
+        users = readers.get(net, set())
+        if not users:
+            continue
+        for u in users:
+            uin, utab = gates[u]
+            gates[u] = simplify_lut(*compose(uin, utab, net, inputs, table))
+        del gates[net]
+        readers = _readers(gates)
+        changed = True
+    return changed
+
+
+def _share(gates, outputs):
+    """Structural hashing: gates with the same operands and function become one."""
+    seen, alias = {}, {}
+    for net in sorted(gates):
+        inputs, table = gates[net]
+        if len(inputs) == 2 and inputs[0] > inputs[1]:
+            inputs = (inputs[1], inputs[0])
+            table = ((table & 1) | ((table >> 1) & 1) << 2 | ((table >> 2) & 1) << 1
+                     | (table & 8))
+        key = (inputs, table)
+        if key in seen:
+            alias[net] = seen[key]
+        else:
+            seen[key] = net
+    if not alias:
+        return False
+    for net, target in alias.items():
+        gates[net] = ((target,), 0b10)       # a buffer: the clean-up removes it
+    return True
+
+
+def _blocks(gates):
+    """Cells of logic: ``[(operands, [(net, table), ...])]``, gates of the same two operands
+    paired (at most two per cell: one per output)."""
+    by_inputs = {}
+    for net in sorted(gates):
+        inputs, table = gates[net]
+        by_inputs.setdefault(frozenset(inputs) if len(inputs) == 2 else (net,), []).append(net)
+    blocks = []
+    for key, nets in by_inputs.items():
+        for k in range(0, len(nets), 2):
+            group = nets[k:k + 2]
+            operands = gates[group[0]][0]
+            members = []
+            for net in group:
+                inputs, table = gates[net]
+                if inputs != operands:      # the same pair in the other order
+                    table = ((table & 1) | ((table >> 1) & 1) << 2
+                             | ((table >> 2) & 1) << 1 | (table & 8))
+                members.append((net, table))
+            blocks.append((tuple(operands), members))
+    return blocks
+
+
+# The grid --------------------------------------------------------------------------------------
+class _Grid:
+    """Wires of a ``width`` x ``height`` grid: ``2 c`` the E output of cell ``c``, ``2 c + 1``
+    its S output (``c = y * width + x``), ``2 n + x`` the N input lane ``x``, ``2 n + width +
+    y`` the W input lane ``y``."""
+
+    def __init__(self, width, height, allowed):
+        self.w, self.h = width, height
+        self.n = width * height
+        self.allowed = allowed                 # set of cell indices
+        self.user = {}                          # wire -> net
+        self.cell_use = [0] * self.n           # wires in or out of a cell, logic counted
+        self.logic = {}                         # cell -> block index
+
+    def lane_n(self, x):
+        return 2 * self.n + x
+
+    def lane_w(self, y):
+        return 2 * self.n + self.w + y
+
+    def dest(self, wire):
+        """Cell a wire enters, or -1 (it leaves the grid)."""
+        n, w = self.n, self.w
+        if wire >= 2 * n:
+            i = wire - 2 * n
+            return i if i < w else (i - w) * w
+        c, d = divmod(wire, 2)
+        x, y = c % w, c // w
+        if d == _E:
+            return c + 1 if x + 1 < w else -1
+        return c + w if y + 1 < self.h else -1
+
+    def owner(self, wire):
+        return wire // 2 if wire < 2 * self.n else -1
+
+    def inputs_of(self, c):
+        """``(N input wire, W input wire)`` of cell ``c`` (-1 where none)."""
+        x, y = c % self.w, c // self.w
+        north = 2 * (c - self.w) + _S if y > 0 else self.lane_n(x)
+        west = 2 * (c - 1) + _E if x > 0 else self.lane_w(y)
+        return north, west
+
+    def use(self, wire, net):
+        self.user[wire] = net
+        o = self.owner(wire)
+        if o >= 0:
+            self.cell_use[o] += 1
+        d = self.dest(wire)
+        if d >= 0:
+            self.cell_use[d] += 1
+
+    def free(self, wire):
+        self.user.pop(wire)
+        o = self.owner(wire)
+        if o >= 0:
+            self.cell_use[o] -= 1
+        d = self.dest(wire)
+        if d >= 0:
+            self.cell_use[d] -= 1
+
+
+class _Failed(Exception):
+    pass
+
+
+class _Layout:
+    """One placement-and-routing attempt (module docstring, steps 3 and 4)."""
+
+    def __init__(self, grid, blocks, nets_of, limit):
+        self.g = grid
+        self.blocks = blocks
+        self.tree = {}             # net -> {wire: parent wire or -1}
+        self.sink_wires = {}       # net -> set of wires its sinks read
+        self.pending = {}          # net -> sinks not routed yet
+        self.block_cell = [None] * len(blocks)
+        self.operand_side = [None] * len(blocks)   # per block: per operand 0 (N) or 3 (W)
+        self.limit = limit         # (max x, max y) a route may use
+        self.nets_of = nets_of
+        self.sparse = False        # logic on the odd-odd cells only
+        self.root_cell = {}        # block net -> its cell (the search starts at its outputs)
+        self.rootless = {}         # logic cell -> its single gate's net, before it is routed
+
+    # Search ------------------------------------------------------------------------------------
+    def _cost(self, wire, net=None):
+        g = self.g
+        o = g.owner(wire)
+        if o < 0:
+            return 1.0
+        if g.cell_use[o] == 0:
+            return 1.0 + NEW_CELL_COST
+        # Taking an output of a cell that other live nets enter may cut them off.
+        others = 0
+        for w in g.inputs_of(o):
+            user = g.user.get(w)
+            if user is not None and user != net and self.pending.get(user, 0) > 0:
+                others += 1
+        if not others:
+            return 1.0
+        free = sum(1 for x in self._outputs(o) if x not in g.user)
+        return 1.0 + BLOCK_COST * others / max(free - 1, 0.5)
+
+    def search(self, net, radius, goals=None):
+        """Dijkstra from ``net``'s tree over free wires: ``{wire: (cost, parent)}`` up to
+        ``radius``; stops early once every wire of ``goals`` is settled."""
+        g = self.g
+        w, h, n = g.w, g.h, g.n
+        xmax, ymax = self.limit
+        best = {}
+        heap = []
+        root = self.root_cell.get(net)
+        if root is not None and not self.tree[net]:
+            for w2 in self._outputs(root):
+                if w2 not in g.user:
+                    heap.append((self._cost(w2, net), w2, None))
+        for wire in self.tree[net]:
+            c = g.dest(wire)
+            if c < 0 or c not in g.allowed:
+                continue
+            for d in (_E, _S):
+                w2 = 2 * c + d
+                d2 = g.dest(w2)
+                if w2 in g.user or (d2 >= 0 and d2 not in g.allowed) or self._held(c, w2, net):
+                    continue
+                heap.append((self._cost(w2, net), w2, wire))
+        heapq.heapify(heap)
+        left = set(goals) if goals is not None else None
+        while heap:
+            cost, wire, parent = heapq.heappop(heap)
+            if wire in best:
+                continue
+            best[wire] = (cost, parent)
+            if left is not None:
+                left.discard(wire)
+                if not left:
+                    break
+            if cost >= radius:
+                continue
+            c = g.dest(wire)
+            if c < 0 or c not in g.allowed:
+                continue
+            x, y = c % w, c // w
+            if x > xmax or y > ymax:
+                continue                # a wire leaving the window: a goal only
+            for d in (_E, _S):
+                w2 = 2 * c + d
+                if w2 in g.user or w2 in best:
+                    continue
+                d2 = g.dest(w2)
+                if (d2 >= 0 and d2 not in g.allowed) or self._held(c, w2, net):
+                    continue
+                heapq.heappush(heap, (cost + self._cost(w2, net), w2, wire))
+        return best
+
+    def _outputs(self, c):
+        g = self.g
+        x, y = c % g.w, c // g.w
+        return [2 * c + d for d in (_E, _S) if (x + 1 < g.w if d == _E else y + 1 < g.h)]
+
+    def _held(self, c, wire, net):
+        """True if ``wire`` (an output of cell ``c``) must stay free: ``c``'s gate has no
+        route yet and ``wire`` is its last free output."""
+        gate = self.rootless.get(c)
+        if gate is None or gate == net:
+            return False
+        return all(o == wire or o in self.g.user for o in self._outputs(c))
+
+    def commit(self, net, found, wire):
+        """Add the path to ``wire`` (from ``found`` of :meth:`search`, or a tree wire)."""
+        tree = self.tree[net]
+        path = []
+        while wire not in tree:
+            cost, parent = found[wire]
+            path.append((wire, -1 if parent is None else parent))
+            if parent is None:
+                break
+            wire = parent
+        for wire, parent in reversed(path):
+            tree[wire] = parent
+            self.g.use(wire, net)
+        root = self.root_cell.get(net)
+        if root is not None:
+            self.rootless.pop(root, None)
+
+    def reach(self, net, found, wire):
+        """Cost of bringing ``net`` onto ``wire`` (0 if it is on its tree), or None."""
+        if wire in self.tree[net]:
+            return 0.0
+        if wire in found:
+            return found[wire][0]
+        return None
+
+    # Placement ---------------------------------------------------------------------------------
+    def place(self, b):
+        operands, members = self.blocks[b]
+        g = self.g
+        radius = RADIUS
+        while True:
+            found = [self.search(net, radius) for net in operands]
+            cands = self._candidates(b, operands, members, found)
+            for cost, c, sides in cands[:CANDIDATES * radius // RADIUS]:
+                if self._try(b, c, sides, operands, members, found):
+                    return
+            if radius > g.w + g.h + 4:
+                raise _Failed(f"no cell for the gate of {members[0][0]}")
+            radius *= 2
+
+    def _candidates(self, b, operands, members, found):
+        g = self.g
+        cells = set()
+        for f in found:
+            for wire in f:
+                c = g.dest(wire)
+                if c >= 0:
+                    cells.add(c)
+        for net in operands:
+            for wire in self.tree[net]:
+                c = g.dest(wire)
+                if c >= 0:
+                    cells.add(c)
+        need_out = len(members)
+        cands = []
+        for c in cells:
+            if c in g.logic or c not in g.allowed:
+                continue
+            x, y = c % g.w, c // g.w
+            if self.sparse and not (x % 2 and y % 2):
+                continue
+            outs = [2 * c + d for d in (_E, _S)
+                    if (x + 1 < g.w if d == _E else y + 1 < g.h)]
+            outs = [o for o in outs if o not in g.user]
+            if len(outs) < need_out:
+                continue
+            north, west = g.inputs_of(c)
+            options = []
+            if len(operands) == 0:
+                options.append((0.0, ()))
+            elif len(operands) == 1:
+                for side, wire in ((0, north), (3, west)):
+                    if wire < 0:
+                        continue
+                    r = self.reach(operands[0], found[0], wire)
+                    if r is not None and (wire not in g.user or g.user[wire] == operands[0]):
+                        options.append((r, (side,)))
+            else:
+                for sides, wires in (((0, 3), (north, west)), ((3, 0), (west, north))):
+                    ra = self.reach(operands[0], found[0], wires[0])
+                    rb = self.reach(operands[1], found[1], wires[1])
+                    if ra is None or rb is None:
+                        continue
+                    options.append((ra + rb, sides))
+            if not options:
+                continue
+            cost, sides = min(options)
+            # Prefer early cells (shorter latency, fewer routes to the outputs).
+            cands.append((cost + 0.05 * (x + y), c, sides))
+        cands.sort()
+        return cands
+
+    def _try(self, b, c, sides, operands, members, found):
+        g = self.g
+        north, west = g.inputs_of(c)
+        added = []
+        for k, (net, side) in enumerate(zip(operands, sides)):
+            wire = north if side == 0 else west
+            if wire in self.tree[net]:
+                continue
+            f = found[k] if k == 0 else self.search(net, 1e9, goals=[wire])
+            if wire not in f or wire in g.user:
+                for n2, w2 in added:
+                    self._undo(n2, w2)
+                return False
+            before = set(self.tree[net])
+            self.commit(net, f, wire)
+            added.append((net, set(self.tree[net]) - before))
+        x, y = c % g.w, c // g.w
+        outs = [2 * c + d for d in (_E, _S) if (x + 1 < g.w if d == _E else y + 1 < g.h)]
+        outs = [o for o in outs if o not in g.user]
+        if len(outs) < len(members):
+            for n2, w2 in added:
+                self._undo(n2, w2)
+            return False
+        g.logic[c] = b
+        if len(members) == 1:
+            self.rootless[c] = members[0][0]
+        touched = {c}
+        for net, wires in added:
+            for wire in wires:
+                touched.add(g.owner(wire))
+        if not self._escapes(touched, operands, members, c):
+            g.logic.pop(c)
+            self.rootless.pop(c, None)
+            for n2, w2 in added:
+                self._undo(n2, w2)
+            return False
+        self.block_cell[b] = c
+        self.operand_side[b] = sides
+        for net, side in zip(operands, sides):
+            self.sink_wires[net].add(north if side == 0 else west)
+        if len(members) == 1:
+            self.tree[members[0][0]] = {}
+            self.root_cell[members[0][0]] = c
+        else:
+            for (net, _), o in zip(members, outs):
+                self.tree[net] = {o: -1}
+                g.use(o, net)
+        g.cell_use[c] += 1
+        for net in operands:
+            self.pending[net] -= 1
+            if self.pending[net] == 0:
+                self.prune(net)
+        return True
+
+    def _escapes(self, touched, operands, members, c0):
+        """True if every live net entering a ``touched`` cell can still grow: some wire of its
+        tree enters a cell with a free output it may take; the nets that can grow only
+        through one cell are no more than that cell's free outputs (after its gates')."""
+        g = self.g
+        for c in touched:
+            if c < 0:
+                continue
+            free = [o for o in self._outputs(c) if o not in g.user
+                    and (g.dest(o) < 0 or g.dest(o) in g.allowed)]
+            capacity = len(free) - (len(members) if c == c0 else
+                                    (1 if c in self.rootless else 0))
+            if capacity < 0:
+                return False
+            needing = 0
+            for wire in g.inputs_of(c):
+                net = g.user.get(wire)
+                if net is None:
+                    continue
+                left = self.pending.get(net, 0) - (1 if net in operands else 0)
+                if left <= 0:
+                    continue
+                if not self._can_grow(net, exclude=c):
+                    needing += 1
+            if needing > capacity:
+                return False
+        return True
+
+    def _can_grow(self, net, exclude=-1):
+        g = self.g
+        root = self.root_cell.get(net)
+        if root is not None and not self.tree[net]:
+            return root != exclude and any(o not in g.user for o in self._outputs(root))
+        for wire in self.tree[net]:
+            c = g.dest(wire)
+            if c < 0 or c == exclude or c not in g.allowed:
+                continue
+            for o in self._outputs(c):
+                if o not in g.user and not self._held(c, o, net):
+                    d2 = g.dest(o)
+                    if d2 < 0 or d2 in g.allowed:
+                        return True
+        return False
+
+    def _undo(self, net, wires):
+        for wire in wires:
+            del self.tree[net][wire]
+            self.g.free(wire)
+
+    def prune(self, net):
+        """Drop the wires of ``net``'s tree that lead to no sink."""
+        tree = self.tree[net]
+        keep = set()
+        for wire in self.sink_wires[net]:
+            while wire != -1 and wire not in keep:
+                keep.add(wire)
+                wire = tree[wire]
+        for wire in list(tree):
+            if wire not in keep:
+                del tree[wire]
+                self.g.free(wire)
+
+
+def _inputs_arrangement(netlist, used, strategy):
+    """``{(port, index): ("N" or "W", lane)}`` for the input bits."""
+    ports = [(name, len(p.bits)) for name, p in netlist.inputs.items()]
+    lanes = {}
+    if strategy == "NW":
+        offsets = {"N": 0, "W": 0}
+        for k, (name, width) in enumerate(ports):
+            side = "NW"[k % 2]
+            for i in range(width):
+                lanes[(name, i)] = (side, offsets[side] + i)
+            offsets[side] += width
+    elif strategy == "N":
+        order = []
+        for i in range(max((w for _, w in ports), default=0)):
+            for name, width in ports:
+                if i < width:
+                    order.append((name, i))
+        for lane, key in enumerate(order):
+            lanes[key] = ("N", lane)
+    else:        # "split": every port's bits alternately on N and W
+        offsets = {"N": 0, "W": 0}
+        for name, width in ports:
+            for i in range(width):
+                side = "NW"[i % 2]
+                lanes[(name, i)] = (side, offsets[side])
+                offsets[side] += 1
+    return lanes
+
+
+STRATEGIES = ("NW", "N", "split")
+#: Spreads of the placement tried in turn (free cells between logic cells, plus one).
+SCALES = (1, 2, 3)
+
+
+def compile_combinational(netlist, *, width=None, height=None, region=None, allowed=None,
+                          pins=None, progress=None):
+    """Compile a combinational ``netlist`` (no flip-flops) by the systolic flow.
+
+    :param width, height: the grid (``None``: the smallest that holds the layout).
+    :param region: ``(x0, y0, x1, y1)`` or None; :param allowed: set of usable ``(x, y)``
+        (region and defects already applied) or None for all.
+    :param pins: ``{(port, index): (side, lane)}`` fixed lanes (sides as ints N=0..W=3).
+    :returns: ``(config, portmap, report)`` as :class:`~.backend.CompileResult` holds.
+    :raises CompileError: if no arrangement fits (after growing an automatic grid).
+    """
+    times = {}
+    t0 = time.perf_counter()
+    gates, outputs = lower(netlist)
+    blocks = _blocks(gates)
+    times["pack"] = time.perf_counter() - t0
+    used_inputs = {net for ops, _ in blocks for net in ops}
+    used_inputs |= {net for _, _, net in outputs}
+    fixed = width is not None and height is not None
+    n_in = sum(len(p.bits) for p in netlist.inputs.values())
+    best, errors = None, []
+    t1 = time.perf_counter()
+    if fixed:
+        w, h = width, height
+    else:
+        side = int(4 * math.sqrt(len(blocks) + 4)) + 2 * n_in + 8
+        w = h = side + side % 2
+    for scale in SCALES:
+        if pins and scale > 1:
+            break
+        for strategy in STRATEGIES:
+            if pins and strategy != STRATEGIES[0]:
+                break
+            ws, hs = (w, h) if fixed else (w * scale, h * scale)
+            try:
+                result = _attempt_negotiated(netlist, gates, blocks, outputs, ws, hs,
+                                             not fixed, region, allowed, pins, strategy, 1,
+                                             progress, scale)
+            except _Failed as failure:
+                errors.append(str(failure))
+                continue
+            if best is None or result[2]["cells"]["total"] < best[2]["cells"]["total"]:
+                best = result
+        if best is not None:
+            break
+    if best is None:
+        raise CompileError(f"the systolic back end found no layout ({errors[-1]}); try a "
+                           "larger --size or region")
+    times["place_route"] = time.perf_counter() - t1
+    config, portmap, report = best
+    report["times"] = {k: round(v, 4) for k, v in times.items()}
+    return config, portmap, report
+
+
+def _attempt(netlist, gates, blocks, outputs, width, height, crop, region, allowed, pins,
+             strategy, progress, sparse=False):
+    cells = set(range(width * height)) if allowed is None else \
+        {y * width + x for x, y in allowed if x < width and y < height}
+    grid = _Grid(width, height, cells)
+    # Input lanes.
+    in_lanes = {}
+    if pins:
+        for key, (side, lane) in pins.items():
+            if key[0] in netlist.inputs:
+                if side not in (0, 3):
+                    raise CompileError(f"input {key[0]}[{key[1]}]: the systolic back end "
+                                       "reads inputs on N and W lanes only")
+                in_lanes[key] = ("N" if side == 0 else "W", lane)
+    arrangement = _inputs_arrangement(netlist, None, strategy)
+    taken = set(in_lanes.values())
+    for key, lane in arrangement.items():
+        if key not in in_lanes:
+            while lane in taken:
+                lane = (lane[0], lane[1] + 1)
+            in_lanes[key] = lane
+            taken.add(lane)
+    if region is not None:
+        x0, y0, x1, y1 = region
+        # Shift lanes into the region's edges.
+        shifted = {}
+        for key, (side, lane) in in_lanes.items():
+            if side == "N":
+                if y0 != 0:
+                    raise _Failed("the region does not touch the grid's N edge")
+                shifted[key] = (side, lane + x0)
+            else:
+                if x0 != 0:
+                    raise _Failed("the region does not touch the grid's W edge")
+                shifted[key] = (side, lane + y0)
+        in_lanes = shifted if not pins else in_lanes
+    net_of_input = {}
+    layout_nets = {}
+    for name, port in netlist.inputs.items():
+        for i, net in enumerate(port.bits):
+            net_of_input[(name, i)] = net
+    # Nets: sinks per net (block operands and outputs).
+    pending = {}
+    for ops, _ in blocks:
+        for net in ops:
+            pending[net] = pending.get(net, 0) + 1
+    for _, _, net in outputs:
+        if net not in (CONST0, CONST1):
+            pending[net] = pending.get(net, 0) + 1
+    layout = _Layout(grid, blocks, None, (width - 1, height - 1))
+    layout.sparse = sparse
+    layout.pending = dict(pending)
+    for net in pending:
+        layout.sink_wires[net] = set()
+    if not pins:
+        in_lanes = {key: (side, LANE_STEP * lane + 1) for key, (side, lane) in in_lanes.items()}
+    for key, (side, lane) in in_lanes.items():
+        net = net_of_input[key]
+        limit = width if side == "N" else height
+        if lane >= limit:
+            raise _Failed(f"{lane + 1} {side} lanes needed, the grid has {limit}")
+        wire = grid.lane_n(lane) if side == "N" else grid.lane_w(lane)
+        c = grid.dest(wire)
+        if net in pending and c not in grid.allowed:
+            raise _Failed(f"input lane {side}{lane} enters an unusable cell")
+        if net in pending:
+            layout.tree[net] = {wire: -1}
+            grid.use(wire, net)
+    # Topological order of blocks (levels, then the operands' mean position).
+    order = _order(blocks, gates, in_lanes, net_of_input)
+    block_of = {}
+    for b, (_, members) in enumerate(blocks):
+        for net, _ in members:
+            block_of[net] = b
+    for k, b in enumerate(order):
+        layout.limit = _limit(grid, width, height)
+        layout.place(b)
+        if progress is not None and k % 32 == 0:
+            progress("place", k + 1, len(order))
+    # Crop, then outputs.
+    out_pins = {}
+    if pins:
+        for key, (side, lane) in pins.items():
+            if key[0] in netlist.outputs:
+                if side not in (1, 2):
+                    raise CompileError(f"output {key[0]}[{key[1]}]: the systolic back end "
+                                       "drives outputs on S and E lanes only")
+                out_pins[key] = (side, lane)
+    for extra in range(0, 8, 2):
+        if crop:
+            xmax, ymax = _extent(grid)
+            for side, lane in in_lanes.values():
+                if side == "N":
+                    xmax = max(xmax, lane)
+                else:
+                    ymax = max(ymax, lane)
+            w2 = min(width, _even(xmax + 1 + extra))
+            h2 = min(height, _even(ymax + 1 + extra))
+        else:
+            w2, h2 = width, height
+        try:
+            final = _finish(netlist, grid, layout, blocks, outputs, in_lanes, net_of_input,
+                            w2, h2, out_pins, region)
+        except _Failed as failure:
+            if not crop or (w2 == width and h2 == height):
+                raise
+            continue
+        return final
+    raise _Failed("the outputs cannot reach the grid's S and E lanes")
+
+
+def _even(v):
+    return max(2, v + v % 2)
+
+
+def _extent(grid):
+    xmax = ymax = 0
+    for wire in grid.user:
+        for c in (grid.owner(wire), grid.dest(wire)):
+            if c >= 0:
+                xmax, ymax = max(xmax, c % grid.w), max(ymax, c // grid.w)
+    for c in grid.logic:
+        xmax, ymax = max(xmax, c % grid.w), max(ymax, c // grid.w)
+    return xmax, ymax
+
+
+def _limit(grid, width, height):
+    xmax, ymax = _extent(grid)
+    return min(width - 1, xmax + 6), min(height - 1, ymax + 6)
+
+
+def _order(blocks, gates, in_lanes, net_of_input):
+    pos = {}
+    for key, (side, lane) in in_lanes.items():
+        pos[net_of_input[key]] = (lane, 0) if side == "N" else (0, lane)
+    level = {net: 0 for net in pos}
+    block_of = {}
+    for b, (_, members) in enumerate(blocks):
+        for net, _ in members:
+            block_of[net] = b
+    blevel = [None] * len(blocks)
+
+    def lev(b):
+        if blevel[b] is not None:
+            return blevel[b]
+        stack = [b]
+        while stack:
+            top = stack[-1]
+            ops = blocks[top][0]
+            todo = [block_of[n] for n in ops if n in block_of and blevel[block_of[n]] is None]
+            if todo:
+                stack.extend(todo)
+                continue
+            blevel[top] = 1 + max([blevel[block_of[n]] if n in block_of else 0 for n in ops],
+                                  default=0)
+            stack.pop()
+        return blevel[b]
+
+    for b in range(len(blocks)):
+        lev(b)
+    # Position estimate: the mean of the operands' (x + y) and (x - y) as they are known.
+    est = dict(pos)
+    keyed = []
+    for b in sorted(range(len(blocks)), key=lambda b: blevel[b]):
+        ops = blocks[b][0]
+        pts = [est[n] for n in ops if n in est]
+        if pts:
+            x = sum(p[0] for p in pts) / len(pts)
+            y = sum(p[1] for p in pts) / len(pts)
+        else:
+            x = y = 0
+        for net, _ in blocks[b][1]:
+            est[net] = (x + 0.5, y + 0.5)
+        keyed.append((blevel[b], x + y, x - y, b))
+    keyed.sort()
+    return [b for *_, b in keyed]
+
+
+def _finish(netlist, grid, layout, blocks, outputs, in_lanes, net_of_input, w2, h2, out_pins,
+            region):
+    """Route the outputs on a ``w2`` x ``h2`` crop, build the configuration and port map."""
+    g = grid
+    W = g.w
+    # Work on copies so that a failed crop can be retried.
+    saved_user = dict(g.user)
+    saved_use = list(g.cell_use)
+    saved_tree = {k: dict(v) for k, v in layout.tree.items()}
+    saved_sinks = {k: set(v) for k, v in layout.sink_wires.items()}
+    try:
+        return _finish_on(netlist, grid, layout, blocks, outputs, in_lanes, net_of_input,
+                          w2, h2, out_pins, region)
+    except _Failed:
+        g.user, g.cell_use = saved_user, saved_use
+        layout.tree, layout.sink_wires = saved_tree, saved_sinks
+        raise
+
+
+def _finish_on(netlist, g, layout, blocks, outputs, in_lanes, net_of_input, w2, h2, out_pins,
+               region):
+    W = g.w
+    x0, y0, x1, y1 = region if region is not None else (0, 0, w2 - 1, h2 - 1)
+    if region is not None:
+        x1, y1 = min(x1, w2 - 1), min(y1, h2 - 1)
+    for wire in g.user:
+        for c in (g.owner(wire), g.dest(wire)):
+            if c >= 0 and not (c % W < w2 and c // W < h2):
+                raise _Failed("the layout does not fit the crop")
+    # Output lane wires of the crop: E lane y is the E output of (w2 - 1, y); S lane x is the
+    # S output of (x, h2 - 1).
+    lanes = {}
+    if x1 == w2 - 1:
+        for y in range(y0, y1 + 1):
+            c = y * W + w2 - 1
+            if c in g.allowed:
+                lanes[(1, y)] = 2 * c + _E
+    if y1 == h2 - 1:
+        for x in range(x0, x1 + 1):
+            c = (h2 - 1) * W + x
+            if c in g.allowed:
+                lanes[(2, x)] = 2 * c + _S
+    lane_of_wire = {w: k for k, w in lanes.items()}
+    layout.limit = (w2 - 1, h2 - 1)
+    out_lane = {}
+    items = []
+    for port, index, net in outputs:
+        items.append((port, index, net))
+
+    def order_key(item):
+        port, index, net = item
+        if net in layout.tree and layout.tree[net]:
+            ws = list(layout.tree[net])
+            return -max((g.dest(w) % W) + (g.dest(w) // W) for w in ws if g.dest(w) >= 0)
+        return 0
+    items.sort(key=order_key)
+    const_one = []
+    for port, index, net in items:
+        key = (port, index)
+        if net == CONST0 or net == CONST1:
+            continue
+        if key in out_pins:
+            goal = lanes.get(out_pins[key])
+            if goal is None:
+                raise _Failed(f"output {port}[{index}]: lane {out_pins[key]} is not on the "
+                              "grid's S or E edge")
+            goals = [goal]
+        else:
+            goals = [w for w in lanes.values() if w not in g.user]
+        tree = layout.tree[net]
+        hit = [w for w in goals if w in tree and w not in layout.sink_wires[net]]
+        if hit:
+            wire = hit[0]
+        else:
+            found = layout.search(net, 1e9, goals=goals)
+            reach = [(found[w][0], w) for w in goals if w in found]
+            if not reach:
+                raise _Failed(f"output {port}[{index}] cannot reach a free S or E lane")
+            wire = min(reach)[1]
+            layout.commit(net, found, wire)
+        layout.sink_wires[net].add(wire)
+        out_lane[key] = lane_of_wire[wire]
+        layout.pending[net] -= 1
+        if layout.pending[net] == 0:
+            layout.prune(net)
+    for port, index, net in items:
+        key = (port, index)
+        if net in (CONST0, CONST1):
+            if key in out_pins:
+                wire = lanes.get(out_pins[key])
+                if wire is None or wire in g.user:
+                    raise _Failed(f"output {port}[{index}]: lane {out_pins[key]} is taken")
+            else:
+                free = [w for w in lanes.values() if w not in g.user]
+                if not free:
+                    raise _Failed("no free output lane for a constant output")
+                wire = free[0]
+            g.use(wire, net)
+            out_lane[key] = lane_of_wire[wire]
+            if net == CONST1:
+                const_one.append(wire)
+    # Configuration.
+    luts = np.zeros((h2, w2, 4), dtype=np.uint16)
+    gate_table = {}
+    for b, (operands, members) in enumerate(blocks):
+        sides = layout.operand_side[b]
+        for net, table in members:
+            cell_table = 0
+            for a in range(16):
+                addr = 0
+                for i, side in enumerate(sides):
+                    addr |= ((a >> side) & 1) << i
+                cell_table |= ((table >> addr) & 1) << a
+            gate_table[net] = cell_table
+    north_lanes = 2 * g.n
+    for net, tree in layout.tree.items():
+        for wire, parent in tree.items():
+            c = g.owner(wire)
+            if c < 0:
+                continue                      # an input lane
+            x, y, d = c % W, c // W, (1 if wire % 2 == _E else 2)
+            if parent == -1:
+                table = gate_table[net]
+            else:
+                # The parent enters c from the N (an S output above, or an N lane) or W.
+                from_north = (parent >= north_lanes and parent - north_lanes < W) or \
+                    (parent < north_lanes and parent % 2 == _S)
+                table = _COPY_N if from_north else _COPY_W
+            luts[y, x, d] = table
+    for wire in const_one:
+        c = g.owner(wire)
+        luts[c // W, c % W, 1 if wire % 2 == _E else 2] = 0xFFFF
+    config = Configuration(w2, h2, luts)
+    # Port map.
+    ports, out_tags = [], {}
+    for key, (side, lane) in out_lane.items():
+        c = (lane * W + w2 - 1) if side == 1 else ((h2 - 1) * W + lane)
+        out_tags[key] = c % W + c // W
+    latency = max([t + 1 for t in out_tags.values()] + [1])
+    taken = {(s, l) for s, l in in_lanes.values()}
+    for name, port in netlist.inputs.items():
+        bits = []
+        for i in range(len(port.bits)):
+            side, lane = in_lanes[(name, i)]
+            limit = w2 if side == "N" else h2
+            if lane >= limit:
+                if port.bits[i] in layout.tree:
+                    raise _Failed("an input lane is off the crop")
+                lane = next((k for k in range(limit) if (side, k) not in taken), None)
+                if lane is None:
+                    raise _Failed("no free input lane")
+                taken.add((side, lane))
+                in_lanes[(name, i)] = (side, lane)
+            x, y = (lane, 0) if side == "N" else (0, lane)
+            skew = x + y - (x + y) % 2 if port.bits[i] in layout.tree else 0
+            bits.append({"side": side, "lane": lane, **({"skew": skew} if skew else {})})
+        ports.append({"name": name, "direction": "in", "signed": port.signed, "bits": bits})
+    for name, port in netlist.outputs.items():
+        bits = []
+        for i in range(len(port.bits)):
+            side, lane = out_lane[(name, i)]
+            skew = out_tags[(name, i)] + 1 - latency
+            bits.append({"side": "NESW"[side], "lane": lane, **({"skew": skew} if skew else {})})
+        ports.append({"name": name, "direction": "out", "signed": port.signed, "bits": bits})
+    portmap = PortMap(w2, h2, ports, period=2, latency=latency)
+    used = (luts != 0).any(axis=2)
+    logic = {(c % W, c // W) for c in g.logic}
+    ys, xs = np.nonzero(used)
+    all_cells = {(int(x), int(y)) for y, x in zip(ys, xs)} | logic
+    box = ([min(x for x, _ in all_cells), min(y for _, y in all_cells),
+            max(x for x, _ in all_cells), max(y for _, y in all_cells)] if all_cells else None)
+    report = {
+        "back_end": "systolic",
+        "grid": [w2, h2],
+        "region": list(region) if region is not None else None,
+        "bounding_box": box,
+        "cells": {"logic": len(logic), "routing": len(all_cells - logic), "delay": 0,
+                  "total": len(all_cells)},
+        "luts": len(netlist.luts), "flip_flops": 0,
+        "gates": sum(len(m) for _, m in blocks), "blocks": len(blocks),
+        "period": 2, "latency": latency,
+    }
+    return config, portmap, report
+
+
+
+# Negotiated routing on a geometric placement (the flow used) ---------------------------------
+#: Placement cost of each logic cell within 2 cells (spreads logic for the routes).
+CROWD_COST = 1.0
+#: Cells kept beyond the last logic cell (room for the routes to the output lanes).
+CROP_MARGIN = 4
+#: PathFinder iterations before a layout is given up (then a sparser or larger one is tried).
+ITERATIONS = 25
+
+
+def _place_geometric(blocks, src, order, width, height, allowed, mode):
+    """Cells for the blocks, in ``order``: each gate at the free cell that dominates its
+    operands (they can enter by N and W) with the least wire length, logic never next to
+    logic (``mode`` 1) or on the odd-odd cells only (``mode`` 2). ``src`` maps a net to its
+    source position (lanes at row or column -1); block nets are added. :returns: cells."""
+    cell_of = [None] * len(blocks)
+    logic = set()
+    for b in order:
+        operands, members = blocks[b]
+        pts = [src[n] for n in operands]
+        X = max([p[0] for p in pts] + [0])
+        Y = max([p[1] for p in pts] + [0])
+        best = None
+        for r in range(0, width + height):
+            for x in range(max(X + 1, 0), min(width, X + r + 2)):
+                for y in range(max(Y + 1, 0), min(height, Y + r + 2)):
+                    if max(x - X - 1, y - Y - 1) != r and r:
+                        continue
+                    if (x, y) in logic or (x, y) not in allowed:
+                        continue
+                    if mode == 2 and not (x % 2 and y % 2):
+                        continue
+                    if mode == 1 and any((x + dx, y + dy) in logic for dx, dy in
+                                         ((1, 0), (-1, 0), (0, 1), (0, -1))):
+                        continue
+                    if not _feasible(pts, x, y):
+                        continue
+                    crowd = sum((x + dx, y + dy) in logic for dx in (-2, -1, 0, 1, 2)
+                                for dy in (-2, -1, 0, 1, 2))
+                    cost = (sum((x - px) + (y - py) for px, py in pts) + 0.3 * (x + y)
+                            + CROWD_COST * crowd)
+                    if best is None or cost < best[0]:
+                        best = (cost, x, y)
+            if best is not None and r >= 2:
+                break
+        if best is None:
+            raise _Failed(f"no cell for the gate of {members[0][0]}")
+        _, x, y = best
+        logic.add((x, y))
+        cell_of[b] = (x, y)
+        for net, _ in members:
+            src[net] = (x, y)
+    return cell_of
+
+
+def _feasible(pts, x, y):
+    # Strictly south-east of every operand: each operand keeps two ways in and can branch
+    # off to its other readers before this cell.
+    return all(px < x and py < y for px, py in pts)
+
+
+def _feasible_exact(pts, x, y):
+    def via_w(p):
+        return p[0] <= x - 1 and p[1] <= y
+
+    def via_n(p):
+        return p[0] <= x and p[1] <= y - 1
+    if not pts:
+        return True
+    if len(pts) == 1:
+        return via_w(pts[0]) or via_n(pts[0])
+    a, b = pts
+    return (via_w(a) and via_n(b)) or (via_n(a) and via_w(b))
+
+
+class _Negotiator:
+    """PathFinder (McMurchie and Ebeling 1995) on the south-east wires of a grid: every net
+    ripped up and rerouted each iteration, a wire's cost ``(1 + history) * (1 + present *
+    others)``, until no wire carries two nets."""
+
+    def __init__(self, grid, nets):
+        self.g = grid
+        self.nets = nets          # name -> (roots: list of wires, fixed: bool, sinks)
+        self.occ = {}
+        self.hist = {}
+        self.tree = {n: {} for n in nets}
+        self.present = 0.5
+
+    def _add(self, wire):
+        self.occ[wire] = self.occ.get(wire, 0) + 1
+
+    def _remove(self, wire):
+        self.occ[wire] -= 1
+
+    def cost(self, wire):
+        o = self.occ.get(wire, 0)
+        return (1.0 + self.hist.get(wire, 0.0)) * (1.0 + self.present * o)
+
+    def route(self, name):
+        g = self.g
+        roots, sinks = self.nets[name]
+        for wire in self.tree[name]:
+            self._remove(wire)
+        tree = {}
+        self.tree[name] = tree
+        if len(roots) == 1 and roots[0] >= 2 * g.n:     # an input lane
+            tree[roots[0]] = -1
+            self._add(roots[0])
+        order = sorted(sinks, key=lambda s: s[1])
+        for goals, _, (gx, gy) in order:
+            if any(w in tree for w in goals):
+                continue
+            path = self._search(tree, roots, goals, gx, gy)
+            if path is None:
+                raise _Failed(f"net {name} cannot reach its sink at ({gx}, {gy})")
+            for wire, parent in path:
+                tree[wire] = parent
+                self._add(wire)
+
+    def _search(self, tree, roots, goals, gx, gy):
+        g = self.g
+        W = g.w
+        goals = set(goals)
+        heap = []
+        seen = {}
+
+        def h(wire):
+            c = g.dest(wire)
+            if c < 0:
+                return 0
+            return max(0, gx - c % W) + max(0, gy - c // W)
+
+        def push(wire, cost, parent):
+            c = g.dest(wire)
+            if wire not in goals:
+                if c < 0 or c not in g.allowed:
+                    return
+                if c % W > gx or c // W > gy:
+                    return
+            heapq.heappush(heap, (cost + h(wire), cost, wire, parent))
+
+        for wire in tree:
+            c = g.dest(wire)
+            if c < 0 or c not in g.allowed:
+                continue
+            for o in self._outputs(c):
+                if o not in tree:
+                    push(o, self.cost(o), wire)
+        for o in roots:
+            if o not in tree and o < 2 * g.n:
+                push(o, self.cost(o), None)
+        while heap:
+            f, cost, wire, parent = heapq.heappop(heap)
+            if wire in seen:
+                continue
+            seen[wire] = parent
+            if wire in goals:
+                path = []
+                while wire is not None and wire not in tree:
+                    path.append((wire, -1 if seen[wire] is None else seen[wire]))
+                    wire = seen[wire]
+                path.reverse()
+                return path
+            c = g.dest(wire)
+            if c < 0:
+                continue
+            for o in self._outputs(c):
+                if o not in seen and o not in tree:
+                    push(o, cost + self.cost(o), wire)
+        return None
+
+    def _outputs(self, c):
+        return (2 * c + _E, 2 * c + _S)
+
+    def run(self, order, progress=None):
+        for it in range(ITERATIONS):
+            for name in order:
+                self.route(name)
+            over = [w for w, o in self.occ.items() if o > 1]
+            if progress is not None:
+                progress("route", it + 1, 0)
+            if not over:
+                return it + 1
+            for w in over:
+                self.hist[w] = self.hist.get(w, 0.0) + 1.0
+            self.present *= 1.5
+        raise _Failed(f"routing did not converge ({len(over)} wires wanted by several nets)")
+
+
+def _attempt_negotiated(netlist, gates, blocks, outputs, width, height, crop, region,
+                        allowed, pins, strategy, mode, progress, scale=1):
+    """One layout: lanes, geometric placement, crop, output lanes, negotiated routing."""
+    cells = ({(x, y) for x in range(width) for y in range(height)} if allowed is None
+             else {(x, y) for x, y in allowed if x < width and y < height})
+    # Input lanes.
+    in_lanes = {}
+    if pins:
+        for key, (side, lane) in pins.items():
+            if key[0] in netlist.inputs:
+                if side not in (0, 3):
+                    raise CompileError(f"input {key[0]}[{key[1]}]: the systolic back end "
+                                       "reads inputs on N and W lanes only")
+                in_lanes[key] = ("N" if side == 0 else "W", lane)
+    x0, y0 = (region[0], region[1]) if region is not None else (0, 0)
+    arrangement = _inputs_arrangement(netlist, None, strategy)
+    taken = set(in_lanes.values())
+    for key, (side, lane) in arrangement.items():
+        if key in in_lanes:
+            continue
+        lane = LANE_STEP * lane + 1 + (x0 if side == "N" else y0)
+        while (side, lane) in taken:
+            lane += 1
+        in_lanes[key] = (side, lane)
+        taken.add((side, lane))
+    if any(side == "N" for side, _ in in_lanes.values()) and y0 != 0:
+        raise _Failed("the region does not touch the grid's N edge (inputs enter by N and W)")
+    if any(side == "W" for side, _ in in_lanes.values()) and x0 != 0:
+        raise _Failed("the region does not touch the grid's W edge (inputs enter by N and W)")
+    net_of_input = {(name, i): net for name, port in netlist.inputs.items()
+                    for i, net in enumerate(port.bits)}
+    src = {}
+    for key, (side, lane) in in_lanes.items():
+        if lane >= (width if side == "N" else height):
+            raise _Failed(f"{lane + 1} {side} lanes needed, the grid has "
+                          f"{width if side == 'N' else height}")
+        src[net_of_input[key]] = (lane, -1) if side == "N" else (-1, lane)
+    order = _order(blocks, gates, in_lanes, net_of_input)
+    if scale > 1:
+        # A spread copy of the placement (every coordinate v >= 0 to scale * v + scale - 1):
+        # the same order, so the same dominance, with scale - 1 free cells between logic.
+        def f(v):
+            return v if v < 0 else scale * v + scale - 1
+        sw, sh = width // scale, height // scale
+        small = _place_geometric(blocks, dict(src), order, sw, sh,
+                                 {(x, y) for x in range(sw) for y in range(sh)}, mode)
+        in_lanes = {key: (side, f(lane)) for key, (side, lane) in in_lanes.items()}
+        src = {net: (f(x), f(y)) for net, (x, y) in src.items()}
+        cell_of = [(f(x), f(y)) for x, y in small]
+        if any((x, y) not in cells for x, y in cell_of):
+            raise _Failed("the spread placement meets unusable cells")
+        for b, (_, members) in enumerate(blocks):
+            for net, _ in members:
+                src[net] = cell_of[b]
+    else:
+        cell_of = _place_geometric(blocks, src, order, width, height, cells, mode)
+    # Crop.
+    xs = [x for x, _ in cell_of] + [l for s, l in in_lanes.values() if s == "N"] + [0]
+    ys = [y for _, y in cell_of] + [l for s, l in in_lanes.values() if s == "W"] + [0]
+    if crop:
+        w2, h2 = min(width, _even(max(xs) + CROP_MARGIN)), min(height, _even(max(ys) + CROP_MARGIN))
+    else:
+        w2, h2 = width, height
+    g = _Grid(w2, h2, {y * w2 + x for x, y in cells if x < w2 and y < h2})
+    W = w2
+    # Output lanes: E lane y is the E output of (w2 - 1, y), S lane x the S output of
+    # (x, h2 - 1).
+    rx1 = region[2] if region is not None else w2 - 1
+    ry1 = region[3] if region is not None else h2 - 1
+    lanes = {}
+    if rx1 == w2 - 1:
+        for y in range(y0, min(ry1, h2 - 1) + 1):
+            if (y * W + w2 - 1) in g.allowed:
+                lanes[(1, y)] = 2 * (y * W + w2 - 1) + _E
+    if ry1 == h2 - 1:
+        for x in range(x0, min(rx1, w2 - 1) + 1):
+            if ((h2 - 1) * W + x) in g.allowed:
+                lanes[(2, x)] = 2 * ((h2 - 1) * W + x) + _S
+    if not lanes and outputs:
+        raise _Failed("the region does not touch the grid's S or E edge (outputs leave by "
+                      "S and E)")
+    out_lane, free_lanes = {}, dict(lanes)
+    for key, (side, lane) in (pins or {}).items():
+        if key[0] in netlist.outputs:
+            if side not in (1, 2):
+                raise CompileError(f"output {key[0]}[{key[1]}]: the systolic back end drives "
+                                   "outputs on S and E lanes only")
+            if (side, lane) not in free_lanes:
+                raise _Failed(f"output {key[0]}[{key[1]}]: lane {'NESW'[side]}{lane} is not "
+                              "free on the grid's S or E edge")
+            out_lane[key] = (side, lane)
+            free_lanes.pop((side, lane))
+    pending = sorted(((src.get(net, (0, 0)), port, index, net) for port, index, net in outputs
+                      if (port, index) not in out_lane and net not in (CONST0, CONST1)),
+                     key=lambda t: -(t[0][0] + t[0][1]))
+    for (px, py), port, index, net in pending:
+        options = [((w2 - 1 - px) + (lane - py), (side, lane)) for (side, lane) in free_lanes
+                   if side == 1 and lane >= max(py + 1, 0)]
+        options += [((h2 - 1 - py) + (lane - px), (side, lane)) for (side, lane) in free_lanes
+                    if side == 2 and lane >= max(px + 1, 0)]
+        if not options:
+            raise _Failed(f"no free S or E lane for output {port}[{index}]")
+        _, key = min(options)
+        out_lane[(port, index)] = key
+        free_lanes.pop(key)
+    for port, index, net in outputs:
+        if net in (CONST0, CONST1) and (port, index) not in out_lane:
+            if not free_lanes:
+                raise _Failed("no free output lane for a constant output")
+            key = min(free_lanes)
+            out_lane[(port, index)] = key
+            free_lanes.pop(key)
+    # Nets.
+    cell_index = [y * W + x for x, y in cell_of]
+    nets = {}
+
+    def roots_of(net):
+        if net in block_net:
+            c = block_net[net]
+            return [2 * c + _E, 2 * c + _S]
+        for key, n in net_of_input.items():
+            if n == net:
+                side, lane = in_lanes[key]
+                return [g.lane_n(lane) if side == "N" else g.lane_w(lane)]
+        raise AssertionError(f"net {net} has no source")
+    block_net = {}
+    for b, (_, members) in enumerate(blocks):
+        for net, _ in members:
+            block_net[net] = cell_index[b]
+    sinks = {}
+    for b, (operands, _) in enumerate(blocks):
+        c = cell_index[b]
+        for net in operands:
+            sinks.setdefault(net, []).append((g.inputs_of(c), 0, (c % W, c // W)))
+    for port, index, net in outputs:
+        if net in (CONST0, CONST1):
+            continue
+        side, lane = out_lane[(port, index)]
+        wire = lanes[(side, lane)]
+        c = wire // 2
+        sinks.setdefault(net, []).append(([wire], 0, (c % W, c // W)))
+    for net, ss in sinks.items():
+        root = src[net]
+        ss = [(goals, abs(p[0] - root[0]) + abs(p[1] - root[1]), p) for goals, _, p in ss]
+        nets[net] = (roots_of(net), ss)
+    router = _Negotiator(g, nets)
+    order_nets = sorted(nets, key=lambda n: (-len(nets[n][1]), str(n)))
+    router.run(order_nets, progress)
+    # Operand sides.
+    operand_side = []
+    for b, (operands, _) in enumerate(blocks):
+        north, west = g.inputs_of(cell_index[b])
+        sides = []
+        for net in operands:
+            tree = router.tree[net]
+            sides.append(0 if north in tree else 3)
+        if len(sides) == 2 and sides[0] == sides[1]:
+            raise AssertionError("two operands on one side")
+        operand_side.append(tuple(sides))
+    g.logic = {c: b for b, c in enumerate(cell_index)}
+    return _emit(netlist, g, router.tree, blocks, operand_side, out_lane, lanes, in_lanes,
+                 outputs, w2, h2, region)
+
+
+def _emit(netlist, g, trees, blocks, operand_side, out_lane, lanes, in_lanes, outputs, w2, h2,
+          region):
+    W = g.w
+    luts = np.zeros((h2, w2, 4), dtype=np.uint16)
+    gate_table = {}
+    for b, (operands, members) in enumerate(blocks):
+        sides = operand_side[b]
+        for net, table in members:
+            cell_table = 0
+            for a in range(16):
+                addr = 0
+                for i, side in enumerate(sides):
+                    addr |= ((a >> side) & 1) << i
+                cell_table |= ((table >> addr) & 1) << a
+            gate_table[net] = cell_table
+    north_lanes = 2 * g.n
+    for net, tree in trees.items():
+        for wire, parent in tree.items():
+            c = g.owner(wire)
+            if c < 0:
+                continue
+            x, y, d = c % W, c // W, (1 if wire % 2 == _E else 2)
+            if parent == -1:
+                table = gate_table[net]
+            else:
+                from_north = (parent >= north_lanes and parent - north_lanes < W) or \
+                    (parent < north_lanes and parent % 2 == _S)
+                table = _COPY_N if from_north else _COPY_W
+            luts[y, x, d] = table
+    for port, index, net in outputs:
+        if net == CONST1:
+            wire = lanes[out_lane[(port, index)]]
+            c = wire // 2
+            luts[c // W, c % W, 1 if wire % 2 == _E else 2] = 0xFFFF
+    config = Configuration(w2, h2, luts)
+    out_tags = {}
+    for key, (side, lane) in out_lane.items():
+        x, y = (w2 - 1, lane) if side == 1 else (lane, h2 - 1)
+        out_tags[key] = x + y
+    latency = max([t + 1 for t in out_tags.values()] + [1])
+    ports = []
+    for name, port in netlist.inputs.items():
+        bits = []
+        for i in range(len(port.bits)):
+            side, lane = in_lanes[(name, i)]
+            x, y = (lane, 0) if side == "N" else (0, lane)
+            skew = x + y - (x + y) % 2 if port.bits[i] in trees else 0
+            bits.append({"side": side, "lane": lane, **({"skew": skew} if skew else {})})
+        ports.append({"name": name, "direction": "in", "signed": port.signed, "bits": bits})
+    for name, port in netlist.outputs.items():
+        bits = []
+        for i in range(len(port.bits)):
+            side, lane = out_lane[(name, i)]
+            skew = out_tags[(name, i)] + 1 - latency
+            bits.append({"side": "NESW"[side], "lane": lane, **({"skew": skew} if skew else {})})
+        ports.append({"name": name, "direction": "out", "signed": port.signed, "bits": bits})
+    portmap = PortMap(w2, h2, ports, period=2, latency=latency)
+    used = (luts != 0).any(axis=2)
+    logic = {(c % W, c // W) for c in g.logic}
+    ys, xs = np.nonzero(used)
+    all_cells = {(int(x), int(y)) for y, x in zip(ys, xs)} | logic
+    box = ([min(x for x, _ in all_cells), min(y for _, y in all_cells),
+            max(x for x, _ in all_cells), max(y for _, y in all_cells)] if all_cells else None)
+    report = {
+        "back_end": "systolic",
+        "grid": [w2, h2],
+        "region": list(region) if region is not None else None,
+        "bounding_box": box,
+        "cells": {"logic": len(logic), "routing": len(all_cells - logic), "delay": 0,
+                  "total": len(all_cells)},
+        "luts": len(netlist.luts), "flip_flops": 0,
+        "gates": sum(len(m) for _, m in blocks), "blocks": len(blocks),
+        "period": 2, "latency": latency,
+    }
+    return config, portmap, report
