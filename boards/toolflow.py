@@ -20,7 +20,7 @@ from .resources import check_fits
 from .top import DEFAULT_BAUD, BoardTop
 
 __all__ = ["BuildError", "build", "build_overrides", "engine_rates", "format_report",
-           "SUMMARY"]
+           "SUMMARY", "KEEP_REPLICAS"]
 
 
 class BuildError(RuntimeError):
@@ -156,11 +156,20 @@ def format_report(report):
     return lines
 
 
+#: Yosys command, run after ``read_rtlil``: the flip-flops that drive a wire with the
+#: :data:`bitgrid.hdl.grid.REPLICA` attribute (the pipelined grid's per-row copies) get
+#: ``keep``, so that ``opt_merge`` does not fold the identical copies back into one register
+#: driving the whole grid.
+KEEP_REPLICAS = "setattr -set keep 1 a:bitgrid_replica %ci1 t:$dff %i"
+
+
 def build_overrides(board, platform, name):
-    """Amaranth build overrides: nextpnr's JSON report, Yosys' cell counts, and per family the
-    P&R target clock (``board.pnr_target_mhz``) and router."""
+    """Amaranth build overrides: nextpnr's JSON report, Yosys' cell counts, the replicated
+    registers kept (:data:`KEEP_REPLICAS`), and per family the P&R target clock
+    (``board.pnr_target_mhz``) and router."""
     nextpnr = [f"--report {name}.nextpnr.json"]
-    overrides = {"script_after_synth": f"tee -q -o {name}.stat.json stat -json"}
+    overrides = {"script_after_synth": f"tee -q -o {name}.stat.json stat -json",
+                 "script_after_read": KEEP_REPLICAS}
     target = board.pnr_target_mhz
     if board.family == "ecp5":
         # router2: router1 needed over 5 minutes for a third of a 32 x 32 grid's arcs (the

@@ -12,7 +12,13 @@ from bitgrid.terms import DIRECTIONS, check_storage, side_lanes
 from .cell import Cell, cell_instance, check_cell_faults
 from .signature import ParametricSignature
 
-__all__ = ["EdgeSignature", "ConfigSignature", "Grid"]
+__all__ = ["EdgeSignature", "ConfigSignature", "Grid", "REPLICA"]
+
+#: The attribute of the pipelined grid's replicated registers (per-row copies of valid, the
+#: phase and the configuration address; the readback's per-group row): identical flip-flops
+#: that synthesis would merge back into one. A build marks their flip-flops ``keep``
+#: (:data:`bitgrid.boards.toolflow.KEEP_REPLICAS`, a Yosys command after ``read_rtlil``).
+REPLICA = {"bitgrid_replica": 1}
 
 
 class EdgeSignature(ParametricSignature):
@@ -428,7 +434,7 @@ class Grid(wiring.Component):
         registered (a write lands one cycle after it is accepted, within the ``w_ready`` gap).
         Returns ``(enable[y][p], row_addr[y], row_we[y], data_lines)``."""
         w, h, cfg = self._width, self._height, self.cfg
-        keep = {"keep": 1}        # one copy per row: Yosys must not merge them
+        keep = REPLICA            # one copy per row: Yosys must not merge them
         phase_next = subcycle[0] ^ run
         enable, row_addr, row_we = [], [], []
         for y in range(h):
@@ -459,11 +465,13 @@ class Grid(wiring.Component):
         row_r = Signal.like(cfg.row, name="rb_row")
         addr_r = Signal(4, name="rb_addr")
         m.d.sync += [row_r.eq(cfg.row), addr_r.eq(cfg.addr)]
-        low, high = row_r % size, row_r // size
+        high = row_r // size
         stage = []
         for g, group in enumerate(groups):
-            select = Signal.like(low, name=f"rb_sel_{g}", attrs={"keep": 1})
-            m.d.comb += select.eq(low)
+            # The row within the group: a register per group (it fans out to the group's
+            # multiplexers only), equal to row_r % size.
+            select = Signal(range(size), name=f"rb_sel_{g}", attrs=REPLICA)
+            m.d.sync += select.eq(cfg.row % size)
             frame = Signal(len(rows[0]), name=f"rb_group_{g}")
             m.d.sync += frame.eq(Array(group)[select])
             stage.append(frame)

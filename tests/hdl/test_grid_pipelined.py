@@ -145,3 +145,25 @@ def test_step_in_the_first_valid_cycle():
 
     simulate(dut, testbench, name="grid_pipelined_first_valid")
     assert seen == [1, True, 1, True, 1]
+
+
+@pytest.mark.slow
+def test_replicas_survive_synthesis(tmp_path):
+    """ECP5 synthesis of a 4 x 16 pipelined grid with the boards' KEEP_REPLICAS command keeps
+    a register of valid, of the phase and of the address per row and a row register per
+    readback group (16 + 16 + 64 + 2 x 3 flip-flops); without it Yosys merges them: the check
+    can fail. About 2 minutes of CPU."""
+    from amaranth.back import rtlil
+    from bitgrid.boards.toolflow import KEEP_REPLICAS
+    from support.gateware import yosys
+    (tmp_path / "g.il").write_text(rtlil.convert(
+        Grid(4, 16, storage="memory", pipelined=True), name="top"))
+    counts = {}
+    for keep in (True, False):
+        yosys(f"read_rtlil g.il; {KEEP_REPLICAS if keep else ''}; synth_ecp5 -top top; "
+              f"tee -q -o s.json stat -json", cwd=tmp_path, outputs=["s.json"])
+        import json
+        counts[keep] = json.loads((tmp_path / "s.json").read_text())[
+            "design"]["num_cells_by_type"]["TRELLIS_FF"]
+    copies = 16 + 16 + 64 + 2 * 3
+    assert counts[True] - counts[False] >= copies - (1 + 1 + 4 + 3)
