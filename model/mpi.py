@@ -25,12 +25,13 @@ k-deep halos (``halo=k``, ``k >= 2``)
     belong to the neighbours. After each exchange the halo holds the neighbours' true state, and
     the rank runs ``k`` subcycles without any message: a wrong value enters the halo from its
     open outer border (edge inputs 0) and moves one cell per subcycle, so after ``k <= h``
-    subcycles it has not reached the tile. Then the halos are refreshed from the neighbours, in
-    two steps so that the corners come from the diagonal neighbours: first E and W (strips
-    ``h`` cells wide, the tile's rows), then N and S (strips ``h`` rows deep, the whole extended
-    width, E/W halos included). Each strip carries the 4 outputs of its cells: ``4 * h * L``
-    bits per inner side and exchange, for ``k`` subcycles; the price is fewer, larger messages
-    (latency paid once per ``k`` subcycles) and the halo's cells evaluated redundantly.
+    subcycles it has not reached the tile. Then the halos are refreshed in one round of
+    messages: to each neighbour on a side the tile's strip of ``h`` cells along it (``h x L``
+    cells for a side of ``L``), to each diagonal neighbour the tile's ``h x h`` corner block
+    next to it. Each message carries the 4 outputs of its cells (``4 * h * L`` bits for a
+    side), once per ``k`` subcycles; the price is more bytes and the halo's cells evaluated
+    redundantly, for ``k`` times fewer rounds of messages (their latency paid once per ``k``
+    subcycles).
 
 Emulators
     Each tile runs on the compiled kernel (``emulator="kernel"``, :func:`bitgrid.kernel.advance`:
@@ -386,9 +387,8 @@ class RankStats(typing.NamedTuple):
     """What one rank did, for the communication-to-computation ratio (docs/performance.md).
 
     ``cell_updates``: cells evaluated (extended tile, halo included: half its cells per
-    subcycle); ``tile_cell_updates``: those of its own tile; ``exchanges``: refreshes of the
-    seams (one per subcycle) or of the halos (one per ``halo`` subcycles, in two rounds of
-    messages: E/W, then N/S); ``messages`` and ``bytes_sent``: payload sent to neighbours (the
+    subcycle); ``tile_cell_updates``: those of its own tile; ``exchanges``: rounds of messages,
+    refreshes of the seams (one per subcycle) or of the halos (one per ``halo`` subcycles); ``messages`` and ``bytes_sent``: payload sent to neighbours (the
     gathering of the results is not counted); ``compute_s``, ``exchange_s``, ``wall_s``:
     seconds of advancing the emulator, of exchanging (waiting included) and of all the
     subcycles (from a barrier after every rank built its tile; the gathering not included);
@@ -431,6 +431,10 @@ class Tile:
         # Neighbour ranks by side (None at the grid's edge).
         self.neighbours = {"n": d.rank(col, row - 1), "e": d.rank(col + 1, row),
                            "s": d.rank(col, row + 1), "w": d.rank(col - 1, row)}
+        #: The orthogonal and the diagonal neighbours (a halo's corners come from these).
+        self.neighbours_all = dict(self.neighbours, ne=d.rank(col + 1, row - 1),
+                                   nw=d.rank(col - 1, row - 1), se=d.rank(col + 1, row + 1),
+                                   sw=d.rank(col - 1, row + 1))
         pad = {side: depth if self.neighbours[side] is not None else 0 for side in _SIDES}
         # The extended tile, in grid coordinates, and the tile inside it (local coordinates).
         self.ex0, self.ex1 = self.x0 - pad["w"], self.x1 + pad["e"]
@@ -501,8 +505,10 @@ def _oversubscribed(MPI, comm):
     return ranks > cores
 
 
-_OPPOSITE = {"n": "s", "s": "n", "e": "w", "w": "e"}
-_TAG = {"n": 1, "e": 2, "s": 3, "w": 4}     # tag of a message by the side it arrives on
+_OPPOSITE = {"n": "s", "s": "n", "e": "w", "w": "e", "ne": "sw", "sw": "ne", "nw": "se",
+             "se": "nw"}
+# The tag of a message: the direction it arrives from.
+_TAG = {"n": 1, "e": 2, "s": 3, "w": 4, "ne": 5, "nw": 6, "se": 7, "sw": 8}
 
 
 class _Exchanger:
@@ -578,24 +584,27 @@ def _run_seam(tile, stimulus, steps, exchanger, recorded):
 
 
 def _strips(tile):
-    """The halo exchange plan: ``[(phase, side, send region, receive region)]``, each region
-    ``(rows, cols)`` in local coordinates of the extended tile; phase 0 is E/W, 1 is N/S."""
+    """The halo exchange plan: ``[(direction, rank, send region, receive region)]``, one per
+    neighbour (4 sides and the diagonal ones), each region ``(rows, cols)`` in local
+    coordinates of the extended tile: the tile's own strip (or corner block) next to that
+    neighbour, and the halo strip (or corner) that comes from it."""
     d, ly0, ly1, lx0, lx1 = tile.depth, tile.ly0, tile.ly1, tile.lx0, tile.lx1
-    whole = slice(0, tile.ew)
+    own = {"n": slice(ly0, ly0 + d), "s": slice(ly1 - d, ly1),
+           "w": slice(lx0, lx0 + d), "e": slice(lx1 - d, lx1)}
+    halo = {"n": slice(ly0 - d, ly0), "s": slice(ly1, ly1 + d),
+            "w": slice(lx0 - d, lx0), "e": slice(lx1, lx1 + d)}
+    rows, cols = slice(ly0, ly1), slice(lx0, lx1)
     plan = []
-    for side in "ew":
-        if tile.neighbours[side] is None:
+    for direction, rank in tile.neighbours_all.items():
+        if rank is None:
             continue
-        rows = slice(ly0, ly1)
-        own = slice(lx1 - d, lx1) if side == "e" else slice(lx0, lx0 + d)
-        halo = slice(lx1, lx1 + d) if side == "e" else slice(lx0 - d, lx0)
-        plan.append((0, side, (rows, own), (rows, halo)))
-    for side in "ns":
-        if tile.neighbours[side] is None:
-            continue
-        own = slice(ly1 - d, ly1) if side == "s" else slice(ly0, ly0 + d)
-        halo = slice(ly1, ly1 + d) if side == "s" else slice(ly0 - d, ly0)
-        plan.append((1, side, (own, whole), (halo, whole)))
+        if direction in ("n", "s"):
+            plan.append((direction, rank, (own[direction], cols), (halo[direction], cols)))
+        elif direction in ("e", "w"):
+            plan.append((direction, rank, (rows, own[direction]), (rows, halo[direction])))
+        else:                                       # a corner: "ne" is rows n, columns e
+            r, c = direction
+            plan.append((direction, rank, (own[r], own[c]), (halo[r], halo[c])))
     return plan
 
 
@@ -610,29 +619,25 @@ def _shape(region):
 
 
 def _run_halo(tile, stimulus, steps, exchanger, recorded):
-    """k-deep halos: refresh the halos, then ``halo`` subcycles in one call of the engine."""
+    """k-deep halos: refresh the halos (one round of messages to the up to 8 neighbours), then
+    ``halo`` subcycles in one call of the engine."""
     engine, k = tile.engine, tile.halo
     plan = _strips(tile)
-    send = {side: np.zeros((_cells(own) + 7) // 8, dtype=np.uint8) for _, side, own, _ in plan}
-    recv = {side: np.zeros_like(buf) for side, buf in send.items()}
-    phases = [[p for p in plan if p[0] == phase] for phase in (0, 1)]
-    prepared = [exchanger.prepare([(tile.neighbours[s], s, send[s]) for _, s, _, _ in strips],
-                                  [(tile.neighbours[s], s, recv[s]) for _, s, _, _ in strips])
-                for strips in phases]
+    send = {dn: np.zeros((_cells(own) + 7) // 8, dtype=np.uint8) for dn, _, own, _ in plan}
+    recv = {dn: np.zeros_like(buf) for dn, buf in send.items()}
+    prepared = exchanger.prepare([(rank, dn, send[dn]) for dn, rank, _, _ in plan],
+                                 [(rank, dn, recv[dn]) for dn, rank, _, _ in plan])
     compute = 0.0
     for t0 in range(0, steps, k):
         t1 = min(t0 + k, steps)
         if plan:
             engine.begin()
-            for phase, strips in enumerate(phases):
-                if not strips:
-                    continue
-                for _, side, own, _ in strips:
-                    send[side][:] = np.packbits(engine.read(*own), axis=None)
-                exchanger.swap(prepared[phase])
-                for _, side, _, halo in strips:
-                    values = np.unpackbits(recv[side], count=_cells(halo)).reshape(_shape(halo))
-                    engine.write(*halo, values)
+            for dn, _, own, _ in plan:
+                send[dn][:] = np.packbits(engine.read(*own), axis=None)
+            exchanger.swap(prepared)
+            for dn, _, _, halo in plan:
+                values = np.unpackbits(recv[dn], count=_cells(halo)).reshape(_shape(halo))
+                engine.write(*halo, values)
             engine.end()
             exchanger.exchanges += 1
         block = tile.inputs(stimulus, t0, t1)
@@ -640,8 +645,7 @@ def _run_halo(tile, stimulus, steps, exchanger, recorded):
         out = engine.advance(t0 % 2, block)
         compute += time.perf_counter() - started
         tile.record(out, t0, recorded)
-    for requests in prepared:
-        exchanger.release(requests)
+    exchanger.release(prepared)
     return compute
 
 

@@ -62,8 +62,8 @@ def _tile_sizes(bounds):
 def _check_stats(case, result):
     """Messages and bytes of each rank, counted from the tile sizes (independently of the
     exchange code): seam exchange one message of ceil(L / 8) bytes per inner side and subcycle;
-    a halo of depth h one message per inner side every k subcycles, 4 * h * L bits (E/W: the
-    tile's rows; N/S: the extended tile's width)."""
+    a halo of depth h one round every k subcycles, to each neighbour on a side 4 * h * L bits
+    (L the tile's side), to each diagonal neighbour 4 * h * h bits."""
     steps, halo = len(case["inputs"]), case.get("halo", 1)
     xs, ys = result["xs"], result["ys"]
     cols, rows = len(xs) - 1, len(ys) - 1
@@ -80,12 +80,13 @@ def _check_stats(case, result):
             assert stats["exchanges"] == (steps if any(inner.values()) else 0)
         else:
             rounds = math.ceil(steps / halo)
-            wide = w + depth * (inner["w"] + inner["e"])
-            per_round = sum(math.ceil(4 * depth * (wide if s in "ns" else h) / 8)
-                            for s in inner if inner[s])
+            corners = sum(inner[a] and inner[b] for a in "ns" for b in "ew")
+            per_round = sum(math.ceil(4 * depth * (w if s in "ns" else h) / 8)
+                            for s in inner if inner[s]) + corners * math.ceil(depth ** 2 / 2)
             assert stats["bytes_sent"] == rounds * per_round
-            assert stats["messages"] == rounds * sum(inner.values())
+            assert stats["messages"] == rounds * (sum(inner.values()) + corners)
             assert stats["exchanges"] == (rounds if any(inner.values()) else 0)
+            wide = w + depth * (inner["w"] + inner["e"])
             assert stats["extended"][2:] == (wide, h + depth * (inner["n"] + inner["s"]))
         assert stats["tile_cell_updates"] == w * h // 2 * steps
 
