@@ -82,9 +82,10 @@ try:                                    # numba is a dependency, but keep the nu
 except ImportError:                     # pragma: no cover - exercised only without numba
     numba = None
 
-#: Grids whose parity has fewer words than this per thread are run on one thread: below it, a
-#: barrier costs more than the work it splits.
-MIN_WORDS = 2048
+#: Grids whose parity has fewer words than this per thread run on one thread: below it, the
+#: two barriers of a pass cost more than the work they split (a 128 x 128 grid, 128 words per
+#: parity, is the smallest on two threads).
+MIN_WORDS = 64
 
 
 def available():
@@ -170,7 +171,7 @@ class Plan:
         if depth is None:
             # One pass per call on one thread; with threads, passes short enough that the
             # triangles (serial work around the band boundaries) stay a small share.
-            depth = 1 << 30 if threads == 1 else max(1, smallest // 8)
+            depth = 1 << 30 if threads == 1 else max(1, smallest // 4)
         self.depth = max(1, int(depth)) if threads == 1 else max(1, min(int(depth),
                                                                          smallest // 2))
         if tile_rows is None:
@@ -255,6 +256,7 @@ def advance(planes, coef, width, height, phase, inputs, outputs, *, plan=None):
     if plan.threads == 1:
         sync = np.zeros(2, dtype=np.int64)
         _thread_main(planes, coef, geometry, bands, inputs, outputs, sync, 0)
+        _fill_held(geometry, outputs)
         return
     sync = np.zeros(16, dtype=np.int64)
     with _pool_lock:
@@ -266,6 +268,7 @@ def advance(planes, coef, width, height, phase, inputs, outputs, *, plan=None):
         finally:
             for future in futures:
                 future.result()
+    _fill_held(geometry, outputs)
 
 
 if numba is not None:
@@ -469,14 +472,18 @@ if numba is not None:
         lastbit = np.uint64((n - 1) % 64)
         one = np.uint64(1)
         e_lanes, w_lanes = width, 2 * width + height
-        for y in range(a, b):
-            g, j = y & 1, y >> 1
-            if (p + g) & 1:     # cell (W - 1, y) has parity p: its E output
-                word = planes[(p * 4 + 1) * 2 + g][nw + j * nw + nw - 1]
-                row[e_lanes + y] = np.uint8((word >> lastbit) & one)
-            else:               # cell (0, y) has parity p: its W output
-                word = planes[(p * 4 + 3) * 2 + g][nw + j * nw]
-                row[w_lanes + y] = np.uint8(word & one)
+        for g in range(2):
+            j0 = (a - g + 1) // 2
+            j1 = (b - g + 1) // 2
+            if (p + g) & 1:     # cells (W - 1, y) have parity p: their E outputs
+                plane = planes[(p * 4 + 1) * 2 + g]
+                for j in range(j0, j1):
+                    word = plane[nw + j * nw + nw - 1]
+                    row[e_lanes + 2 * j + g] = np.uint8((word >> lastbit) & one)
+            else:               # cells (0, y) have parity p: their W outputs
+                plane = planes[(p * 4 + 3) * 2 + g]
+                for j in range(j0, j1):
+                    row[w_lanes + 2 * j + g] = np.uint8(plane[nw + j * nw] & one)
         if a == 0:              # row 0: cells x = 2i + p, N outputs
             plane = planes[(p * 4 + 0) * 2 + 0]
             for i in range(n):
@@ -487,6 +494,26 @@ if numba is not None:
             for i in range(n):
                 word = plane[nw + (hg - 1) * nw + i // 64]
                 row[base + 2 * i + 1 - p] = np.uint8((word >> np.uint64(i % 64)) & one)
+
+    @_jit
+    def _fill_held(geometry, outputs):
+        """Lanes of the cells a subcycle does not update keep their value: copy them from the
+        row before (rows 1 to n - 1)."""
+        width, height, phase = geometry[0], geometry[1], geometry[2]
+        lanes = outputs.shape[1]
+        parity = np.empty(lanes, dtype=np.int64)
+        for x in range(width):
+            parity[x] = x & 1                            # N lane x: cell (x, 0)
+            parity[width + height + x] = (x + 1) & 1     # S lane x: cell (x, H - 1)
+        for y in range(height):
+            parity[width + y] = (y + 1) & 1              # E lane y: cell (W - 1, y)
+            parity[2 * width + height + y] = y & 1       # W lane y: cell (0, y)
+        for t in range(1, outputs.shape[0]):
+            p = (phase + t) & 1
+            before, row = outputs[t - 1], outputs[t]
+            for lane in range(lanes):
+                if parity[lane] != p:
+                    row[lane] = before[lane]
 
     @_jit
     def _record_all(planes, geometry, outputs):
@@ -506,8 +533,6 @@ if numba is not None:
             if j0 < j1:
                 _update_group(planes, coef, width, height, p, g, j0, j1, t, inputs, ein, win)
         _record(planes, width, height, p, a, b, outputs[t])
-        if t + 1 < outputs.shape[0]:
-            _record(planes, width, height, p, a, b, outputs[t + 1])
 
     @_jit
     def _trapezoid(planes, coef, geometry, b0, b1, top_inner, bottom_inner, s0, steps,
