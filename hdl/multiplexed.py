@@ -259,17 +259,23 @@ class MultiplexedGrid(wiring.Component):
         compute = Signal()
         m.d.comb += compute.eq(s1["valid"] & (s1["r"] != 0))
         ins, kvalid = [], []
+
+        def edge_lane(bus, j):
+            """Lane x of an N or S edge bus for evaluator j: a (2 * groups):1 choice by
+            (g, qa) among the lanes that evaluator can meet, not a width:1 one."""
+            lanes = [bus[2 * (gx * e + j) + q] if 2 * (gx * e + j) + q < w else Const(0, 1)
+                     for gx in range(groups) for q in (0, 1)]
+            return Cat(lanes).bit_select(Cat(qa, g1[:gb]) if gb else qa, 1)
+
         for j in range(e):
             k = Signal(range(groups * e), name=f"k_{j}")
             m.d.comb += k.eq(g1 * e + j if gb else j)
             x = Signal(range(w + 1), name=f"x_{j}")
             m.d.comb += x.eq(Cat(qa, k))
             # N: output S of (x, y - 1) (two rows back), or the N edge.
-            n_in = Mux(y1 == 0, e_n.bit_select(x[:max(1, (w - 1).bit_length())], 1),
-                       cell(2 * groups, j)[2])
+            n_in = Mux(y1 == 0, edge_lane(e_n, j), cell(2 * groups, j)[2])
             # S: output N of (x, y + 1) (the fresh row), or the S edge.
-            s_in = Mux(s1["r"] == h, e_s.bit_select(x[:max(1, (w - 1).bit_length())], 1),
-                       cell(0, j)[0])
+            s_in = Mux(s1["r"] == h, edge_lane(e_s, j), cell(0, j)[0])
             # W: output E of (x - 1, y): same k if qa = 1, else k - 1.
             if j > 0:
                 west_even = cell(groups, j - 1)[1]
