@@ -6,7 +6,8 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from bitgrid.cell import word_to_tables
-from bitgrid.terms import check_storage
+from bitgrid.terms import GATEWARE_STORAGES, check_storage
+from .latch import latch_word
 
 __all__ = ["Cell", "cell_module_name", "cell_instance", "check_cell_faults"]
 
@@ -73,7 +74,11 @@ class Cell(wiring.Component):
         the platform has a ``lut_ram_16x4`` factory (:mod:`bitgrid.boards.lutram`: the ULX3S
         and Tang Nano 9K platforms) the cell instantiates the family's primitive through it
         instead (Yosys infers nothing; proved equal in tests/boards/test_board_lutram.py); if
-        the factory returns None (no LUT-RAM site left) the cell uses flip-flops.
+        the factory returns None (no LUT-RAM site left) the cell uses flip-flops. ``"latch"``
+        (ASIC flows, :data:`bitgrid.terms.GATEWARE_STORAGES`): 16 latch words of
+        :mod:`bitgrid.hdl.latch`, written through the word lines :attr:`cfg_wl` that the
+        grid shares along a row (no decoder in the cell); Verilog simulators and synthesis
+        only.
     init : int
         Initial configuration, 64-bit word view (default 0, the unconfigured cell).
     faults : tuple
@@ -94,7 +99,11 @@ class Cell(wiring.Component):
     cfg_data : In(4)
         Configuration word to write: bit ``d`` is bit ``a`` of ``LUT[d]``.
     cfg_we : In(1)
-        Configuration write enable.
+        Configuration write enable (not with ``storage="latch"``).
+    cfg_wl : In(16)
+        Only with ``storage="latch"``, instead of :attr:`cfg_we`: word lines; word ``a`` follows
+        :attr:`cfg_data` while bit ``a`` is high (see :class:`bitgrid.hdl.latch.WordLines`
+        for the timing that makes this a write of the clock cycle after the frame write).
     cfg_rdata : Out(4)
         Configuration word at :attr:`cfg_addr` (valid while :attr:`en` is low).
 
@@ -105,13 +114,15 @@ class Cell(wiring.Component):
     """
 
     def __init__(self, *, storage="ff", init=0, faults=()):
-        self._storage = check_storage(storage)
+        self._storage = check_storage(storage, GATEWARE_STORAGES)
         word_to_tables(init)  # validates the 64-bit range
         self._init = init
         self._faults = check_cell_faults(faults)
+        # The latch store is written through the row's word lines (bitgrid.hdl.latch).
+        write = {"cfg_wl": In(16)} if self._storage == "latch" else {"cfg_we": In(1)}
         super().__init__({
             "i": In(4), "o": Out(4), "en": In(1),
-            "cfg_addr": In(4), "cfg_data": In(4), "cfg_we": In(1), "cfg_rdata": Out(4),
+            "cfg_addr": In(4), "cfg_data": In(4), **write, "cfg_rdata": Out(4),
         })
 
     @property
@@ -158,6 +169,19 @@ class Cell(wiring.Component):
             # port does: this halves the cell's LUT count (139 -> 81 LUT4 on iCE40).
             word = config.word_select(read_addr, 4)
             m.d.comb += [lut_out.eq(word), self.cfg_rdata.eq(word)]
+        elif storage == "latch":
+            # 16 latch words on the row's word lines, the same shared read mux as "ff".
+            words = [Signal(4, name=f"word_{a}") for a in range(16)]
+            for a, word in enumerate(words):
+                m.submodules[f"word_{a}"] = latch_word(en=self.cfg_wl[a], d=self.cfg_data,
+                                                       q=word, init=(self._init >> 4 * a) & 0xF)
+            # The read mux as AND-OR of one-hot predecoded address halves (smaller in standard
+            # cells than a mux tree: AOI22 + NAND2 per 4 words and bit).
+            low, high = Signal(4), Signal(4)
+            m.d.comb += [low.eq(1 << read_addr[:2]), high.eq(1 << read_addr[2:])]
+            groups = [_and_or(low, words[4 * g:4 * g + 4]) for g in range(4)]
+            word = _and_or(high, groups)
+            m.d.comb += [lut_out.eq(word), self.cfg_rdata.eq(word)]
         elif storage == "memory":
             m.submodules.lut = lut = Memory(shape=4, depth=16,
                                             init=[(self._init >> (4 * a)) & 0xF for a in range(16)])
@@ -190,13 +214,21 @@ class Cell(wiring.Component):
         return m
 
 
+def _and_or(select, values):
+    """``OR_k (select[k] & values[k])``: a multiplexer with a one-hot ``select``."""
+    result = 0
+    for k, value in enumerate(values):
+        result = result | (select[k].replicate(len(value)) & value)
+    return result
+
+
 def cell_module_name(storage, init=0, faults=()):
     """Verilog module name of a cell with this storage kind and initial configuration (64-bit
     word view), as written by :func:`bitgrid.hdl.verilog.grid_verilog`: ``bitgrid_cell_ff``,
     ``bitgrid_cell_memory``, or for a non-zero ``init`` ``bitgrid_cell_ff_<16 hex digits>``;
     a cell with test-only ``faults`` (:func:`check_cell_faults`) adds ``_fault`` and one
     item per fault, e.g. ``_fault_s0e_lw5`` (output E stuck at 0, bit 5 of LUT W flipped)."""
-    name = f"bitgrid_cell_{check_storage(storage)}"
+    name = f"bitgrid_cell_{check_storage(storage, GATEWARE_STORAGES)}"
     name = name if init == 0 else f"{name}_{init:016x}"
     faults = check_cell_faults(faults)
     if faults:
@@ -206,14 +238,16 @@ def cell_module_name(storage, init=0, faults=()):
     return name
 
 
-def cell_instance(storage, init, *, i, en, cfg_addr, cfg_data, cfg_we, o, cfg_rdata,
-                  faults=()):
+def cell_instance(storage, init, *, i, en, cfg_addr, cfg_data, o, cfg_rdata, cfg_we=None,
+                  cfg_wl=None, faults=()):
     """An :class:`amaranth.hdl.Instance` of :func:`cell_module_name` in the ``sync`` domain,
     with the members of :class:`Cell` connected to the given values (``o`` and ``cfg_rdata``
     must be 4-bit signals). It stands in for a :class:`Cell` whose Verilog is written once per
     distinct module name, which keeps the Verilog of a grid proportional to its cells. Amaranth's
-    simulator cannot run it."""
+    simulator cannot run it. ``cfg_wl`` (16 word lines) replaces ``cfg_we`` for
+    ``storage="latch"``."""
+    write = {"i_cfg_wl": cfg_wl} if storage == "latch" else {"i_cfg_we": cfg_we}
     return Instance(cell_module_name(storage, init, faults),
                     i_clk=ClockSignal("sync"), i_rst=ResetSignal("sync"),
-                    i_i=i, i_en=en, i_cfg_addr=cfg_addr, i_cfg_data=cfg_data, i_cfg_we=cfg_we,
+                    i_i=i, i_en=en, i_cfg_addr=cfg_addr, i_cfg_data=cfg_data, **write,
                     o_o=o, o_cfg_rdata=cfg_rdata)

@@ -8,8 +8,9 @@ from amaranth.lib.wiring import In, Out
 from bitgrid.cell import tables_to_word
 from bitgrid.checks import check_bool, check_int
 from bitgrid.config import FRAME_CRC, Configuration, check_grid_size
-from bitgrid.terms import DIRECTIONS, check_storage, side_lanes
+from bitgrid.terms import DIRECTIONS, GATEWARE_STORAGES, check_storage, side_lanes
 from .cell import Cell, cell_instance, check_cell_faults
+from .latch import WordLines
 from .signature import ParametricSignature
 
 __all__ = ["EdgeSignature", "ConfigSignature", "Grid", "REPLICA"]
@@ -144,8 +145,11 @@ class Grid(wiring.Component):
     ----------
     width, height : int
         Size in cells, even and at least 2.
-    storage : ``"ff"`` or ``"memory"``
-        Configuration storage back end, see :data:`bitgrid.terms.STORAGES` and :class:`Cell`.
+    storage : ``"ff"``, ``"memory"`` or ``"latch"``
+        Configuration storage back end, see :data:`bitgrid.terms.GATEWARE_STORAGES` and
+        :class:`Cell`. ``"latch"`` adds the row word lines of
+        :class:`bitgrid.hdl.latch.WordLines` (Verilog simulators and synthesis only, not
+        Amaranth's simulator).
     init : :class:`bitgrid.Configuration` or None
         Configuration present after power-up (default: all cells unconfigured).
     counter_width : int
@@ -213,7 +217,7 @@ class Grid(wiring.Component):
     def __init__(self, width, height, *, storage="ff", init=None, counter_width=32,
                  cell_instances=False, expose_state=False, faults=(), pipelined=False):
         self._width, self._height = check_grid_size(width, height)
-        self._storage = check_storage(storage)
+        self._storage = check_storage(storage, GATEWARE_STORAGES)
         if init is None:
             init = Configuration(self._width, self._height)
         if not isinstance(init, Configuration):
@@ -372,6 +376,12 @@ class Grid(wiring.Component):
             row_we = [Signal(name=f"we_{y}") for y in range(h)]
             m.d.comb += [we.eq(write & (cfg.row == y)) for y, we in enumerate(row_we)]
             data_lines = cfg.w_data
+        if self._storage == "latch":
+            # Word lines per row and held data lines per column (bitgrid.hdl.latch).
+            m.submodules.word_lines = lines = WordLines(w, h)
+            m.d.comb += [lines.write.eq(write), lines.row.eq(cfg.row), lines.addr.eq(cfg.addr),
+                         lines.data.eq(cfg.w_data)]
+            data_lines = lines.held
 
         # The cells: Cell submodules, or instances of cell modules written once per distinct
         # configuration (see bitgrid.hdl.verilog); both wired the same way.
@@ -395,7 +405,8 @@ class Grid(wiring.Component):
                     "en": enable[y][(x + y) % 2],
                     "cfg_addr": row_addr[y],
                     "cfg_data": data_lines[4 * x:4 * x + 4],
-                    "cfg_we": row_we[y],
+                    **({"cfg_wl": lines.lines[16 * y:16 * y + 16]} if self._storage == "latch"
+                       else {"cfg_we": row_we[y]}),
                 }
                 if self._cell_instances:
                     m.submodules[f"cell_{x}_{y}"] = cell_instance(

@@ -16,6 +16,7 @@ from bitgrid.config import Configuration
 from bitgrid.toolchain import announce_yowasp, require_tool, setup_environment
 
 from .grid import Grid
+from .latch import LATCH_VERILOG
 
 __all__ = ["grid_verilog", "host_verilog", "mesh_verilog", "TOP_NAME", "HOST_TOP_NAME",
            "MESH_TOP_NAME"]
@@ -120,4 +121,6 @@ def _convert(top, name, grid=None):
     if grid is not None:
         parts += [_verilog.convert(cell, name=module_name, emit_src=False)
                   for module_name, cell in grid.cell_types().items()]
+        if grid.storage == "latch":
+            parts.append(LATCH_VERILOG)
     return "\n".join(parts)

@@ -56,7 +56,8 @@ class TestConstructor:
 
     @pytest.mark.parametrize("storage", ["lutram", "FF", None, 0])
     def test_wrong_storage(self, storage):
-        with raises_exactly(ValueError, f"Storage must be one of 'ff', 'memory', not {storage!r}"):
+        with raises_exactly(ValueError, f"Storage must be one of 'ff', 'memory', 'latch', "
+                                        f"not {storage!r}"):
             Cell(storage=storage)
 
     @pytest.mark.parametrize("init", [-1, 1 << 64, "0x1234", 1.0])

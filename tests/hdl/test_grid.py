@@ -61,7 +61,8 @@ class TestConstructor:
         assert issubclass(GridSizeError, ValueError)
 
     def test_wrong_storage(self):
-        with raises_exactly(ValueError, "Storage must be one of 'ff', 'memory', not 'sram'"):
+        with raises_exactly(ValueError, "Storage must be one of 'ff', 'memory', 'latch', "
+                                        "not 'sram'"):
             Grid(2, 2, storage="sram")
 
     def test_init_wrong_size(self):
