@@ -105,3 +105,15 @@ def test_bad_input(tmp_path, args, message):
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_sta_missing_names_the_package(monkeypatch, tmp_path):
+    """Without Debian's OpenSTA the flow stops with the apt-get line (exit 2 in the CLI)."""
+    import bitgrid.asic.sta as sta
+    from bitgrid.toolchain import ToolMissingError
+    monkeypatch.setattr(sta, "find_tool", lambda name: None)
+    with pytest.raises(ToolMissingError) as info:
+        sta.run_sta(tmp_path / "x.v", "top", tmp_path / "x.lib", tmp_path)
+    assert str(info.value) == (
+        "sta was not found on PATH (needed to time the synthesised netlist (Debian's "
+        "OpenSTA)). Install it with: apt-get install --no-install-recommends opensta")
