@@ -201,7 +201,7 @@ def bench_compile(json_path, quiet, quick, seed):
               help="MPI ranks to measure (repeatable; default 1, 2 and 4).")
 @click.option("--halo", "halos", type=click.IntRange(min=1), multiple=True,
               help="Subcycles between exchanges (repeatable; default 1, the seam exchange, "
-                   "and 8).")
+                   "8 and 32).")
 def bench_mpi(sizes, json_path, quiet, ranks, halos):
     """Emulation across MPI ranks (bitgrid.mpi, docs/mpi.md): strong scaling of one N x N grid
     and weak scaling of one N x N tile per rank (default N = 512) in cell-updates/s, with the
