@@ -236,3 +236,29 @@ def test_default_choice_and_plan():
     assert kernel.make_plan(1024, 1024, threads=2).threads == 2
     assert kernel.make_plan(8, 6, threads=8).threads == 1             # bands of 4 rows at least
     assert kernel.warm_up() >= 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width, height, options", [
+    (1024, 1024, {}), (1024, 1024, {"threads": 2, "depth": 9, "tile_rows": 7}),
+    (2050, 260, {"threads": 2, "depth": 13, "tile_rows": 3})])
+def test_large_grids_against_reference(width, height, options):
+    """Grids beyond the caches, with the default plan and with temporal blocking over several
+    tiles and passes, against the reference, every subcycle's edges and the final state."""
+    rng = np.random.default_rng(width + height)
+    luts = rng.integers(0, 1 << 16, size=(height, width, 4), dtype=np.uint16)
+    luts[rng.random((height, width)) < 0.2] = PASS_THROUGH
+    config = Configuration(width, height, luts)
+    steps = 40
+    lanes = rng.integers(0, 2, size=(steps, 2 * (width + height)), dtype=np.uint8)
+    reference = Emulator(config)
+    expected = reference_run(config, lanes, reference)
+    planes = np.zeros((16, (height // 2 + 2) * ((width // 2 + 63) // 64)), dtype=np.uint64)
+    coef = kernel.pack_coefficients(anf_tables(config.luts), width, height)
+    outputs = np.zeros_like(lanes)
+    kernel.advance(planes, coef, width, height, 0, lanes, outputs,
+                   plan=kernel.make_plan(width, height, **options))
+    assert np.array_equal(outputs, expected)
+    emulator = FastEmulator(config, kernel=True)
+    emulator.run(steps, inputs=lanes)
+    assert np.array_equal(emulator.outputs, reference.outputs)
