@@ -1,8 +1,14 @@
 """A bit-parallel emulator: the reference semantics (SPEC sections 2 to 4), 64 cells per word.
 
 :class:`FastEmulator` has the public API of :class:`bitgrid.emulator.Emulator` and produces the
-same edge outputs and states bit for bit, but evaluates a subcycle with whole-array word
-operations on bit planes instead of one byte per cell.
+same edge outputs and states bit for bit, but evaluates a subcycle with word operations on bit
+planes instead of one byte per cell. It has two engines over the same packed state: the
+compiled kernel of :mod:`bitgrid.kernel` (numba; many subcycles per call, SIMD, threads and
+temporal blocking; the default where numba is installed, for one stream) and the numpy code
+described below (whole-array operations, one subcycle per call; lane-parallel streams).
+``run(n, inputs=lanes)`` is the batched form: the stimulus of ``n`` subcycles as one lane
+array ``(n, 2 * (W + H))`` of ``uint8`` (buses N, E, S, W), the edge outputs returned the same
+way.
 
 Packing (checkerboard compaction)
     A subcycle updates only the cells of one parity, and every neighbour of an updating cell has
