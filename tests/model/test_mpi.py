@@ -274,3 +274,18 @@ def test_larger_random_runs(tmp_path, ranks):
         assert "error" not in result, result
         assert result["outputs"] == _reference(case)
         _check_stats(case, result)
+
+
+def test_cli_without_mpi4py_says_what_to_install(monkeypatch):
+    from click.testing import CliRunner
+
+    from bitgrid.cli import main
+
+    def missing():
+        raise ImportError("MPI emulation needs mpi4py and an MPI library (No module named "
+                          "'mpi4py'); install them with: pip install 'bitgrid[mpi]'")
+    monkeypatch.setattr(mpi, "import_mpi", missing)
+    program, vectors = _conformance_files("random_8x8")
+    result = CliRunner().invoke(main, ["emulate", program, "--vectors", vectors, "--mpi"])
+    assert result.exit_code == 2
+    assert result.output.count("error:") == 1 and "pip install 'bitgrid[mpi]'" in result.output
