@@ -46,9 +46,10 @@ Waiting
     waits for a message yields the processor between polls instead of spinning in MPI, so
     that the rank it waits for can run (``wait="yield"``, the default there).
 
-The stimulus and the configuration are needed on the root rank only (others pass ``None``);
-they are broadcast. Every function here that takes ``comm`` is collective: all ranks of
-``comm`` call it together.
+The stimulus and the configuration are needed on the root rank only (others pass ``None``):
+the root sends each rank the configuration of its extended tile alone (so a rank holds its
+tile, not the grid) and broadcasts the stimulus (1 bit per lane and subcycle). Every function
+here that takes ``comm`` is collective: all ranks of ``comm`` call it together.
 """
 
 import os
@@ -410,18 +411,14 @@ class RankStats(typing.NamedTuple):
 
 
 class Tile:
-    """Rank ``rank``'s part of a run: its tile of ``decomposition`` plus the halo, and the
-    engine of that extended tile.
+    """Rank ``rank``'s part of a run: its tile of ``decomposition`` plus the halo (the
+    *extended tile*), and, after :meth:`build`, the engine that runs it.
 
-    :param config: the whole grid's :class:`~bitgrid.config.Configuration`.
     :param halo: subcycles between exchanges (see the module docstring).
-    :param emulator: one of :data:`EMULATORS`.
+    :ivar extent: ``(x, y, width, height)`` of the extended tile in the grid.
     """
 
-    def __init__(self, config, decomposition, rank, *, halo=1, emulator="auto"):
-        if emulator not in EMULATORS:
-            raise ValueError(f"emulator must be one of {', '.join(EMULATORS)}, not "
-                             f"{emulator!r}")
+    def __init__(self, decomposition, rank, *, halo=1):
         self.decomposition = d = decomposition
         self.rank = rank
         self.col, self.row = col, row = d.tile(rank)
@@ -442,15 +439,31 @@ class Tile:
         self.lx0, self.lx1 = pad["w"], pad["w"] + self.x1 - self.x0
         self.ly0, self.ly1 = pad["n"], pad["n"] + self.y1 - self.y0
         self.ew, self.eh = ew, eh = self.ex1 - self.ex0, self.ey1 - self.ey0
-        region = config.region(self.ex0, self.ey0, ew, eh)
-        if emulator == "auto":
-            emulator = _auto_emulator(ew * eh)
-        #: The engine of the extended tile (``.name``: the emulator's name).
-        self.engine = _engine(region, emulator)
+        self.extent = (self.ex0, self.ey0, ew, eh)
         self.inner = [side for side in _SIDES if self.neighbours[side] is not None]
         self.outer = [side for side in _SIDES if self.neighbours[side] is None]
         self._grid = _lane_slices(d.width, d.height)
         self._local = _lane_slices(ew, eh)
+        self.engine = None
+
+    def build(self, region, emulator="auto"):
+        """Make the engine of the extended tile; returns the tile.
+
+        :param region: the extended tile's :class:`~bitgrid.config.Configuration` (the grid's
+            ``config.region(*tile.extent)``).
+        :param emulator: one of :data:`EMULATORS`.
+        """
+        if emulator not in EMULATORS:
+            raise ValueError(f"emulator must be one of {', '.join(EMULATORS)}, not "
+                             f"{emulator!r}")
+        if (region.width, region.height) != (self.ew, self.eh):
+            raise ValueError(f"the extended tile is {self.ew} x {self.eh} cells, not "
+                             f"{region.width} x {region.height}")
+        if emulator == "auto":
+            emulator = _auto_emulator(self.ew * self.eh)
+        #: The engine of the extended tile (``.name``: the emulator's name).
+        self.engine = _engine(region, emulator)
+        return self
 
     def _span(self, side):
         """The extended tile's lanes of ``side`` in grid lanes, and the tile's own lanes in the
@@ -507,6 +520,7 @@ def _oversubscribed(MPI, comm):
 
 _OPPOSITE = {"n": "s", "s": "n", "e": "w", "w": "e", "ne": "sw", "sw": "ne", "nw": "se",
              "se": "nw"}
+_CONFIG_TAG = 100          # the extended tile's configuration, from the root
 # The tag of a message: the direction it arrives from.
 _TAG = {"n": 1, "e": 2, "s": 3, "w": 4, "ne": 5, "nw": 6, "se": 7, "sw": 8}
 
@@ -753,10 +767,10 @@ def run(config, inputs, *, comm=None, procs=None, halo=1, emulator="auto", wait=
             raise ValueError("nothing to run: give at least one subcycle of edge inputs")
         # Packed for the broadcast: 1 bit per lane.
         packed = np.packbits(lanes.astype(np.uint8), axis=1, bitorder="little")
-        return config, decomposition, packed, lanes.shape[1]
+        return decomposition, packed, lanes.shape[1]
 
     # Checked on the root; a failure there raises the same error on every rank.
-    config_, decomposition, packed, count = _share_checked(comm, plan, root)
+    decomposition, packed, count = _share_checked(comm, plan, root)
     stimulus = np.unpackbits(packed, axis=1, count=count, bitorder="little")
     steps = len(stimulus)
     wait = wait or os.environ.get("BITGRID_MPI_WAIT") or None
@@ -764,7 +778,17 @@ def run(config, inputs, *, comm=None, procs=None, halo=1, emulator="auto", wait=
         raise ValueError(f"$BITGRID_MPI_WAIT must be 'spin' or 'yield', not {wait!r}")
     spin = (wait == "spin") if wait is not None else not _oversubscribed(MPI, comm)
     started = time.perf_counter()
-    tile = Tile(config_, decomposition, rank, halo=halo, emulator=emulator)
+    tile = Tile(decomposition, rank, halo=halo)
+    # Each rank gets the configuration of its extended tile alone, never the whole grid's.
+    if rank == root:
+        for other in range(size):
+            if other != root:
+                extent = Tile(decomposition, other, halo=halo).extent
+                comm.send(config.region(*extent), dest=other, tag=_CONFIG_TAG)
+        region = config.region(*tile.extent)
+    else:
+        region = comm.recv(source=root, tag=_CONFIG_TAG)
+    tile.build(region, emulator)
     recorded = {side: np.zeros((steps, tile.lanes(side)), dtype=np.uint8) for side in tile.outer}
     setup = time.perf_counter() - started
     comm.Barrier()                  # every tile built: the timed run starts together
