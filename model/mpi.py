@@ -342,25 +342,23 @@ class _KernelEngine:
 
     def read(self, rows, cols):
         j, words, a, b = self._words(rows, cols)
+        raw = np.ascontiguousarray(self._view[:, :, :, j, words]).view(np.uint8)
+        bits = np.unpackbits(raw, axis=-1, bitorder="little")[..., a:b]    # [p, d, g, j, i]
         out = np.empty((4, rows.stop - rows.start, cols.stop - cols.start), dtype=np.uint8)
         for p in range(2):
             for g in range(2):
-                o = (p + g) % 2
-                raw = np.ascontiguousarray(self._view[p, :, g, j, words]).view(np.uint8)
-                bits = np.unpackbits(raw, axis=-1, bitorder="little")[..., a:b]
-                out[:, g::2, o::2] = bits
+                out[:, g::2, (p + g) % 2::2] = bits[p, :, g]
         return out
 
     def write(self, rows, cols, values):
         j, words, a, b = self._words(rows, cols)
+        block = np.ascontiguousarray(self._view[:, :, :, j, words])
+        bits = np.unpackbits(block.view(np.uint8), axis=-1, bitorder="little")
         for p in range(2):
             for g in range(2):
-                o = (p + g) % 2
-                block = np.ascontiguousarray(self._view[p, :, g, j, words])
-                bits = np.unpackbits(block.view(np.uint8), axis=-1, bitorder="little")
-                bits[..., a:b] = values[:, g::2, o::2]
-                packed = np.packbits(bits, axis=-1, bitorder="little")
-                self._view[p, :, g, j, words] = packed.view(np.uint64)
+                bits[p, :, g, :, a:b] = values[:, g::2, (p + g) % 2::2]
+        packed = np.packbits(bits, axis=-1, bitorder="little")
+        self._view[:, :, :, j, words] = packed.view(np.uint64)
 
 
 def _engine(config, name):
