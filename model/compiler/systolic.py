@@ -149,13 +149,14 @@ def _share(gates, outputs):
     return True
 
 
-def _blocks(gates):
+def _blocks(gates, pair=True):
     """Cells of logic: ``[(operands, [(net, table), ...])]``, gates of the same two operands
-    paired (at most two per cell: one per output)."""
+    paired (at most two per cell: one per output) if ``pair``."""
     by_inputs = {}
     for net in sorted(gates):
         inputs, table = gates[net]
-        by_inputs.setdefault(frozenset(inputs) if len(inputs) == 2 else (net,), []).append(net)
+        by_inputs.setdefault(frozenset(inputs) if len(inputs) == 2 and pair else (net,),
+                             []).append(net)
     blocks = []
     for key, nets in by_inputs.items():
         for k in range(0, len(nets), 2):
@@ -558,14 +559,14 @@ def _inputs_arrangement(netlist, used, strategy):
             for i in range(width):
                 lanes[(name, i)] = (side, offsets[side] + i)
             offsets[side] += width
-    elif strategy == "N":
+    elif strategy in ("N", "W"):
         order = []
         for i in range(max((w for _, w in ports), default=0)):
             for name, width in ports:
                 if i < width:
                     order.append((name, i))
         for lane, key in enumerate(order):
-            lanes[key] = ("N", lane)
+            lanes[key] = (strategy, lane)
     else:        # "split": every port's bits alternately on N and W
         offsets = {"N": 0, "W": 0}
         for name, width in ports:
@@ -605,14 +606,31 @@ def compile_combinational(netlist, *, width=None, height=None, region=None, allo
     t1 = time.perf_counter()
     if fixed:
         w, h = width, height
+        x0, y0, x1, y1 = region if region is not None else (0, 0, w - 1, h - 1)
+        n_out = sum(len(p.bits) for p in netlist.outputs.values())
+        lanes_in = (x1 - x0 + 1 if y0 == 0 else 0) + (y1 - y0 + 1 if x0 == 0 else 0)
+        lanes_out = (x1 - x0 + 1 if y1 == h - 1 else 0) + (y1 - y0 + 1 if x1 == w - 1 else 0)
+        where = "region" if region is not None else f"{w} x {h} grid"
+        if n_in > lanes_in:
+            raise CompileError(f"the design has {n_in} input bits but only {lanes_in} input "
+                               f"lanes (N and W edges) on the {where}")
+        if n_out > lanes_out:
+            raise CompileError(f"the design has {n_out} output bits but only {lanes_out} "
+                               f"output lanes (S and E edges) on the {where}")
     else:
         side = int(4 * math.sqrt(len(blocks) + 4)) + 2 * n_in + 8
         w = h = side + side % 2
-    for scale in SCALES:
+    strategies = STRATEGIES
+    if region is not None and region[0] != 0:
+        strategies = ("N",)
+    elif region is not None and region[1] != 0:
+        strategies = ("W",)
+    unpaired = _blocks(gates, pair=False)
+    for scale, blocks in [(k, blocks) for k in SCALES] + [(1, unpaired), (2, unpaired)]:
         if pins and scale > 1:
-            break
-        for strategy in STRATEGIES:
-            if pins and strategy != STRATEGIES[0]:
+            continue
+        for strategy in strategies:
+            if pins and strategy != strategies[0]:
                 break
             ws, hs = (w, h) if fixed else (w * scale, h * scale)
             try:
@@ -627,7 +645,7 @@ def compile_combinational(netlist, *, width=None, height=None, region=None, allo
         if best is not None:
             break
     if best is None:
-        raise CompileError(f"the systolic back end found no layout ({errors[-1]}); try a "
+        raise CompileError(f"the systolic back end found no layout ({errors[0]}); try a "
                            "larger --size or region")
     times["place_route"] = time.perf_counter() - t1
     config, portmap, report = best
@@ -1005,10 +1023,14 @@ CROWD_COST = 1.0
 #: Cells kept beyond the last logic cell (room for the routes to the output lanes).
 CROP_MARGIN = 4
 #: PathFinder iterations before a layout is given up (then a sparser or larger one is tried).
-ITERATIONS = 25
+ITERATIONS = 40
+#: Iterations without fewer overused wires after which a layout is given up.
+STALL = 5
+#: ... unless it has fewer overused wires than this (a few conflicts take more iterations).
+STALL_WIRES = 12
 
 
-def _place_geometric(blocks, src, order, width, height, allowed, mode):
+def _place_geometric(blocks, src, order, width, height, allowed, mode, limits=None):
     """Cells for the blocks, in ``order``: each gate at the free cell that dominates its
     operands (they can enter by N and W) with the least wire length, logic never next to
     logic (``mode`` 1) or on the odd-odd cells only (``mode`` 2). ``src`` maps a net to its
@@ -1027,6 +1049,8 @@ def _place_geometric(blocks, src, order, width, height, allowed, mode):
                     if max(x - X - 1, y - Y - 1) != r and r:
                         continue
                     if (x, y) in logic or (x, y) not in allowed:
+                        continue
+                    if limits and b in limits and (x > limits[b][0] or y > limits[b][1]):
                         continue
                     if mode == 2 and not (x % 2 and y % 2):
                         continue
@@ -1084,6 +1108,7 @@ class _Negotiator:
         self.occ = {}
         self.hist = {}
         self.tree = {n: {} for n in nets}
+        self.chosen = {}          # output bit -> the lane wire its net reached
         self.present = 0.5
 
     def _add(self, wire):
@@ -1107,15 +1132,24 @@ class _Negotiator:
             tree[roots[0]] = -1
             self._add(roots[0])
         order = sorted(sinks, key=lambda s: s[1])
-        for goals, _, (gx, gy) in order:
-            if any(w in tree for w in goals):
-                continue
-            path = self._search(tree, roots, goals, gx, gy)
-            if path is None:
-                raise _Failed(f"net {name} cannot reach its sink at ({gx}, {gy})")
-            for wire, parent in path:
-                tree[wire] = parent
-                self._add(wire)
+        claimed = set()
+        for goals, _, (gx, gy), key in order:
+            if key is not None:
+                goals = [w for w in goals if w not in claimed]
+            hit = [w for w in goals if w in tree]
+            if hit:
+                wire = hit[0]
+            else:
+                path = self._search(tree, roots, goals, gx, gy)
+                if path is None:
+                    raise _Failed(f"net {name} cannot reach its sink at ({gx}, {gy})")
+                for wire, parent in path:
+                    tree[wire] = parent
+                    self._add(wire)
+                wire = path[-1][0] if path else None
+            if key is not None:
+                claimed.add(wire)
+                self.chosen[key] = wire
 
     def _search(self, tree, roots, goals, gx, gy):
         g = self.g
@@ -1173,6 +1207,7 @@ class _Negotiator:
         return (2 * c + _E, 2 * c + _S)
 
     def run(self, order, progress=None):
+        best, since = None, 0
         for it in range(ITERATIONS):
             for name in order:
                 self.route(name)
@@ -1181,6 +1216,12 @@ class _Negotiator:
                 progress("route", it + 1, 0)
             if not over:
                 return it + 1
+            if best is None or len(over) < best:
+                best, since = len(over), 0
+            else:
+                since += 1
+                if since >= STALL and best > STALL_WIRES:
+                    break
             for w in over:
                 self.hist[w] = self.hist.get(w, 0.0) + 1.0
             self.present *= 1.5
@@ -1204,10 +1245,15 @@ def _attempt_negotiated(netlist, gates, blocks, outputs, width, height, crop, re
     x0, y0 = (region[0], region[1]) if region is not None else (0, 0)
     arrangement = _inputs_arrangement(netlist, None, strategy)
     taken = set(in_lanes.values())
+    step, first = LANE_STEP, 1
+    for side, room in (("N", width - x0), ("W", height - y0)):
+        count = sum(1 for s_, _ in arrangement.values() if s_ == side)
+        if count and LANE_STEP * (count - 1) + 2 > room:
+            step, first = 1, 0
     for key, (side, lane) in arrangement.items():
         if key in in_lanes:
             continue
-        lane = LANE_STEP * lane + 1 + (x0 if side == "N" else y0)
+        lane = step * lane + first + (x0 if side == "N" else y0)
         while (side, lane) in taken:
             lane += 1
         in_lanes[key] = (side, lane)
@@ -1223,8 +1269,20 @@ def _attempt_negotiated(netlist, gates, blocks, outputs, width, height, crop, re
         if lane >= (width if side == "N" else height):
             raise _Failed(f"{lane + 1} {side} lanes needed, the grid has "
                           f"{width if side == 'N' else height}")
+        # A lane as a source just outside its boundary cell: readers strictly east and south.
         src[net_of_input[key]] = (lane, -1) if side == "N" else (-1, lane)
     order = _order(blocks, gates, in_lanes, net_of_input)
+    # Gates driving output bits on fixed lanes stay north-west of their lane.
+    limits = {}
+    if pins:
+        block_of_net = {net: b for b, (_, members) in enumerate(blocks) for net, _ in members}
+        drivers = {(port, index): net for port, index, net in outputs}
+        for key, (side, lane) in pins.items():
+            b = block_of_net.get(drivers.get(key))
+            if b is None or side not in (1, 2):
+                continue
+            lx, ly = limits.get(b, (width - 1, height - 1))
+            limits[b] = (min(lx, lane - 1), ly) if side == 2 else (lx, min(ly, lane - 1))
     if scale > 1:
         # A spread copy of the placement (every coordinate v >= 0 to scale * v + scale - 1):
         # the same order, so the same dominance, with scale - 1 free cells between logic.
@@ -1232,7 +1290,8 @@ def _attempt_negotiated(netlist, gates, blocks, outputs, width, height, crop, re
             return v if v < 0 else scale * v + scale - 1
         sw, sh = width // scale, height // scale
         small = _place_geometric(blocks, dict(src), order, sw, sh,
-                                 {(x, y) for x in range(sw) for y in range(sh)}, mode)
+                                 {(x, y) for x in range(sw) for y in range(sh)
+                                  if (f(x), f(y)) in cells}, mode)
         in_lanes = {key: (side, f(lane)) for key, (side, lane) in in_lanes.items()}
         src = {net: (f(x), f(y)) for net, (x, y) in src.items()}
         cell_of = [(f(x), f(y)) for x, y in small]
@@ -1242,7 +1301,7 @@ def _attempt_negotiated(netlist, gates, blocks, outputs, width, height, crop, re
             for net, _ in members:
                 src[net] = cell_of[b]
     else:
-        cell_of = _place_geometric(blocks, src, order, width, height, cells, mode)
+        cell_of = _place_geometric(blocks, src, order, width, height, cells, mode, limits)
     # Crop.
     xs = [x for x, _ in cell_of] + [l for s, l in in_lanes.values() if s == "N"] + [0]
     ys = [y for _, y in cell_of] + [l for s, l in in_lanes.values() if s == "W"] + [0]
@@ -1279,24 +1338,11 @@ def _attempt_negotiated(netlist, gates, blocks, outputs, width, height, crop, re
                               "free on the grid's S or E edge")
             out_lane[key] = (side, lane)
             free_lanes.pop((side, lane))
-    pending = sorted(((src.get(net, (0, 0)), port, index, net) for port, index, net in outputs
-                      if (port, index) not in out_lane and net not in (CONST0, CONST1)),
-                     key=lambda t: -(t[0][0] + t[0][1]))
-    for (px, py), port, index, net in pending:
-        options = [((w2 - 1 - px) + (lane - py), (side, lane)) for (side, lane) in free_lanes
-                   if side == 1 and lane >= max(py + 1, 0)]
-        options += [((h2 - 1 - py) + (lane - px), (side, lane)) for (side, lane) in free_lanes
-                    if side == 2 and lane >= max(px + 1, 0)]
-        if not options:
-            raise _Failed(f"no free S or E lane for output {port}[{index}]")
-        _, key = min(options)
-        out_lane[(port, index)] = key
-        free_lanes.pop(key)
     for port, index, net in outputs:
         if net in (CONST0, CONST1) and (port, index) not in out_lane:
             if not free_lanes:
                 raise _Failed("no free output lane for a constant output")
-            key = min(free_lanes)
+            key = max(free_lanes)
             out_lane[(port, index)] = key
             free_lanes.pop(key)
     # Nets.
@@ -1321,20 +1367,29 @@ def _attempt_negotiated(netlist, gates, blocks, outputs, width, height, crop, re
         c = cell_index[b]
         for net in operands:
             sinks.setdefault(net, []).append((g.inputs_of(c), 0, (c % W, c // W)))
+    pool = sorted(lanes[k] for k in free_lanes)
     for port, index, net in outputs:
         if net in (CONST0, CONST1):
             continue
-        side, lane = out_lane[(port, index)]
-        wire = lanes[(side, lane)]
-        c = wire // 2
-        sinks.setdefault(net, []).append(([wire], 0, (c % W, c // W)))
+        key = (port, index)
+        if key in out_lane:             # a fixed lane
+            wire = lanes[out_lane[key]]
+            c = wire // 2
+            sinks.setdefault(net, []).append(([wire], 0, (c % W, c // W), key))
+        else:                           # any free S or E lane: the router chooses
+            sinks.setdefault(net, []).append((pool, 0, (w2 - 1, h2 - 1), key))
     for net, ss in sinks.items():
         root = src[net]
-        ss = [(goals, abs(p[0] - root[0]) + abs(p[1] - root[1]), p) for goals, _, p in ss]
+        ss = [(goals, abs(p[0] - root[0]) + abs(p[1] - root[1]) if key is None
+               else 2 * (w2 + h2) - max(root), p, key) for goals, _, p, *rest in ss
+              for key in [rest[0] if rest else None]]
         nets[net] = (roots_of(net), ss)
     router = _Negotiator(g, nets)
     order_nets = sorted(nets, key=lambda n: (-len(nets[n][1]), str(n)))
     router.run(order_nets, progress)
+    side_of = {w: k for k, w in lanes.items()}
+    for key, wire in router.chosen.items():
+        out_lane[key] = side_of[wire]
     # Operand sides.
     operand_side = []
     for b, (operands, _) in enumerate(blocks):

@@ -3,6 +3,7 @@ reference emulator by port names (bitgrid.evaluate, with the port map's period, 
 skews), compared row by row with Netlist.simulate (the independent cycle model), on many
 rows streamed back to back."""
 
+import itertools
 import random
 
 import pytest
@@ -176,6 +177,36 @@ def _check_random(netlists):
     assert routed, "no random netlist routed"
 
 
+def _random_combinational(seeds, luts=(4, 16)):
+    for seed in seeds:
+        rng = random.Random(seed)
+        yield seed, random_netlist(rng, inputs=rng.randint(2, 8), luts=rng.randint(*luts),
+                                   outputs=rng.randint(1, 4))
+
+
+def _all_rows(netlist):
+    ranges = []
+    for port in netlist.inputs.values():
+        w = len(port.bits)
+        ranges.append(range(-(1 << (w - 1)), 1 << (w - 1)) if port.signed else range(1 << w))
+    return [dict(zip(netlist.inputs, values)) for values in itertools.product(*ranges)]
+
+
+def test_random_combinational_fast():
+    """Random LUT DAGs (the systolic back end): every one routes and matches
+    Netlist.simulate on every input combination, twice over, streamed back to back."""
+    for seed, netlist in _random_combinational(range(6)):
+        _check(netlist, _all_rows(netlist) * 2, seed=seed)
+
+
+@pytest.mark.slow
+def test_random_combinational():
+    """More and larger random LUT DAGs: every one routes and matches Netlist.simulate on
+    every input combination."""
+    for seed, netlist in _random_combinational(range(100, 124), luts=(8, 40)):
+        _check(netlist, _all_rows(netlist), seed=seed)
+
+
 @pytest.mark.slow
 def test_random_state_machines():
     netlists = []
@@ -188,35 +219,35 @@ def test_random_state_machines():
 
 # Options ------------------------------------------------------------------------------------
 def test_size_too_small_is_a_clear_error():
-    # 16-bit adder: 32 input bits; a 4 x 4 grid has 16 edge lanes.
-    with pytest.raises(CompileError, match=r"has 32 input bits but only 16 input lanes"):
+    # 16-bit adder: 32 input bits; a 4 x 4 grid has 8 input lanes (N and W edges).
+    with pytest.raises(CompileError, match=r"has 32 input bits but only 8 input lanes"):
         compile_netlist(adder(16), width=4, height=4)
 
 
 def test_region_and_defects_are_respected():
     netlist = adder(3)
-    defects = DefectMap(12, 12, [{"x": 5, "y": 5, "kind": "dead"},
+    defects = DefectMap(20, 20, [{"x": 5, "y": 5, "kind": "dead"},
                                  {"x": 6, "y": 4, "kind": "stuck1", "output": "N"}])
-    region = (2, 0, 11, 9)
-    result = _check(netlist, width=12, height=12, region=region, defects=defects)
+    region = (2, 0, 19, 15)
+    result = _check(netlist, width=20, height=20, region=region, defects=defects)
     luts = result.config.luts
-    used = {(x, y) for y in range(12) for x in range(12) if luts[y, x].any()}
+    used = {(x, y) for y in range(20) for x in range(20) if luts[y, x].any()}
     assert used
-    assert all(2 <= x <= 11 and 0 <= y <= 9 for x, y in used)
+    assert all(2 <= x <= 19 and 0 <= y <= 15 for x, y in used)
     assert not used & {(5, 5), (6, 4)}
     for port in result.portmap.ports:
         for bit in port.bits:
             side = bit.side.letter
-            assert (side in "NS" and 2 <= bit.lane <= 11) or (side in "EW" and bit.lane <= 9)
+            assert (side in "NS" and 2 <= bit.lane <= 19) or (side in "EW" and bit.lane <= 15)
             assert side != "W"          # the region does not touch the west edge
 
 
 def test_pins_keep_lanes():
     netlist = adder(2)
-    pins = {"a": [("N", 2), ("N", 4)], "b": [("W", 1), ("W", 3)],
-            "s": [("E", 1), ("E", 2), ("S", 5)]}
+    pins = {"a": [("N", 2), ("N", 6)], "b": [("W", 1), ("W", 5)],
+            "s": [("E", 13), ("E", 14), ("S", 15)]}
     result = _check(netlist, [{"a": a, "b": b} for a in range(4) for b in range(4)] * 4,
-                    width=8, height=8, pins=pins)
+                    width=16, height=16, pins=pins)
     for name, lanes in pins.items():
         got = [(bit.side, bit.lane) for bit in result.portmap[name].bits]
         assert got == [(parse_side(s), lane) for s, lane in lanes]
