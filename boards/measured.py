@@ -40,6 +40,13 @@ MEASURED = [
      "storage": "memory", "pipelined": False, "cycles_per_subcycle": 1, "fmax_mhz": 35.42,
      "build_seconds": 3378, "date": "2026-11-30",
      "conditions": "inferred LUT RAM (31 min in Yosys); 2-core machine shared with other jobs"},
+    {"board": "ulx3s-12f", "engine": "direct", "grid": "24x24", "cells": 576,
+     "storage": "memory", "pipelined": True, "cycles_per_subcycle": 1, "fmax_mhz": 65.65,
+     "build_seconds": 1786, "date": "2026-12-01",
+     "conditions": "TRELLIS_DPR16X4 primitives, pipelined grid (its per-row copies still merged "
+                   "by Yosys: before KEEP_REPLICAS); load average 19-21 on 2 cores, so about "
+                   "3.5 CPU minutes (Yosys 35 s, nextpnr 165 s) took 30 minutes; critical path "
+                   "in the protocol engine's answer multiplexer, not the grid"},
 ]
 
 
