@@ -365,22 +365,21 @@ if numba is not None:
         n, hg = width // 2, height // 2
         nw = (n + 63) // 64
         q = 1 - p
+        row = inputs[t]
         if top:                         # N_in[x] feeds (x, 0): parity p at x = 2i + p
             plane = planes[(q * 4 + 2) * 2 + 1]
             for w in range(nw):
                 word = np.uint64(0)
                 for b in range(min(64, n - 64 * w)):
-                    if inputs[t, 2 * (64 * w + b) + p]:
-                        word |= np.uint64(1) << np.uint64(b)
+                    word |= np.uint64(row[2 * (64 * w + b) + p] & 1) << np.uint64(b)
                 plane[w] = word
         if bottom:                      # S_in[x] feeds (x, H - 1): parity p at x = 2i + 1 - p
             plane = planes[(q * 4 + 0) * 2 + 0]
-            base = width + height
+            base = width + height + 1 - p
             for w in range(nw):
                 word = np.uint64(0)
                 for b in range(min(64, n - 64 * w)):
-                    if inputs[t, base + 2 * (64 * w + b) + 1 - p]:
-                        word |= np.uint64(1) << np.uint64(b)
+                    word |= np.uint64(row[base + 2 * (64 * w + b)] & 1) << np.uint64(b)
                 plane[(hg + 1) * nw + w] = word
 
     @_jit
@@ -501,19 +500,19 @@ if numba is not None:
         row before (rows 1 to n - 1)."""
         width, height, phase = geometry[0], geometry[1], geometry[2]
         lanes = outputs.shape[1]
-        parity = np.empty(lanes, dtype=np.int64)
+        # updated[p][lane] = 0xFF where subcycles of parity p update the lane's cell, else 0.
+        updated = np.zeros((2, lanes), dtype=np.uint8)
         for x in range(width):
-            parity[x] = x & 1                            # N lane x: cell (x, 0)
-            parity[width + height + x] = (x + 1) & 1     # S lane x: cell (x, H - 1)
+            updated[x & 1, x] = 0xFF                              # N lane x: cell (x, 0)
+            updated[(x + 1) & 1, width + height + x] = 0xFF       # S lane x: cell (x, H - 1)
         for y in range(height):
-            parity[width + y] = (y + 1) & 1              # E lane y: cell (W - 1, y)
-            parity[2 * width + height + y] = y & 1       # W lane y: cell (0, y)
+            updated[(y + 1) & 1, width + y] = 0xFF                # E lane y: cell (W - 1, y)
+            updated[y & 1, 2 * width + height + y] = 0xFF         # W lane y: cell (0, y)
         for t in range(1, outputs.shape[0]):
-            p = (phase + t) & 1
+            mask = updated[(phase + t) & 1]
             before, row = outputs[t - 1], outputs[t]
             for lane in range(lanes):
-                if parity[lane] != p:
-                    row[lane] = before[lane]
+                row[lane] = (row[lane] & mask[lane]) | (before[lane] & ~mask[lane])
 
     @_jit
     def _record_all(planes, geometry, outputs):
