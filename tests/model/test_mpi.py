@@ -223,11 +223,13 @@ def test_cli_prints_the_steps_of_one_emulator(tmp_path):
     case = load_conformance("edge_io_hello")
     words = tmp_path / "in.txt"
     words.write_text("".join(f"{e.n:x} {e.e:x} {e.s:x} {e.w:x}\n" for e in case.inputs[:20]))
-    plain = subprocess.run([sys.executable, "-m", "bitgrid", "emulate", program, "--inputs",
-                            str(words), "--json"], capture_output=True, text=True, cwd=REPO)
+    from click.testing import CliRunner
+
+    from bitgrid.cli import main
+    plain = CliRunner().invoke(main, ["emulate", program, "--inputs", str(words), "--json"])
     spread = _emulate(2, program, "--inputs", words, "--json", "--mpi")
-    assert plain.returncode == spread.returncode == 0, spread.stderr
-    assert spread.stdout == plain.stdout
+    assert plain.exit_code == spread.returncode == 0, spread.stderr
+    assert spread.stdout == plain.output
 
 
 def test_cli_mismatch_and_bad_input(tmp_path):
