@@ -26,7 +26,8 @@ Each RTL size is measured in two modes (``mode``): ``step``, the step-by-step te
 (cocotb drives every port from Python each cycle), and ``player``, the stimulus player
 (:mod:`bitgrid.hdl.player`, the default of ``bitgrid sim``): the whole stimulus goes into the
 simulated design's memories at once, its sequencer loads the configuration through the port,
-reads it back and runs ``player_steps`` steps back to back, natively, and Python only reads
+reads it back and runs ``player_steps`` steps back to back, natively (Verilator's player
+build with :data:`PLAYER_BUILD_ARGS`), and Python only reads
 the responses at the end (and checks them against the reference emulator, not timed).
 ``subcycles_per_s`` of a player row is ``player_steps`` over the wall time of the stepping
 command, ``load_seconds`` the wall time of the load command (the sequencer driving the real
@@ -76,6 +77,10 @@ GOALS = (("verilator", "subcycles_per_s", 1e5, "min"), ("icarus", "subcycles_per
          ("icarus", "load_seconds", 1.0, "max"))
 #: The grid side of the goals.
 GOAL_SIZE = 32
+#: Extra build arguments of the player rows, per simulator: Verilator's design C++ at -O2
+#: (``-CFLAGS`` comes after the backend's ``OPT_FAST=-O0`` on the compiler's command line), the
+#: build a long simulation wants; the suite's builds stay at -O0 (short runs, faster builds).
+PLAYER_BUILD_ARGS = {"verilator": ("-CFLAGS", "-O2")}
 #: Grid side of the first (runtime) build of a cold cache.
 _RUNTIME_SIZE = 2
 
@@ -148,10 +153,12 @@ def _player_row(simulator, size, storage, steps, seed, quiet=True):
     from bitgrid.sim import runner
     from bitgrid.sim.api import PLAYER_TESTBENCH
     from bitgrid.sim.testbench.player import plusargs
+    args = PLAYER_BUILD_ARGS.get(simulator, ())
     build = runner.build(size, size, storage=storage, simulator=simulator, quiet=quiet,
-                         top="player")
+                         top="player", build_args=args)
     start = timer()
-    runner.build(size, size, storage=storage, simulator=simulator, quiet=quiet, top="player")
+    runner.build(size, size, storage=storage, simulator=simulator, quiet=quiet, top="player",
+                 build_args=args)
     cached_seconds = timer() - start
     config, inputs = _stimulus(size, steps, seed)
     job = {"format": runner.JOB_FORMAT, "width": size, "height": size, "clock_ns": 10,

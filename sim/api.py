@@ -431,7 +431,8 @@ def _vector_sim_case(case):
 
 
 def run_vector_case(case, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
-                    keep=False, quiet=False, fixed=False, build_args=(), plusargs=()):
+                    keep=False, quiet=False, fixed=False, build_args=(), plusargs=(),
+                    player=None):
     """Run a loaded ``bitgrid-vectors-v1`` case (:class:`~bitgrid.vectors.VectorCase`);
     the options as :func:`run_case`.
 
@@ -440,11 +441,13 @@ def run_vector_case(case, *, simulator="icarus", storage="ff", waves=None, idle_
     _check_options(simulator, storage, waves)
     return run_cases([_vector_sim_case(case)], simulator=simulator, storage=storage,
                      waves=waves, idle_cycles=idle_cycles, keep=keep, quiet=quiet,
-                     fixed=fixed, build_args=build_args, plusargs=plusargs)[0]
+                     fixed=fixed, build_args=build_args, plusargs=plusargs,
+                     player=player)[0]
 
 
 def run_vector_file(path, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
-                    keep=False, quiet=False, fixed=False, build_args=(), plusargs=()):
+                    keep=False, quiet=False, fixed=False, build_args=(), plusargs=(),
+                    player=None):
     """Run the ``bitgrid-vectors-v1`` case file ``path`` (JSON, with its BGBS beside it);
     the options as :func:`run_case`.
 
@@ -453,11 +456,12 @@ def run_vector_file(path, *, simulator="icarus", storage="ff", waves=None, idle_
     """
     return run_vector_files([path], simulator=simulator, storage=storage, waves=waves,
                             idle_cycles=idle_cycles, keep=keep, quiet=quiet, fixed=fixed,
-                            build_args=build_args, plusargs=plusargs)[0]
+                            build_args=build_args, plusargs=plusargs, player=player)[0]
 
 
 def run_vector_files(paths, *, simulator="icarus", storage="ff", waves=None, idle_cycles=1,
-                     keep=False, quiet=False, fixed=False, build_args=(), plusargs=()):
+                     keep=False, quiet=False, fixed=False, build_args=(), plusargs=(),
+                     player=None):
     """Run several case files; cases of one grid size share a build and a simulator process.
     Every file is loaded and checked before anything is built; the options
     as :func:`run_case`.
@@ -468,4 +472,4 @@ def run_vector_files(paths, *, simulator="icarus", storage="ff", waves=None, idl
     cases = [_vector_sim_case(load_case(p)) for p in paths]
     return run_cases(cases, simulator=simulator, storage=storage, waves=waves,
                      idle_cycles=idle_cycles, keep=keep, quiet=quiet, fixed=fixed,
-                     build_args=build_args, plusargs=plusargs)
+                     build_args=build_args, plusargs=plusargs, player=player)

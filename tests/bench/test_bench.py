@@ -122,11 +122,15 @@ def test_verilog_part():
 @pytest.mark.icarus
 def test_sim_part_icarus_and_amaranth():
     part = sim.measure([2], simulators=("icarus", "amaranth"), steps=8, progress=False,
-                       missing="raise")
+                       missing="raise", player_steps=8)
     assert part["cold"] and part["skipped"] == [] and part["runtime"] == {}
-    rows = {r["simulator"]: r for r in part["rows"]}
-    assert set(rows) == {"icarus", "amaranth"}
-    for row in rows.values():
+    modes = {(r["simulator"], r["mode"]): r for r in part["rows"]}
+    assert set(modes) == {("icarus", "player"), ("icarus", "step"), ("amaranth", "step")}
+    assert unit(modes["icarus", "player"], "cpu_subcycles_per_s") == "subcycles/s"
+    assert modes["icarus", "player"]["agrees"]
+    assert [g["simulator"] for g in part["goals"]] == ["verilator", "icarus", "icarus"]
+    rows = {s: r for (s, mode), r in modes.items() if mode == "step"}
+    for row in modes.values():
         assert row["size"] == 2 and row["steps"] == 8 and row["agrees"]
         assert unit(row, "build_seconds") == "s"
         assert unit(row, "subcycles_per_s") == "subcycles/s"

@@ -128,9 +128,9 @@ def test_verilator_x_assign_unique_and_random_reset_from_the_cli():
                           "--plusarg", "+verilator+rand+reset+2")
     assert status == 0, output
     assert "PASS: random_2x2" in output
-    build = runner.build(2, 2, simulator="verilator", quiet=True,
+    build = runner.build(2, 2, simulator="verilator", quiet=True, top="player",
                          build_args=["--x-assign", "unique", "--x-initial", "unique"])
-    assert build.cached
+    assert build.cached                     # made by `bitgrid sim` (the stimulus player)
     record = json.loads((build.directory / builds.BUILD_RECORD).read_text())
     assert record["build_args"][-4:] == ["--x-assign", "unique", "--x-initial", "unique"]
     result = run_vector_case(load_conformance("random_2x2"), simulator="verilator",

@@ -52,8 +52,9 @@ def _descendants(root, name):
     return found
 
 
-#: The simulator process of each simulator: vvp, or the Verilator model (named after the top).
-SIMULATOR_PROCESS = {"icarus": "vvp", "verilator": "bitgrid_grid"}
+#: The simulator process of each simulator: vvp, or the Verilator model (named after the top:
+#: ``bitgrid sim`` runs the stimulus player).
+SIMULATOR_PROCESS = {"icarus": "vvp", "verilator": "bitgrid_player"}
 
 
 def _alive(pid):
