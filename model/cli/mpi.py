@@ -108,7 +108,8 @@ def _report(bs, case, stream, result, elapsed, as_json):
     outputs = result.edges()
     d = result.decomposition
     sent = sum(s.bytes_sent for s in result.stats)
-    split = (f"mpi: {len(d)} ranks, {d.shape} tiles, "
+    ranks = f"{len(d)} rank{'s' if len(d) != 1 else ''}"
+    split = (f"mpi: {ranks}, {d.shape} tiles, "
              f"{'seam exchange every subcycle' if result.halo == 1 else f'halo {result.halo}'}"
              f", {result.emulator} emulator per tile; {sent} bytes exchanged")
     click.echo(split, err=True)
@@ -117,6 +118,6 @@ def _report(bs, case, stream, result, elapsed, as_json):
         return 0
     mismatches = [m for t, o in enumerate(outputs)
                   for m in compare_step(t, case.steps[t][1], o, bs.width, bs.height)]
-    click.echo(f"emulator (MPI, {len(d)} ranks): {len(stream)} subcycles of a {bs.width} x "
+    click.echo(f"emulator (MPI, {ranks}): {len(stream)} subcycles of a {bs.width} x "
                f"{bs.height} grid in {elapsed * 1e3:.1f} ms")
     return verdict(case.name, mismatches, len(stream))
