@@ -570,11 +570,16 @@ class FastEmulator:
         return _kernel.edges_to_lanes([self.step(e) for e in edges], self.width, self.height)
 
     def _run_kernel(self, lanes):
-        """The kernel over lane array ``lanes``: returns the output lane array."""
+        """The kernel over lane array ``lanes``: returns the output lane array. Long runs go
+        in calls of about 2**29 cell updates (a fraction of a second), so that Ctrl-C stops
+        them between calls, with the state and counter of the last call completed."""
         outputs = np.empty_like(lanes)
-        _kernel.advance(self._planes, self._coef_buffer, self.width, self.height,
-                        self.subcycle % 2, lanes, outputs, plan=self._kplan)
-        self.subcycle += lanes.shape[0]
+        chunk = max(64, (1 << 30) // (self.width * self.height))
+        for t0 in range(0, lanes.shape[0], chunk):
+            t1 = min(t0 + chunk, lanes.shape[0])
+            _kernel.advance(self._planes, self._coef_buffer, self.width, self.height,
+                            self.subcycle % 2, lanes[t0:t1], outputs[t0:t1], plan=self._kplan)
+            self.subcycle += t1 - t0
         return outputs
 
     @property
