@@ -58,7 +58,7 @@ from amaranth.lib.wiring import In, Out
 from bitgrid.checks import check_int
 from bitgrid.config import check_grid_size
 
-__all__ = ["Player", "STIMULUS_DEPTH", "PLUSARGS", "MEMORY_MODULES", "player_verilog",
+__all__ = ["Player", "STIMULUS_DEPTH", "MAX_IDLE_CYCLES", "PLUSARGS", "MEMORY_MODULES", "player_verilog",
            "pack_edges", "unpack_edges", "PLAYER_TOP_NAME"]
 
 #: Module name of the generated player top (:func:`player_verilog`).
@@ -66,6 +66,8 @@ PLAYER_TOP_NAME = "bitgrid_player"
 #: Steps per command (words of the stimulus and response memories); a longer case runs as
 #: several commands (the grid keeps its state between them).
 STIMULUS_DEPTH = 1 << 16
+#: The most idle cycles per step the sequencer counts (its ``idle_cycles`` port is 16 bits).
+MAX_IDLE_CYCLES = (1 << 16) - 1
 #: The plusarg naming each memory's file (``+bitgrid_stimulus=<path>`` ...).
 PLUSARGS = {"frames": "bitgrid_frames", "stimulus": "bitgrid_stimulus",
             "responses": "bitgrid_responses", "readback": "bitgrid_readback"}

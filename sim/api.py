@@ -292,6 +292,12 @@ def run_cases(cases, *, simulator="icarus", storage="ff", waves=None, idle_cycle
         player = waves is None and not os.environ.get(STEP_BY_STEP_ENV)
     if not isinstance(player, bool):
         raise TypeError(f"player must be True, False or None, not {player!r}")
+    if player:
+        from bitgrid.hdl.player import MAX_IDLE_CYCLES
+        idle = max([idle_cycles] + [c.idle_cycles for c in cases if c.idle_cycles is not None])
+        if idle > MAX_IDLE_CYCLES:
+            raise ValueError(f"The stimulus player counts at most {MAX_IDLE_CYCLES} idle "
+                             f"cycles per step, not {idle}: run with player=False")
     groups = {}
     for index, case in enumerate(cases):
         group = (case.width, case.height, case.config.luts.tobytes() if fixed else None)

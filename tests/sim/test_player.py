@@ -171,3 +171,11 @@ def test_step_by_step_option_is_checked(tmp_path, monkeypatch):
     assert result.exit_code == 2, result.output
     assert "--step-by-step is an option of a single grid" in result.output
     assert "Traceback" not in result.output
+
+
+def test_too_many_idle_cycles_for_the_player(monkeypatch):
+    from bitgrid.hdl.player import MAX_IDLE_CYCLES
+    monkeypatch.setattr(sim.runner, "build", lambda *a, **k: pytest.fail("built"))
+    case = sim.make_case(Configuration(2, 2), [Edges()], idle_cycles=MAX_IDLE_CYCLES + 1)
+    with pytest.raises(ValueError, match="at most 65535 idle cycles per step"):
+        sim.run_cases([case], player=True)
