@@ -214,6 +214,12 @@ def _figures(result):
     if "threads" in result:
         row["threads"] = result["threads"]
         row["memory"] = figure(result["memory_bytes"], "bytes")
+    # The rate on free cores: per CPU-second of the process, times its threads (on a busy
+    # machine the wall-time rate says how much of the cores the run got, this one what the
+    # code does with a core; threads waiting at a barrier count as busy).
+    if result["cpu_seconds"] > 0:
+        row["cpu_rate"] = figure(result["rate"] * result["seconds"] / result["cpu_seconds"]
+                                 * result.get("threads", 1), result["unit"])
     return row
 
 
@@ -294,9 +300,10 @@ def format_part(part):
     lines = ["Emulators: cell updates per second (cells evaluated per second, half the grid per "
              "subcycle)",
              f"{'grid':>11} {'simple':>10} {'fast':>10} {'threads':>7} {'CPU':>5} "
-             f"{'kernel':>10} {'threads':>7} {'CPU':>5} {'kernel/fast':>11}"
+             f"{'kernel':>10} {'threads':>7} {'CPU':>5} {'free cores':>10} {'kernel/fast':>11}"
              + (f" {f'{streams} streams':>12}" if streams else ""),
-             f"{'':>11} {'(step)':>10} {'(numpy)':>10} {'':>13} {'(batched)':>10}"]
+             f"{'':>11} {'(step)':>10} {'(numpy)':>10} {'':>13} {'(batched)':>10} {'':>13} "
+             f"{'(estimate)':>10}"]
     for size in sizes:
         simple, fast, kern, lanes = (by.get((k, size)) for k in KINDS)
         line = f"{size:>5} x {size:<5}"
@@ -305,14 +312,17 @@ def format_part(part):
                  if fast else f"{'-':>10} {'-':>7} {'-':>5} ")
         line += (f"{value(kern['rate']):>10.3e} {kern['threads']:>7} {_cpu_use(kern):>5} "
                  if kern else f"{'-':>10} {'-':>7} {'-':>5} ")
+        line += (f"{value(kern['cpu_rate']):>10.3e} " if kern and "cpu_rate" in kern
+                 else f"{'-':>10} ")
         line += (f"{value(kern['rate']) / value(fast['rate']):>10.1f}x"
                  if kern and fast else f"{'-':>11}")
         if streams:
             line += f" {value(lanes['rate']):>12.3e}" if lanes else f" {'-':>12}"
         lines.append(line)
     lines.append("CPU: process CPU time over wall time of the timed rounds (below the threads: "
-                 "the machine was busy)" + ("; streams: stream-cell-updates/s of the numpy "
-                                            "code" if streams else ""))
+                 "the machine was busy); free cores: the kernel's cell updates per CPU-second "
+                 "times its threads" + ("; streams: stream-cell-updates/s of the numpy code"
+                                        if streams else ""))
     goals = kernel_goals(part)
     if goals:
         lines.append("Compiled kernel against its goals (2 cores; ceilings for these 2 cores: "
