@@ -18,27 +18,33 @@ Each used cell reads at most its N and W inputs and drives at most its E and S o
 * a *pass* cell copies an input to each output it drives: straight, turn, crossing (N to S and
   W to E at once) or fan-out (one input to both outputs).
 
-Flow:
+Flow (:func:`compile_combinational`):
 
 1. :mod:`.decompose`: the netlist's LUTs (up to 4 inputs) into gates of at most 2 inputs,
    shared by structural hashing; inverters folded into their readers; gates of the same two
    operands paired into one cell (a half adder is one cell).
-2. Input port bits on N and W lanes (ports alternately on N and W, or every port on N with
-   the bits interleaved; each arrangement is tried and the one with fewer cells kept).
-3. Placement and routing together, gate by gate in topological order (a constructive
-   placer in the style of list scheduling, each step routed at once so the result is always
-   legal): the gate goes to the free cell whose two operands can reach its N and W inputs at
-   the least cost, found by Dijkstra searches from each operand's route tree over free wires
-   (a wire in a cell nothing uses yet costs more, so routes crowd into cells already used).
-   A net's tree grows from any of its wires (a fan-out is a cell driving both outputs).
-4. The grid is cropped to what is used (or kept at ``--size``), and every output bit is
-   routed to the nearest free S or E lane.
-5. The configuration: a gate's table over the sides its operands entered by, a copy of the
+2. Input port bits on N and W lanes, every second lane (ports alternately on N and W; every
+   port on N with the bits interleaved; each port's bits alternately on N and W: each
+   arrangement is tried and the one with the fewest cells kept).
+3. Placement (:func:`_place_geometric`), gate by gate in topological order (levels, then the
+   operands' mean position): each gate on the free cell strictly south-east of all its
+   operands' cells (so that each operand keeps two ways in and can branch off to its other
+   readers first) with the least wire length, a small pull towards the north-west corner and
+   a cost for logic cells within 2 cells; logic cells never touch.
+4. The grid is cropped to the layout plus :data:`CROP_MARGIN` (or kept at ``--size``).
+5. Routing by negotiated congestion (:class:`_Negotiator`, PathFinder: McMurchie and Ebeling
+   1995) on the directed acyclic graph of E and S wires: every net ripped up and rerouted
+   each iteration from its source over A* searches towards each sink; a LUT operand may enter
+   its cell by N or W; an output bit may leave by any free S or E lane (the router picks).
+   If routing does not converge, the placement is spread (every coordinate ``v`` to
+   ``k v + k - 1``, :data:`SCALES`) and routed again; last, with gates unpaired.
+6. The configuration: a gate's table over the sides its operands entered by, a copy of the
    input side for a pass. The port map: input bit on lane at boundary cell ``(x, y)`` has
    skew ``x + y - (x + y) % 2``; an output bit leaving ``(x, y)`` has tag ``x + y``; the
    latency is the largest tag plus 1, each output's skew its tag plus 1 minus the latency.
 
-Sequential netlists go to the general back end (:mod:`.backend`).
+Sequential netlists (feedback needs routes that go back north or west with loops padded to
+the period) go to the general back end (:mod:`.backend`).
 """
 
 import heapq
@@ -56,16 +62,8 @@ from .pack import _clean, compose, simplify_lut
 
 __all__ = ["compile_combinational", "lower"]
 
-#: Extra cost of a wire in a cell that carries nothing else yet.
-NEW_CELL_COST = 1.5
 #: Input lanes used: every LANE_STEP-th, from 1 (so that N and W lanes enter distinct cells).
 LANE_STEP = 2
-#: Extra cost of an output of a cell that other live nets enter (it may cut them off).
-BLOCK_COST = 2.0
-#: First search radius (wires) around an operand's tree; doubled when no cell is found.
-RADIUS = 10
-#: Cells tried per gate (best first) before the search radius grows.
-CANDIDATES = 24
 
 _E, _S = 0, 1          # the two output wires of a cell: 2 * cell + _E / _S
 _COPY_N, _COPY_W = 0xAAAA, 0xFF00
@@ -238,316 +236,6 @@ class _Failed(Exception):
     pass
 
 
-class _Layout:
-    """One placement-and-routing attempt (module docstring, steps 3 and 4)."""
-
-    def __init__(self, grid, blocks, nets_of, limit):
-        self.g = grid
-        self.blocks = blocks
-        self.tree = {}             # net -> {wire: parent wire or -1}
-        self.sink_wires = {}       # net -> set of wires its sinks read
-        self.pending = {}          # net -> sinks not routed yet
-        self.block_cell = [None] * len(blocks)
-        self.operand_side = [None] * len(blocks)   # per block: per operand 0 (N) or 3 (W)
-        self.limit = limit         # (max x, max y) a route may use
-        self.nets_of = nets_of
-        self.sparse = False        # logic on the odd-odd cells only
-        self.root_cell = {}        # block net -> its cell (the search starts at its outputs)
-        self.rootless = {}         # logic cell -> its single gate's net, before it is routed
-
-    # Search ------------------------------------------------------------------------------------
-    def _cost(self, wire, net=None):
-        g = self.g
-        o = g.owner(wire)
-        if o < 0:
-            return 1.0
-        if g.cell_use[o] == 0:
-            return 1.0 + NEW_CELL_COST
-        # Taking an output of a cell that other live nets enter may cut them off.
-        others = 0
-        for w in g.inputs_of(o):
-            user = g.user.get(w)
-            if user is not None and user != net and self.pending.get(user, 0) > 0:
-                others += 1
-        if not others:
-            return 1.0
-        free = sum(1 for x in self._outputs(o) if x not in g.user)
-        return 1.0 + BLOCK_COST * others / max(free - 1, 0.5)
-
-    def search(self, net, radius, goals=None):
-        """Dijkstra from ``net``'s tree over free wires: ``{wire: (cost, parent)}`` up to
-        ``radius``; stops early once every wire of ``goals`` is settled."""
-        g = self.g
-        w, h, n = g.w, g.h, g.n
-        xmax, ymax = self.limit
-        best = {}
-        heap = []
-        root = self.root_cell.get(net)
-        if root is not None and not self.tree[net]:
-            for w2 in self._outputs(root):
-                if w2 not in g.user:
-                    heap.append((self._cost(w2, net), w2, None))
-        for wire in self.tree[net]:
-            c = g.dest(wire)
-            if c < 0 or c not in g.allowed:
-                continue
-            for d in (_E, _S):
-                w2 = 2 * c + d
-                d2 = g.dest(w2)
-                if w2 in g.user or (d2 >= 0 and d2 not in g.allowed) or self._held(c, w2, net):
-                    continue
-                heap.append((self._cost(w2, net), w2, wire))
-        heapq.heapify(heap)
-        left = set(goals) if goals is not None else None
-        while heap:
-            cost, wire, parent = heapq.heappop(heap)
-            if wire in best:
-                continue
-            best[wire] = (cost, parent)
-            if left is not None:
-                left.discard(wire)
-                if not left:
-                    break
-            if cost >= radius:
-                continue
-            c = g.dest(wire)
-            if c < 0 or c not in g.allowed:
-                continue
-            x, y = c % w, c // w
-            if x > xmax or y > ymax:
-                continue                # a wire leaving the window: a goal only
-            for d in (_E, _S):
-                w2 = 2 * c + d
-                if w2 in g.user or w2 in best:
-                    continue
-                d2 = g.dest(w2)
-                if (d2 >= 0 and d2 not in g.allowed) or self._held(c, w2, net):
-                    continue
-                heapq.heappush(heap, (cost + self._cost(w2, net), w2, wire))
-        return best
-
-    def _outputs(self, c):
-        g = self.g
-        x, y = c % g.w, c // g.w
-        return [2 * c + d for d in (_E, _S) if (x + 1 < g.w if d == _E else y + 1 < g.h)]
-
-    def _held(self, c, wire, net):
-        """True if ``wire`` (an output of cell ``c``) must stay free: ``c``'s gate has no
-        route yet and ``wire`` is its last free output."""
-        gate = self.rootless.get(c)
-        if gate is None or gate == net:
-            return False
-        return all(o == wire or o in self.g.user for o in self._outputs(c))
-
-    def commit(self, net, found, wire):
-        """Add the path to ``wire`` (from ``found`` of :meth:`search`, or a tree wire)."""
-        tree = self.tree[net]
-        path = []
-        while wire not in tree:
-            cost, parent = found[wire]
-            path.append((wire, -1 if parent is None else parent))
-            if parent is None:
-                break
-            wire = parent
-        for wire, parent in reversed(path):
-            tree[wire] = parent
-            self.g.use(wire, net)
-        root = self.root_cell.get(net)
-        if root is not None:
-            self.rootless.pop(root, None)
-
-    def reach(self, net, found, wire):
-        """Cost of bringing ``net`` onto ``wire`` (0 if it is on its tree), or None."""
-        if wire in self.tree[net]:
-            return 0.0
-        if wire in found:
-            return found[wire][0]
-        return None
-
-    # Placement ---------------------------------------------------------------------------------
-    def place(self, b):
-        operands, members = self.blocks[b]
-        g = self.g
-        radius = RADIUS
-        while True:
-            found = [self.search(net, radius) for net in operands]
-            cands = self._candidates(b, operands, members, found)
-            for cost, c, sides in cands[:CANDIDATES * radius // RADIUS]:
-                if self._try(b, c, sides, operands, members, found):
-                    return
-            if radius > g.w + g.h + 4:
-                raise _Failed(f"no cell for the gate of {members[0][0]}")
-            radius *= 2
-
-    def _candidates(self, b, operands, members, found):
-        g = self.g
-        cells = set()
-        for f in found:
-            for wire in f:
-                c = g.dest(wire)
-                if c >= 0:
-                    cells.add(c)
-        for net in operands:
-            for wire in self.tree[net]:
-                c = g.dest(wire)
-                if c >= 0:
-                    cells.add(c)
-        need_out = len(members)
-        cands = []
-        for c in cells:
-            if c in g.logic or c not in g.allowed:
-                continue
-            x, y = c % g.w, c // g.w
-            if self.sparse and not (x % 2 and y % 2):
-                continue
-            outs = [2 * c + d for d in (_E, _S)
-                    if (x + 1 < g.w if d == _E else y + 1 < g.h)]
-            outs = [o for o in outs if o not in g.user]
-            if len(outs) < need_out:
-                continue
-            north, west = g.inputs_of(c)
-            options = []
-            if len(operands) == 0:
-                options.append((0.0, ()))
-            elif len(operands) == 1:
-                for side, wire in ((0, north), (3, west)):
-                    if wire < 0:
-                        continue
-                    r = self.reach(operands[0], found[0], wire)
-                    if r is not None and (wire not in g.user or g.user[wire] == operands[0]):
-                        options.append((r, (side,)))
-            else:
-                for sides, wires in (((0, 3), (north, west)), ((3, 0), (west, north))):
-                    ra = self.reach(operands[0], found[0], wires[0])
-                    rb = self.reach(operands[1], found[1], wires[1])
-                    if ra is None or rb is None:
-                        continue
-                    options.append((ra + rb, sides))
-            if not options:
-                continue
-            cost, sides = min(options)
-            # Prefer early cells (shorter latency, fewer routes to the outputs).
-            cands.append((cost + 0.05 * (x + y), c, sides))
-        cands.sort()
-        return cands
-
-    def _try(self, b, c, sides, operands, members, found):
-        g = self.g
-        north, west = g.inputs_of(c)
-        added = []
-        for k, (net, side) in enumerate(zip(operands, sides)):
-            wire = north if side == 0 else west
-            if wire in self.tree[net]:
-                continue
-            f = found[k] if k == 0 else self.search(net, 1e9, goals=[wire])
-            if wire not in f or wire in g.user:
-                for n2, w2 in added:
-                    self._undo(n2, w2)
-                return False
-            before = set(self.tree[net])
-            self.commit(net, f, wire)
-            added.append((net, set(self.tree[net]) - before))
-        x, y = c % g.w, c // g.w
-        outs = [2 * c + d for d in (_E, _S) if (x + 1 < g.w if d == _E else y + 1 < g.h)]
-        outs = [o for o in outs if o not in g.user]
-        if len(outs) < len(members):
-            for n2, w2 in added:
-                self._undo(n2, w2)
-            return False
-        g.logic[c] = b
-        if len(members) == 1:
-            self.rootless[c] = members[0][0]
-        touched = {c}
-        for net, wires in added:
-            for wire in wires:
-                touched.add(g.owner(wire))
-        if not self._escapes(touched, operands, members, c):
-            g.logic.pop(c)
-            self.rootless.pop(c, None)
-            for n2, w2 in added:
-                self._undo(n2, w2)
-            return False
-        self.block_cell[b] = c
-        self.operand_side[b] = sides
-        for net, side in zip(operands, sides):
-            self.sink_wires[net].add(north if side == 0 else west)
-        if len(members) == 1:
-            self.tree[members[0][0]] = {}
-            self.root_cell[members[0][0]] = c
-        else:
-            for (net, _), o in zip(members, outs):
-                self.tree[net] = {o: -1}
-                g.use(o, net)
-        g.cell_use[c] += 1
-        for net in operands:
-            self.pending[net] -= 1
-            if self.pending[net] == 0:
-                self.prune(net)
-        return True
-
-    def _escapes(self, touched, operands, members, c0):
-        """True if every live net entering a ``touched`` cell can still grow: some wire of its
-        tree enters a cell with a free output it may take; the nets that can grow only
-        through one cell are no more than that cell's free outputs (after its gates')."""
-        g = self.g
-        for c in touched:
-            if c < 0:
-                continue
-            free = [o for o in self._outputs(c) if o not in g.user
-                    and (g.dest(o) < 0 or g.dest(o) in g.allowed)]
-            capacity = len(free) - (len(members) if c == c0 else
-                                    (1 if c in self.rootless else 0))
-            if capacity < 0:
-                return False
-            needing = 0
-            for wire in g.inputs_of(c):
-                net = g.user.get(wire)
-                if net is None:
-                    continue
-                left = self.pending.get(net, 0) - (1 if net in operands else 0)
-                if left <= 0:
-                    continue
-                if not self._can_grow(net, exclude=c):
-                    needing += 1
-            if needing > capacity:
-                return False
-        return True
-
-    def _can_grow(self, net, exclude=-1):
-        g = self.g
-        root = self.root_cell.get(net)
-        if root is not None and not self.tree[net]:
-            return root != exclude and any(o not in g.user for o in self._outputs(root))
-        for wire in self.tree[net]:
-            c = g.dest(wire)
-            if c < 0 or c == exclude or c not in g.allowed:
-                continue
-            for o in self._outputs(c):
-                if o not in g.user and not self._held(c, o, net):
-                    d2 = g.dest(o)
-                    if d2 < 0 or d2 in g.allowed:
-                        return True
-        return False
-
-    def _undo(self, net, wires):
-        for wire in wires:
-            del self.tree[net][wire]
-            self.g.free(wire)
-
-    def prune(self, net):
-        """Drop the wires of ``net``'s tree that lead to no sink."""
-        tree = self.tree[net]
-        keep = set()
-        for wire in self.sink_wires[net]:
-            while wire != -1 and wire not in keep:
-                keep.add(wire)
-                wire = tree[wire]
-        for wire in list(tree):
-            if wire not in keep:
-                del tree[wire]
-                self.g.free(wire)
-
-
 def _inputs_arrangement(netlist, used, strategy):
     """``{(port, index): ("N" or "W", lane)}`` for the input bits."""
     ports = [(name, len(p.bits)) for name, p in netlist.inputs.items()]
@@ -580,6 +268,9 @@ def _inputs_arrangement(netlist, used, strategy):
 STRATEGIES = ("NW", "N", "split")
 #: Spreads of the placement tried in turn (free cells between logic cells, plus one).
 SCALES = (1, 2, 3)
+#: Designs of at most this many logic cells try every input arrangement at the first spread
+#: that routes (larger ones keep the first arrangement that routes).
+SMALL_DESIGN = 40
 
 
 def compile_combinational(netlist, *, width=None, height=None, region=None, allowed=None,
@@ -639,9 +330,13 @@ def compile_combinational(netlist, *, width=None, height=None, region=None, allo
                                              progress, scale)
             except _Failed as failure:
                 errors.append(str(failure))
+                if getattr(failure, "over", 0) > STALL_WIRES:
+                    break               # far from routing: spread the placement first
                 continue
             if best is None or result[2]["cells"]["total"] < best[2]["cells"]["total"]:
                 best = result
+            if len(blocks) > SMALL_DESIGN:
+                break                   # the first arrangement that routes (compile time)
         if best is not None:
             break
     if best is None:
@@ -653,142 +348,14 @@ def compile_combinational(netlist, *, width=None, height=None, region=None, allo
     return config, portmap, report
 
 
-def _attempt(netlist, gates, blocks, outputs, width, height, crop, region, allowed, pins,
-             strategy, progress, sparse=False):
-    cells = set(range(width * height)) if allowed is None else \
-        {y * width + x for x, y in allowed if x < width and y < height}
-    grid = _Grid(width, height, cells)
-    # Input lanes.
-    in_lanes = {}
-    if pins:
-        for key, (side, lane) in pins.items():
-            if key[0] in netlist.inputs:
-                if side not in (0, 3):
-                    raise CompileError(f"input {key[0]}[{key[1]}]: the systolic back end "
-                                       "reads inputs on N and W lanes only")
-                in_lanes[key] = ("N" if side == 0 else "W", lane)
-    arrangement = _inputs_arrangement(netlist, None, strategy)
-    taken = set(in_lanes.values())
-    for key, lane in arrangement.items():
-        if key not in in_lanes:
-            while lane in taken:
-                lane = (lane[0], lane[1] + 1)
-            in_lanes[key] = lane
-            taken.add(lane)
-    if region is not None:
-        x0, y0, x1, y1 = region
-        # Shift lanes into the region's edges.
-        shifted = {}
-        for key, (side, lane) in in_lanes.items():
-            if side == "N":
-                if y0 != 0:
-                    raise _Failed("the region does not touch the grid's N edge")
-                shifted[key] = (side, lane + x0)
-            else:
-                if x0 != 0:
-                    raise _Failed("the region does not touch the grid's W edge")
-                shifted[key] = (side, lane + y0)
-        in_lanes = shifted if not pins else in_lanes
-    net_of_input = {}
-    layout_nets = {}
-    for name, port in netlist.inputs.items():
-        for i, net in enumerate(port.bits):
-            net_of_input[(name, i)] = net
-    # Nets: sinks per net (block operands and outputs).
-    pending = {}
-    for ops, _ in blocks:
-        for net in ops:
-            pending[net] = pending.get(net, 0) + 1
-    for _, _, net in outputs:
-        if net not in (CONST0, CONST1):
-            pending[net] = pending.get(net, 0) + 1
-    layout = _Layout(grid, blocks, None, (width - 1, height - 1))
-    layout.sparse = sparse
-    layout.pending = dict(pending)
-    for net in pending:
-        layout.sink_wires[net] = set()
-    if not pins:
-        in_lanes = {key: (side, LANE_STEP * lane + 1) for key, (side, lane) in in_lanes.items()}
-    for key, (side, lane) in in_lanes.items():
-        net = net_of_input[key]
-        limit = width if side == "N" else height
-        if lane >= limit:
-            raise _Failed(f"{lane + 1} {side} lanes needed, the grid has {limit}")
-        wire = grid.lane_n(lane) if side == "N" else grid.lane_w(lane)
-        c = grid.dest(wire)
-        if net in pending and c not in grid.allowed:
-            raise _Failed(f"input lane {side}{lane} enters an unusable cell")
-        if net in pending:
-            layout.tree[net] = {wire: -1}
-            grid.use(wire, net)
-    # Topological order of blocks (levels, then the operands' mean position).
-    order = _order(blocks, gates, in_lanes, net_of_input)
-    block_of = {}
-    for b, (_, members) in enumerate(blocks):
-        for net, _ in members:
-            block_of[net] = b
-    for k, b in enumerate(order):
-        layout.limit = _limit(grid, width, height)
-        layout.place(b)
-        if progress is not None and k % 32 == 0:
-            progress("place", k + 1, len(order))
-    # Crop, then outputs.
-    out_pins = {}
-    if pins:
-        for key, (side, lane) in pins.items():
-            if key[0] in netlist.outputs:
-                if side not in (1, 2):
-                    raise CompileError(f"output {key[0]}[{key[1]}]: the systolic back end "
-                                       "drives outputs on S and E lanes only")
-                out_pins[key] = (side, lane)
-    for extra in range(0, 8, 2):
-        if crop:
-            xmax, ymax = _extent(grid)
-            for side, lane in in_lanes.values():
-                if side == "N":
-                    xmax = max(xmax, lane)
-                else:
-                    ymax = max(ymax, lane)
-            w2 = min(width, _even(xmax + 1 + extra))
-            h2 = min(height, _even(ymax + 1 + extra))
-        else:
-            w2, h2 = width, height
-        try:
-            final = _finish(netlist, grid, layout, blocks, outputs, in_lanes, net_of_input,
-                            w2, h2, out_pins, region)
-        except _Failed as failure:
-            if not crop or (w2 == width and h2 == height):
-                raise
-            continue
-        return final
-    raise _Failed("the outputs cannot reach the grid's S and E lanes")
-
-
 def _even(v):
     return max(2, v + v % 2)
-
-
-def _extent(grid):
-    xmax = ymax = 0
-    for wire in grid.user:
-        for c in (grid.owner(wire), grid.dest(wire)):
-            if c >= 0:
-                xmax, ymax = max(xmax, c % grid.w), max(ymax, c // grid.w)
-    for c in grid.logic:
-        xmax, ymax = max(xmax, c % grid.w), max(ymax, c // grid.w)
-    return xmax, ymax
-
-
-def _limit(grid, width, height):
-    xmax, ymax = _extent(grid)
-    return min(width - 1, xmax + 6), min(height - 1, ymax + 6)
 
 
 def _order(blocks, gates, in_lanes, net_of_input):
     pos = {}
     for key, (side, lane) in in_lanes.items():
         pos[net_of_input[key]] = (lane, 0) if side == "N" else (0, lane)
-    level = {net: 0 for net in pos}
     block_of = {}
     for b, (_, members) in enumerate(blocks):
         for net, _ in members:
@@ -831,192 +398,6 @@ def _order(blocks, gates, in_lanes, net_of_input):
     return [b for *_, b in keyed]
 
 
-def _finish(netlist, grid, layout, blocks, outputs, in_lanes, net_of_input, w2, h2, out_pins,
-            region):
-    """Route the outputs on a ``w2`` x ``h2`` crop, build the configuration and port map."""
-    g = grid
-    W = g.w
-    # Work on copies so that a failed crop can be retried.
-    saved_user = dict(g.user)
-    saved_use = list(g.cell_use)
-    saved_tree = {k: dict(v) for k, v in layout.tree.items()}
-    saved_sinks = {k: set(v) for k, v in layout.sink_wires.items()}
-    try:
-        return _finish_on(netlist, grid, layout, blocks, outputs, in_lanes, net_of_input,
-                          w2, h2, out_pins, region)
-    except _Failed:
-        g.user, g.cell_use = saved_user, saved_use
-        layout.tree, layout.sink_wires = saved_tree, saved_sinks
-        raise
-
-
-def _finish_on(netlist, g, layout, blocks, outputs, in_lanes, net_of_input, w2, h2, out_pins,
-               region):
-    W = g.w
-    x0, y0, x1, y1 = region if region is not None else (0, 0, w2 - 1, h2 - 1)
-    if region is not None:
-        x1, y1 = min(x1, w2 - 1), min(y1, h2 - 1)
-    for wire in g.user:
-        for c in (g.owner(wire), g.dest(wire)):
-            if c >= 0 and not (c % W < w2 and c // W < h2):
-                raise _Failed("the layout does not fit the crop")
-    # Output lane wires of the crop: E lane y is the E output of (w2 - 1, y); S lane x is the
-    # S output of (x, h2 - 1).
-    lanes = {}
-    if x1 == w2 - 1:
-        for y in range(y0, y1 + 1):
-            c = y * W + w2 - 1
-            if c in g.allowed:
-                lanes[(1, y)] = 2 * c + _E
-    if y1 == h2 - 1:
-        for x in range(x0, x1 + 1):
-            c = (h2 - 1) * W + x
-            if c in g.allowed:
-                lanes[(2, x)] = 2 * c + _S
-    lane_of_wire = {w: k for k, w in lanes.items()}
-    layout.limit = (w2 - 1, h2 - 1)
-    out_lane = {}
-    items = []
-    for port, index, net in outputs:
-        items.append((port, index, net))
-
-    def order_key(item):
-        port, index, net = item
-        if net in layout.tree and layout.tree[net]:
-            ws = list(layout.tree[net])
-            return -max((g.dest(w) % W) + (g.dest(w) // W) for w in ws if g.dest(w) >= 0)
-        return 0
-    items.sort(key=order_key)
-    const_one = []
-    for port, index, net in items:
-        key = (port, index)
-        if net == CONST0 or net == CONST1:
-            continue
-        if key in out_pins:
-            goal = lanes.get(out_pins[key])
-            if goal is None:
-                raise _Failed(f"output {port}[{index}]: lane {out_pins[key]} is not on the "
-                              "grid's S or E edge")
-            goals = [goal]
-        else:
-            goals = [w for w in lanes.values() if w not in g.user]
-        tree = layout.tree[net]
-        hit = [w for w in goals if w in tree and w not in layout.sink_wires[net]]
-        if hit:
-            wire = hit[0]
-        else:
-            found = layout.search(net, 1e9, goals=goals)
-            reach = [(found[w][0], w) for w in goals if w in found]
-            if not reach:
-                raise _Failed(f"output {port}[{index}] cannot reach a free S or E lane")
-            wire = min(reach)[1]
-            layout.commit(net, found, wire)
-        layout.sink_wires[net].add(wire)
-        out_lane[key] = lane_of_wire[wire]
-        layout.pending[net] -= 1
-        if layout.pending[net] == 0:
-            layout.prune(net)
-    for port, index, net in items:
-        key = (port, index)
-        if net in (CONST0, CONST1):
-            if key in out_pins:
-                wire = lanes.get(out_pins[key])
-                if wire is None or wire in g.user:
-                    raise _Failed(f"output {port}[{index}]: lane {out_pins[key]} is taken")
-            else:
-                free = [w for w in lanes.values() if w not in g.user]
-                if not free:
-                    raise _Failed("no free output lane for a constant output")
-                wire = free[0]
-            g.use(wire, net)
-            out_lane[key] = lane_of_wire[wire]
-            if net == CONST1:
-                const_one.append(wire)
-    # Configuration.
-    luts = np.zeros((h2, w2, 4), dtype=np.uint16)
-    gate_table = {}
-    for b, (operands, members) in enumerate(blocks):
-        sides = layout.operand_side[b]
-        for net, table in members:
-            cell_table = 0
-            for a in range(16):
-                addr = 0
-                for i, side in enumerate(sides):
-                    addr |= ((a >> side) & 1) << i
-                cell_table |= ((table >> addr) & 1) << a
-            gate_table[net] = cell_table
-    north_lanes = 2 * g.n
-    for net, tree in layout.tree.items():
-        for wire, parent in tree.items():
-            c = g.owner(wire)
-            if c < 0:
-                continue                      # an input lane
-            x, y, d = c % W, c // W, (1 if wire % 2 == _E else 2)
-            if parent == -1:
-                table = gate_table[net]
-            else:
-                # The parent enters c from the N (an S output above, or an N lane) or W.
-                from_north = (parent >= north_lanes and parent - north_lanes < W) or \
-                    (parent < north_lanes and parent % 2 == _S)
-                table = _COPY_N if from_north else _COPY_W
-            luts[y, x, d] = table
-    for wire in const_one:
-        c = g.owner(wire)
-        luts[c // W, c % W, 1 if wire % 2 == _E else 2] = 0xFFFF
-    config = Configuration(w2, h2, luts)
-    # Port map.
-    ports, out_tags = [], {}
-    for key, (side, lane) in out_lane.items():
-        c = (lane * W + w2 - 1) if side == 1 else ((h2 - 1) * W + lane)
-        out_tags[key] = c % W + c // W
-    latency = max([t + 1 for t in out_tags.values()] + [1])
-    taken = {(s, l) for s, l in in_lanes.values()}
-    for name, port in netlist.inputs.items():
-        bits = []
-        for i in range(len(port.bits)):
-            side, lane = in_lanes[(name, i)]
-            limit = w2 if side == "N" else h2
-            if lane >= limit:
-                if port.bits[i] in layout.tree:
-                    raise _Failed("an input lane is off the crop")
-                lane = next((k for k in range(limit) if (side, k) not in taken), None)
-                if lane is None:
-                    raise _Failed("no free input lane")
-                taken.add((side, lane))
-                in_lanes[(name, i)] = (side, lane)
-            x, y = (lane, 0) if side == "N" else (0, lane)
-            skew = x + y - (x + y) % 2 if port.bits[i] in layout.tree else 0
-            bits.append({"side": side, "lane": lane, **({"skew": skew} if skew else {})})
-        ports.append({"name": name, "direction": "in", "signed": port.signed, "bits": bits})
-    for name, port in netlist.outputs.items():
-        bits = []
-        for i in range(len(port.bits)):
-            side, lane = out_lane[(name, i)]
-            skew = out_tags[(name, i)] + 1 - latency
-            bits.append({"side": "NESW"[side], "lane": lane, **({"skew": skew} if skew else {})})
-        ports.append({"name": name, "direction": "out", "signed": port.signed, "bits": bits})
-    portmap = PortMap(w2, h2, ports, period=2, latency=latency)
-    used = (luts != 0).any(axis=2)
-    logic = {(c % W, c // W) for c in g.logic}
-    ys, xs = np.nonzero(used)
-    all_cells = {(int(x), int(y)) for y, x in zip(ys, xs)} | logic
-    box = ([min(x for x, _ in all_cells), min(y for _, y in all_cells),
-            max(x for x, _ in all_cells), max(y for _, y in all_cells)] if all_cells else None)
-    report = {
-        "back_end": "systolic",
-        "grid": [w2, h2],
-        "region": list(region) if region is not None else None,
-        "bounding_box": box,
-        "cells": {"logic": len(logic), "routing": len(all_cells - logic), "delay": 0,
-                  "total": len(all_cells)},
-        "luts": len(netlist.luts), "flip_flops": 0,
-        "gates": sum(len(m) for _, m in blocks), "blocks": len(blocks),
-        "period": 2, "latency": latency,
-    }
-    return config, portmap, report
-
-
-
 # Negotiated routing on a geometric placement (the flow used) ---------------------------------
 #: Placement cost of each logic cell within 2 cells (spreads logic for the routes).
 CROWD_COST = 1.0
@@ -1037,9 +418,29 @@ def _place_geometric(blocks, src, order, width, height, allowed, mode, limits=No
     source position (lanes at row or column -1); block nets are added. :returns: cells."""
     cell_of = [None] * len(blocks)
     logic = set()
+    full = len(allowed) == width * height
+    reach = {}
+
+    def reachable(net):
+        # Cells a monotone route from ``net``'s source reaches over usable cells (only
+        # computed when some cells are unusable: defects or a region).
+        if net not in reach:
+            px, py = src[net]
+            todo = [c for c in ((px + 1, py), (px, py + 1)) if c in allowed]
+            seen = set(todo)
+            while todo:
+                x, y = todo.pop()
+                for c in ((x + 1, y), (x, y + 1)):
+                    if c in allowed and c not in seen:
+                        seen.add(c)
+                        todo.append(c)
+            reach[net] = seen
+        return reach[net]
+
     for b in order:
         operands, members = blocks[b]
         pts = [src[n] for n in operands]
+        sets = [] if full else [reachable(n) for n in operands]
         X = max([p[0] for p in pts] + [0])
         Y = max([p[1] for p in pts] + [0])
         best = None
@@ -1058,6 +459,8 @@ def _place_geometric(blocks, src, order, width, height, allowed, mode, limits=No
                                          ((1, 0), (-1, 0), (0, 1), (0, -1))):
                         continue
                     if not _feasible(pts, x, y):
+                        continue
+                    if sets and not all((x, y) in r_ for r_ in sets):
                         continue
                     crowd = sum((x + dx, y + dy) in logic for dx in (-2, -1, 0, 1, 2)
                                 for dy in (-2, -1, 0, 1, 2))
@@ -1081,20 +484,6 @@ def _feasible(pts, x, y):
     # Strictly south-east of every operand: each operand keeps two ways in and can branch
     # off to its other readers before this cell.
     return all(px < x and py < y for px, py in pts)
-
-
-def _feasible_exact(pts, x, y):
-    def via_w(p):
-        return p[0] <= x - 1 and p[1] <= y
-
-    def via_n(p):
-        return p[0] <= x and p[1] <= y - 1
-    if not pts:
-        return True
-    if len(pts) == 1:
-        return via_w(pts[0]) or via_n(pts[0])
-    a, b = pts
-    return (via_w(a) and via_n(b)) or (via_n(a) and via_w(b))
 
 
 class _Negotiator:
@@ -1225,7 +614,10 @@ class _Negotiator:
             for w in over:
                 self.hist[w] = self.hist.get(w, 0.0) + 1.0
             self.present *= 1.5
-        raise _Failed(f"routing did not converge ({len(over)} wires wanted by several nets)")
+        failure = _Failed(f"routing did not converge ({len(over)} wires wanted by several "
+                          "nets)")
+        failure.over = len(over)
+        raise failure
 
 
 def _attempt_negotiated(netlist, gates, blocks, outputs, width, height, crop, region,
@@ -1254,7 +646,8 @@ def _attempt_negotiated(netlist, gates, blocks, outputs, width, height, crop, re
         if key in in_lanes:
             continue
         lane = step * lane + first + (x0 if side == "N" else y0)
-        while (side, lane) in taken:
+        while (side, lane) in taken or (((lane, 0) if side == "N" else (0, lane)) not in cells
+                                        and lane < max(width, height)):
             lane += 1
         in_lanes[key] = (side, lane)
         taken.add((side, lane))
