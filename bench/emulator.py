@@ -58,8 +58,8 @@ _POOL = 64
 
 
 def _default_steps(size):
-    """Enough subcycles for a stable figure: about 16 million cell updates, at least 16."""
-    return max(16, (32 << 20) // (size * size))
+    """Enough subcycles for a stable figure: about 4 million cell updates, at least 16."""
+    return max(16, (8 << 20) // (size * size))
 
 
 def _random_word(rng, lanes):
@@ -228,7 +228,8 @@ def measure(sizes=SUITE_SIZES, *, steps=None, seed=1, streams=DEFAULT_STREAMS, t
     """The emulator part of the suite: every emulator on every size, side by side in one run.
 
     :param sizes: square grid sides.
-    :param steps: subcycles per timed round (``None``: about 16M cell updates per size).
+    :param steps: subcycles per timed round (``None``: about 4M cell updates per size; the
+        kernel runs 64 times as many per call).
     :param streams: streams of the lane-parallel figures (``0``: none).
     :param emulators: which of ``"simple"``, ``"fast"``, ``"kernel"``, ``"streams"`` to
         measure (``"kernel"`` only where numba is installed).

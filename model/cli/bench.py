@@ -123,7 +123,7 @@ def _run(name, sizes, json_path, quiet, **options):
 @click.option("--threads", type=click.IntRange(min=1),
               help="Threads of the fast emulator and the kernel (default: their own choice).")
 @click.option("--steps", type=click.IntRange(1, 1 << 30),
-              help="Subcycles per timed round, at most 2**30 (default: about 16M cell updates "
+              help="Subcycles per timed round, at most 2**30 (default: about 4M cell updates "
                    "per size).")
 def bench_emulator(sizes, json_path, quiet, streams, threads, steps):
     """Emulator throughput in cell-updates/s: the reference emulator, the bit-parallel numpy
