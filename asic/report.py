@@ -35,8 +35,10 @@ def format_table(report):
     for key, part in a["split_per_cell"].items():
         share = 100 * part["area_um2"] / a["per_cell_um2"] if a["per_cell_um2"] else 0
         count = sum(part["cells"].values())
+        shared = part.get("shared_per_cell_um2")
+        what = f"{count} cells" + ("" if shared is None else f" + {shared:.0f} um2 shared")
         lines.append(f"    {_NAMES.get(key, key):32s} {part['area_um2']:9.1f} um2  "
-                     f"{share:5.1f} %  ({count} cells)")
+                     f"{share:5.1f} %  ({what})")
     lines += ["", "  cell types of one cell:"]
     for kind, count in sorted(report["cells"]["cell"].items(), key=lambda kv: -kv[1]):
         lines.append(f"    {count:5d}  {kind}")
