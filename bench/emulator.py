@@ -92,8 +92,9 @@ def _time(emulator, inputs, steps, rounds, min_seconds):
 
 
 def _kernel_steps(size):
-    """Subcycles per ``run`` call of the kernel: about 128M cell updates, 16 to 65,536."""
-    return max(16, min(65536, (1 << 28) // (size * size)))
+    """Subcycles per ``run`` call of the kernel: about 1G cell updates, 64 to 65,536 (long
+    calls let the temporal blocking run deep passes on large grids)."""
+    return max(64, min(65536, (1 << 31) // (size * size)))
 
 
 def _time_kernel(emulator, lanes, rounds, min_seconds):
