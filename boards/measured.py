@@ -47,6 +47,11 @@ MEASURED = [
                    "by Yosys: before KEEP_REPLICAS); load average 19-21 on 2 cores, so about "
                    "3.5 CPU minutes (Yosys 35 s, nextpnr 165 s) took 30 minutes; critical path "
                    "in the protocol engine's answer multiplexer, not the grid"},
+    {"board": "tangnano9k", "engine": "multiplexed", "grid": "64x64", "cells": 4096,
+     "storage": "memory", "pipelined": False, "cycles_per_subcycle": 523, "fmax_mhz": 52.41,
+     "build_seconds": 1759, "date": "2026-12-01",
+     "conditions": "4 evaluators, 22 / 26 BSRAM, unstaged loads; CPU 376 s (Yosys 22 s, "
+                   "nextpnr 342 s, pack 12 s) at load average 14 on the shared 2-core machine"},
 ]
 
 
