@@ -156,7 +156,7 @@ def build(board_name, size, baud, output, link, lanes, force, quiet, engine, eva
     With --engine multiplexed the cells live in block RAM (docs/boards.md, Engines):
 
     \b
-      bitgrid build --board icebreaker --size 128x128 --engine multiplexed --evaluators 4
+      bitgrid build --board tangnano9k --size 64x64 --engine multiplexed --evaluators 4
     """
     from bitgrid.boards import build as build_board, format_report, get_board
     board = get_board(board_name)
