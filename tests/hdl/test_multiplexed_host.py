@@ -18,7 +18,7 @@ from support.gateware import raises_exactly
 from support.host import EngineBench
 
 
-@pytest.mark.parametrize("staged", [True, False])
+@pytest.mark.parametrize("staged", [pytest.param(True, marks=pytest.mark.slow), False])
 def test_session_matches_the_device_model(staged):
     """Staged loads (the default), and unstaged ones (frames straight into the grid, for grids
     that fill the device's memory): the same session, then with ``staged=False`` a load whose
