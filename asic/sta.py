@@ -96,7 +96,9 @@ def run_sta(netlist, top, liberty, work_dir, *, timeout=1800):
     if sta is None:
         raise AsicToolMissingError("sta", "time the synthesised netlist (Debian's OpenSTA)",
                                    STA_INSTALL)
-    work_dir = Path(work_dir)
+    # Absolute paths: OpenSTA runs in work_dir, so a relative -o (out/...) must not be read
+    # relative to it.
+    work_dir = Path(work_dir).resolve()
     wire_load = _default_wire_load(liberty)
     script = work_dir / f"{top}.sta.tcl"
     atomic_write(script, "\n".join([
@@ -110,13 +112,14 @@ def run_sta(netlist, top, liberty, work_dir, *, timeout=1800):
         "exit",
     ]) + "\n")
     log = work_dir / f"{top}.sta.log"
-    proc = subprocess.run([sta, "-no_splash", "-exit", str(script)], cwd=work_dir,
+    proc = subprocess.run([sta, "-no_splash", "-exit", script.name], cwd=work_dir,
                           capture_output=True, text=True, timeout=timeout)
     atomic_write(log, proc.stdout + proc.stderr)
     text = proc.stdout
     slack = re.search(r"^\s*(-?[0-9.]+)\s+slack \((MET|VIOLATED)\)", text, re.M)
     if proc.returncode != 0 or slack is None:
-        tail = " / ".join((proc.stderr or text).strip().splitlines()[-4:])
+        tail = " / ".join((proc.stderr or text).strip().splitlines()[-4:]) or \
+            f"no output, exit status {proc.returncode}"
         raise StaError(f"OpenSTA found no constrained path in {top}: {tail}; log {log}")
     start = re.search(r"^Startpoint: (.*)$", text, re.M).group(1).strip()
     end = re.search(r"^Endpoint: (.*)$", text, re.M).group(1).strip()
