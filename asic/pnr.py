@@ -367,6 +367,8 @@ def format_place_route(result):
         f"  routed timing   worst path {t['worst_path_ns']:.3f} ns "
         f"({t['startpoint']} -> {t['endpoint']}), phase clock up to {t['clock_mhz']:.0f} MHz",
     ]
-    lines += [f"    assumption: {a}" for a in t["assumptions"]]
+    import textwrap
+    for text in t["assumptions"]:
+        lines += textwrap.wrap(text, 96, initial_indent="    - ", subsequent_indent="      ")
     lines.append("  seconds         " + ", ".join(f"{k} {v}" for k, v in result.seconds.items()))
     return "\n".join(lines)

@@ -56,9 +56,11 @@ def format_table(report):
     if report.get("zero_area_cells_from_lef"):
         lines += ["", "  cells with area 0 in the liberty, sized from the LEF: "
                   + ", ".join(report["zero_area_cells_from_lef"])]
-    for key in ("place_route", "tinytapeout"):
-        if report.get(key):
-            lines += ["", f"  {key}: " + json.dumps(report[key])[:200]]
+    if report.get("place_route"):
+        from .pnr import PlaceRoute, format_place_route
+        lines += ["", format_place_route(PlaceRoute(**report["place_route"]))]
+    if report.get("tinytapeout"):
+        lines += ["", "  tinytapeout: " + json.dumps(report["tinytapeout"])[:200]]
     return "\n".join(lines) + "\n"
 
 

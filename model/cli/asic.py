@@ -99,6 +99,3 @@ def asic(pdk, pdk_root, size, storage, corner, no_timing, as_json, progress, pla
         click.echo(json.dumps(report, indent=2))
     else:
         click.echo(format_table(report), nl=False)
-        if place_route:
-            from bitgrid.asic.pnr import PlaceRoute, format_place_route
-            click.echo(format_place_route(PlaceRoute(**report["place_route"])))
