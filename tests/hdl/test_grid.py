@@ -111,6 +111,7 @@ class TestSignature:
         assert sig.members == wiring.Signature({
             "begin": Out(1), "row": Out(range(6)), "addr": Out(4),
             "w_data": Out(16), "w_en": Out(1), "w_ready": In(1), "r_data": In(16),
+            "r_ready": In(1, init=1),
             "commit": Out(1), "crc": Out(32), "valid": In(1), "error": In(1),
         }).members
         assert Shape.cast(sig.members["row"].shape) == unsigned(3)
