@@ -47,7 +47,8 @@ MACROS = {m.name: m for m in (
         Param("bits", "int", 1, "width", 1, 4096)], basic.inverter),
     Macro("full_adder", "One full-adder cell", [], arith.full_adder),
     Macro("adder", "An n-bit ripple-carry adder, one full-adder cell per bit", [
-        Param("bits", "int", 8, "operand width", 1, 4096),
+        # The sum has bits + 1 bits (the carry out), and a port has at most 4096.
+        Param("bits", "int", 8, "operand width", 1, 4095),
         Param("carry_in", "bool", False, "take a carry in on N lane 0")], arith.adder),
     Macro("multiplier", "A pipelined n x n unsigned multiplier (carry-save array)", [
         Param("bits", "int", 8, "operand width n", 2, 64)], _multiplier.multiplier),

@@ -208,3 +208,13 @@ def test_macro_descriptions():
                          for y in range(block.height))            # counted over the box
         assert block.doc and block.cell_count == configured
         assert block.period == 2
+
+
+def test_adder_refuses_a_sum_wider_than_a_port():
+    # The sum of a bits-bit adder has bits + 1 bits (the carry out) and a port at most 4096, so
+    # bits=4096 is refused by the parameter's own range, not later by the port map.
+    with pytest.raises(LibraryError, match=r"adder parameter bits must be an integer from 1 to "
+                                           r"4095, not 4096"):
+        build("adder", bits=4096)
+    block = build("adder", bits=4095)
+    assert [len(p.bits) for p in block.ports if p.name == "sum"] == [4096]
