@@ -145,7 +145,8 @@ def test_wrong_expected_output_is_reported_by_the_player():
 @pytest.mark.slow
 def test_case_longer_than_the_stimulus_memory():
     """More steps than the memories hold run as several commands; the grid keeps its state
-    (about 40 s of CPU on Icarus: 70 000 subcycles and the reference emulator)."""
+    (70 000 subcycles on Icarus and the reference emulator: estimated 20 to 40 s of CPU, not
+    measured on the loaded machine of its writing)."""
     from bitgrid.hdl.player import STIMULUS_DEPTH
     width, height = 2, 2
     count = STIMULUS_DEPTH + 4500
