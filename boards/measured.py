@@ -52,6 +52,12 @@ MEASURED = [
      "build_seconds": 1759, "date": "2026-12-01",
      "conditions": "4 evaluators, 22 / 26 BSRAM, unstaged loads; CPU 376 s (Yosys 22 s, "
                    "nextpnr 342 s, pack 12 s) at load average 14 on the shared 2-core machine"},
+    {"board": "tangnano9k", "engine": "direct", "grid": "16x14", "cells": 224,
+     "storage": "memory", "pipelined": True, "cycles_per_subcycle": 1, "fmax_mhz": 61.34,
+     "build_seconds": 2392, "date": "2026-12-01",
+     "conditions": "RAM16SDP4 primitives, pipelined grid with kept replicas; nextpnr target "
+                   "the 27 MHz board clock; CPU: Yosys 18.8 s, nextpnr 578 s, pack 14.9 s at "
+                   "load 9-17; critical path in the protocol engine's answer multiplexer"},
 ]
 
 
