@@ -493,7 +493,13 @@ def _compile(config, portmap, bad, progress=None):
         result = compile_netlist(netlist, width=config.width, height=config.height,
                                  defects=defects, pins=pins, progress=progress)
     except CompileError as error:
-        raise RelocationError(str(error)) from None
+        # The compiler's advice to try a larger --size does not apply here: the grid is the
+        # chip's, and bitgrid place has no --size.
+        message = str(error)
+        for advice in ("; try a larger --size or region", " or a larger --size or region",
+                       "; try a larger --size"):
+            message = message.replace(advice, "")
+        raise RelocationError(message) from None
     except ValueError as error:         # a port map or netlist the back end could not make
         raise RelocationError(f"the compiler back end failed: {error}") from None
     new = result.portmap

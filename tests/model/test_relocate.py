@@ -444,3 +444,28 @@ def test_compile_strategy_relocates_sequential_programs(name, params):
     rows = _rows(portmap, rng, 24)
     assert _faulty_rows(result.config, result.portmap, defects, rows, rng) == \
         evaluate(config, portmap, rows)
+
+
+def test_cli_place_refusal_gives_no_advice_place_cannot_follow(tmp_path):
+    # A column of dead cells cuts every path: every strategy fails, the compiler's among them,
+    # and the one line must not send the user to a --size that bitgrid place does not have.
+    from click.testing import CliRunner
+
+    from bitgrid import bitstream, defects as defects_file, ports as ports_file
+    from bitgrid.cli import main
+    p = Program(8, 8)
+    for x in range(8):
+        p.connect(x, 1, "W", "E")
+    program, mapping, ports = (tmp_path / "w.bgbs", tmp_path / "d.json",
+                               tmp_path / "w.ports.json")
+    bitstream.save(str(program), p.config)
+    ports_file.save(str(ports), _ports(8, 8, [("W", 1)], [("E", 1)], latency=8))
+    defects_file.save(str(mapping), DefectMap(8, 8, [Defect(4, y, "dead") for y in range(8)]))
+    result = CliRunner().invoke(main, ["place", str(program), "--ports", str(ports),
+                                       "--defects", str(mapping), "-o",
+                                       str(tmp_path / "out.bgbs")])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: cannot place") and "compile:" in result.output
+    assert "--size" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "out.bgbs").exists()
