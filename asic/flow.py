@@ -69,6 +69,8 @@ def run_asic(*, pdk, width, height, out_dir, storage="ff", pdk_root=None, corner
     check_bool(progress, "progress")
     lib = find_pdk(pdk, pdk_root, corner)
     say = _progress(progress)
+    say(f"reading the {lib.name} liberty ({lib.liberty.name})")
+    library = lib.cells()               # a bad liberty stops here, before any file is written
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     synth_dir = out / "synth"
@@ -79,9 +81,6 @@ def run_asic(*, pdk, width, height, out_dir, storage="ff", pdk_root=None, corner
     rtl = out / "grid.v"
     atomic_write(rtl, grid_verilog(width, height, storage=storage, name=TOP))
     cell_top = cell_module_name(storage)
-
-    say(f"reading the {lib.name} liberty ({lib.liberty.name})")
-    library = lib.cells()
 
     say(f"synthesising one cell ({cell_top}) with YoWASP Yosys")
     cell = synthesise(rtl, cell_top, lib, synth_dir / "cell")

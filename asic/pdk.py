@@ -159,11 +159,24 @@ class Pdk:
 
     def cells(self):
         """``{name: LibraryCell}`` of every cell in the liberty, areas of 0 replaced by the
-        LEF's ``SIZE`` (cached per file)."""
+        LEF's ``SIZE`` (cached per file).
+
+        :raises PdkMissingError: if the files cannot be read or the liberty lacks the NAND2
+            cell (an empty, cut-short or foreign file)."""
         key = (str(self.liberty), str(self.lef))
         if key not in _CELL_CACHE:
-            sizes = read_lef_sizes(self.lef) if self.lef is not None else {}
-            cells = read_liberty_cells(self.liberty)
+            install = _LAYOUT[self.name]["install"]
+            try:
+                sizes = read_lef_sizes(self.lef) if self.lef is not None else {}
+                cells = read_liberty_cells(self.liberty)
+            except (OSError, EOFError) as error:
+                raise PdkMissingError(f"cannot read the {self.name} liberty or LEF "
+                                      f"({error}): {self.liberty}; reinstall it with: "
+                                      f"{install}") from None
+            if self.nand2 not in cells:
+                raise PdkMissingError(f"the {self.name} liberty {self.liberty} has no cell "
+                                      f"{self.nand2} (cut short, or another library's); "
+                                      f"reinstall it with: {install}")
             _CELL_CACHE[key] = {
                 name: dataclasses.replace(cell, area=sizes.get(name, 0.0))
                 if cell.area == 0 and name in sizes else cell

@@ -117,3 +117,23 @@ def test_sta_missing_names_the_package(monkeypatch, tmp_path):
     assert str(info.value) == (
         "sta was not found on PATH (needed to time the synthesised netlist (Debian's "
         "OpenSTA)). Install it with: apt-get install --no-install-recommends opensta")
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "has no cell sky130_fd_sc_hd__nand2_1 (cut short, or another library's)"),
+    (b"library (x) {\n  cell (y) {\n    area : 1;\n  }\n}\n", "has no cell sky130_fd_sc_hd__nand2"),
+    (b"not gzip", "cannot read the sky130 liberty or LEF"),
+])
+def test_bad_liberty_writes_nothing(tmp_path, content, message):
+    """A PDK root whose liberty is empty, another library's or not gzip: exit 2 with the
+    reinstall command, before any output is written."""
+    folder = tmp_path / "root/sky130A/libs.ref/sky130_fd_sc_hd/lib"
+    folder.mkdir(parents=True)
+    name = "sky130_fd_sc_hd__tt_025C_1v80.lib" + (".gz" if content == b"not gzip" else "")
+    (folder / name).write_bytes(content)
+    result = _run(["--pdk", "sky130", "--pdk-root", str(tmp_path / "root"),
+                   "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "ciel enable --pdk sky130" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
