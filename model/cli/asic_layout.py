@@ -73,6 +73,12 @@ def tinytapeout_command(*, pdk, pdk_root, width, height, storage, vectors_path, 
     say(f"synthesising the {width} x {height} Tiny Tapeout core to sky130 for its area")
     area, source = tinytapeout.core_area(width, height, out / "synth_sky130", storage=storage,
                                          pdk_root=pdk_root)
+    shape, count = tinytapeout.tiles_for_area(area)
+    if shape is None:
+        raise BadInput(f"a {width} x {height} grid with {storage} storage needs {count} Tiny "
+                       f"Tapeout tiles ({area:,.0f} um2 on sky130), more than the largest "
+                       f"shape {tinytapeout.TILE_SHAPES[-1]}; give a smaller --size"
+                       + (" or --storage latch" if storage == "ff" else ""))
     say(f"writing the project folder {out}")
     info = tinytapeout.write_project(out, width=width, height=height, storage=storage,
                                      config=config, steps=steps, case_name=name,
@@ -80,7 +86,7 @@ def tinytapeout_command(*, pdk, pdk_root, width, height, storage, vectors_path, 
     if as_json:
         click.echo(json.dumps(info, indent=2))
     else:
-        tiles = info["tiles"] or f"more than 8x2 ({info['tile_count']} tiles)"
+        tiles = info["tiles"]
         click.echo(f"Tiny Tapeout project {info['top']} in {info['path']}\n"
                    f"  core area   {area:,.0f} um2 on sky130 -> tiles {tiles}\n"
                    f"  lane banks  {info['banks']}\n"

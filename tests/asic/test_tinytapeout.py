@@ -145,3 +145,22 @@ def test_latch_store_folder(tmp_path, simulator):
     assert "module tt_um_bitgrid_2x2_core_latch" in core and "bitgrid_latch" not in core
     cases, failures, log = _make(out / "test", simulator)
     assert cases == ["test_program"] and failures == [], log[-3000:]
+
+
+def test_too_large_for_the_shuttle_is_refused(tmp_path, monkeypatch):
+    """A grid whose core needs more tiles than the largest shape (8x2): exit 2 saying what to
+    do, and no project files (the info file would claim 8x2). The synthesis is replaced by a
+    fixed area of 20 tiles at 60 %."""
+    from click.testing import CliRunner
+    from bitgrid.asic import tinytapeout
+    from bitgrid.cli import main
+    area = 20 * 167.0 * 108.0 * 0.6
+    monkeypatch.setattr(tinytapeout, "core_area", lambda *a, **k: (area, "test"))
+    out = tmp_path / "tt"
+    result = CliRunner().invoke(main, ["asic", "--tinytapeout", "--size", "4x4",
+                                       "--no-progress", "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == (
+        "error: a 4 x 4 grid with ff storage needs 20 Tiny Tapeout tiles (216,432 um2 on "
+        "sky130), more than the largest shape 8x2; give a smaller --size or --storage latch")
+    assert not (out / "info.yaml").exists() and not (out / "src").exists()
