@@ -24,7 +24,7 @@ from bitgrid.terms import check_choice
 from . import area as _area
 from .pdk import find_pdk
 from .report import write_report
-from .sta import ASSUMPTIONS, run_sta
+from .sta import ASSUMPTIONS, require_sta, run_sta
 from .synth import synthesise
 
 __all__ = ["ASIC_STORAGES", "run_asic", "TOP"]
@@ -71,6 +71,8 @@ def run_asic(*, pdk, width, height, out_dir, storage="ff", pdk_root=None, corner
     say = _progress(progress)
     say(f"reading the {lib.name} liberty ({lib.liberty.name})")
     library = lib.cells()               # a bad liberty stops here, before any file is written
+    if timing:
+        require_sta()                   # and a missing OpenSTA
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     synth_dir = out / "synth"

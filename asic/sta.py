@@ -19,7 +19,8 @@ from pathlib import Path
 from bitgrid.files import atomic_write
 from bitgrid.toolchain import ToolMissingError, find_tool
 
-__all__ = ["Timing", "StaError", "AsicToolMissingError", "run_sta", "ASSUMPTIONS", "STA_INSTALL"]
+__all__ = ["Timing", "StaError", "AsicToolMissingError", "run_sta", "require_sta", "ASSUMPTIONS",
+           "STA_INSTALL"]
 
 STA_INSTALL = "apt-get install --no-install-recommends opensta"
 
@@ -84,6 +85,18 @@ def _default_wire_load(liberty):
     return None
 
 
+def require_sta():
+    """Path of Debian's OpenSTA (``sta``).
+
+    :raises AsicToolMissingError: if it is not installed (the message names the apt package).
+    """
+    sta = find_tool("sta")
+    if sta is None:
+        raise AsicToolMissingError("sta", "time the synthesised netlist (Debian's OpenSTA)",
+                                   STA_INSTALL)
+    return sta
+
+
 def run_sta(netlist, top, liberty, work_dir, *, timeout=1800):
     """Worst setup path of module ``top`` of the mapped Verilog ``netlist`` (written with
     ``write_verilog -noexpr -simple-lhs``), timed with the plain liberty file ``liberty``.
@@ -92,10 +105,7 @@ def run_sta(netlist, top, liberty, work_dir, *, timeout=1800):
     :raises ToolMissingError: if ``sta`` is not installed (the message names the apt package).
     :raises StaError: if OpenSTA fails or finds no constrained path.
     """
-    sta = find_tool("sta")
-    if sta is None:
-        raise AsicToolMissingError("sta", "time the synthesised netlist (Debian's OpenSTA)",
-                                   STA_INSTALL)
+    sta = require_sta()
     # Absolute paths: OpenSTA runs in work_dir, so a relative -o (out/...) must not be read
     # relative to it.
     work_dir = Path(work_dir).resolve()

@@ -137,3 +137,15 @@ def test_bad_liberty_writes_nothing(tmp_path, content, message):
     assert message in result.output and "ciel enable --pdk sky130" in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_sta_missing_stops_before_synthesis(monkeypatch, tmp_path):
+    """Without OpenSTA the command stops at once (exit 2, the apt-get line), not after the
+    synthesis with a half-written folder; --no-timing does not need it."""
+    import bitgrid.asic.sta as sta
+    monkeypatch.setattr(sta, "find_tool", lambda name: None)
+    result = _run(["--pdk", "sky130", "-o", str(tmp_path / "x")])
+    assert result.exit_code == 2, result.output
+    assert "apt-get install --no-install-recommends opensta" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()
