@@ -16,6 +16,17 @@ _NAMES = {
 }
 
 
+def _path_cells(path):
+    """Cell types along a timing path, one per instance (a flip-flop's CLK and Q are one)."""
+    cells, last = [], None
+    for step in path:
+        instance = step["pin"].rsplit("/", 1)[0]
+        if instance != last:
+            cells.append(step["cell"])
+        last = instance
+    return cells
+
+
 def format_table(report):
     """The readable table of a report (str, lines of at most 100 characters)."""
     a = report["area"]
@@ -50,7 +61,7 @@ def format_table(report):
             f"phase clock {t['phase_clock_mhz']:.0f} MHz",
             f"    from {t['startpoint']}",
             f"    to   {t['endpoint']}",
-            "    through " + " > ".join(step["cell"] for step in t["path"]),
+            "    through " + " > ".join(_path_cells(t["path"])),
             "  assumptions:",
         ] + [f"    - {text}" for text in t["assumptions"]]
     if report.get("zero_area_cells_from_lef"):

@@ -38,3 +38,14 @@ def test_place_route_is_a_table():
     assert "LVS             clean (Circuits match uniquely.; errors 0)" in table
     assert "worst path 2.578 ns (DFFPOSX1_38 -> DFFPOSX1_186)" in table
     assert "cells           756" in table
+
+
+def test_worst_path_names_each_instance_once():
+    """The path's start flip-flop appears once (its CLK and Q pins are one instance)."""
+    path = [("r0/CLK", "DFFPOSX1"), ("r0/Q", "DFFPOSX1"), ("i0/Y", "INVX1"),
+            ("i1/Y", "INVX1"), ("r1/D", "DFFPOSX1")]
+    timing = {"worst_path_ns": 0.5, "phase_clock_mhz": 2000.0, "startpoint": "r0",
+              "endpoint": "r1", "assumptions": ["ideal clock"],
+              "path": [{"pin": p, "cell": c, "incr_ns": 0.1, "time_ns": 0.1} for p, c in path]}
+    table = format_table(dict(REPORT, timing=timing))
+    assert "    through DFFPOSX1 > INVX1 > INVX1 > DFFPOSX1\n" in table
