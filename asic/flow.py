@@ -113,7 +113,8 @@ def run_asic(*, pdk, width, height, out_dir, storage="ff", pdk_root=None, corner
         "format": "bitgrid-asic-report-v1",
         "pdk": lib.name, "library": lib.title, "corner": lib.corner,
         "liberty": str(lib.liberty), "lef": None if lib.lef is None else str(lib.lef),
-        "zero_area_cells_from_lef": lib.zero_area_cells(),
+        "zero_area_cells_from_lef": [name for name in lib.zero_area_cells()
+                                     if name in grid.cells],
         "width": width, "height": height, "storage": storage,
         "area": {
             "grid_um2": round(grid_area, 3),

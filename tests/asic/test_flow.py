@@ -149,3 +149,14 @@ def test_sta_missing_stops_before_synthesis(monkeypatch, tmp_path):
     assert "apt-get install --no-install-recommends opensta" in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "x").exists()
+
+
+def test_osu018_ff_names_no_lef_sized_cell(tmp_path):
+    """The note on cells sized from the LEF names only cells the design uses: OSU018's LATCH
+    (area 0 in its liberty) is not in a flip-flop grid (about 8 s of CPU, --no-timing)."""
+    result = _run(["--pdk", "osu018", "--no-timing", "--json", "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert "LATCH" not in report["cells"]["grid"]
+    assert report["zero_area_cells_from_lef"] == []
+    assert "sized from the LEF" not in (tmp_path / "report.txt").read_text()
