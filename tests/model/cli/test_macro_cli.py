@@ -45,7 +45,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path):
             (("macro", "adder", "bits=x"), "error: bits is an integer, not 'x'"),
             (("macro", "adder", "width=3"), "error: macro adder has no parameter 'width'"),
             (("macro", "adder", "bits=0"), "error: adder parameter bits must be an integer "
-                                           "from 1 to 4096, not 0"),
+                                           "from 1 to 4095, not 0"),
             (("macro", "adder", "carry_in=maybe"), "error: carry_in is true or false"),
             (("macro", "adder", "-o", str(tmp_path)), "is a directory"),
             (("macro", "adder", "bits=3", "bits=4"), "error: parameter bits is given twice"),
