@@ -468,8 +468,12 @@ def _runtime_dir(backend, waves):
     env = {k: v for k, v in os.environ.items()
            if k in ("CXX", "CXXFLAGS", "CPPFLAGS", "MAKEFLAGS", "VERILATOR_ROOT")
            or k.startswith("OPT")}
+    # The objects' dependency files name the simulator's include folder: a runtime built by
+    # another installation (another virtualenv, since removed) must not be reused.
+    tools = [os.path.realpath(shutil.which(tool) or tool) for tool in backend.tools]
     key = sha256(backends.simulator_version(backend.name), waves, compiler, version,
-                 json.dumps(env, sort_keys=True), json.dumps(backend.make_args), recipe_digest())
+                 json.dumps(env, sort_keys=True), json.dumps(backend.make_args), recipe_digest(),
+                 json.dumps(tools))
     return cache_dir() / "runtime" / f"{backend.name}-{waves or 'plain'}-{key[:20]}"
 
 

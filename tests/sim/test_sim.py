@@ -540,3 +540,19 @@ def test_job_files_round_trip(tmp_path, monkeypatch):
     assert sorted(os.listdir(tmp_path)) == ["job.json", "result.json"]    # no temporaries
     with pytest.raises(ValueError, match="job format must be one of"):
         jobs.write_job(tmp_path, {"format": "bitgrid-sim-job-v0"})
+
+
+def test_verilator_runtime_is_kept_per_installation(monkeypatch, tmp_path):
+    """The kept Verilator runtime objects name their installation's include folder in their
+    dependency files: another installation (another virtualenv) gets its own runtime."""
+    from bitgrid.sim import backends, builds
+    monkeypatch.setenv("BITGRID_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(backends, "simulator_version", lambda name: "Verilator 5.0")
+    backend = backends.BACKENDS["verilator"]
+    folders = set()
+    for root in ("/venv-a/bin", "/venv-b/bin"):
+        monkeypatch.setattr(builds.shutil, "which", lambda tool, root=root: f"{root}/{tool}")
+        folders.add(builds._runtime_dir(backend, None))
+    assert len(folders) == 2
+    monkeypatch.setattr(builds.shutil, "which", lambda tool: f"/venv-a/bin/{tool}")
+    assert builds._runtime_dir(backend, None) in folders
