@@ -1,15 +1,16 @@
 """The BitGrid grid: a W x H array of cells with edge buses, two-phase stepping and a
 frame-addressed, CRC-checked configuration port (SPEC sections 2, 4 and 7)."""
 
-from amaranth.hdl import Array, Cat, Const, Module, Signal
+from amaranth.hdl import Array, Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from bitgrid.cell import tables_to_word
 from bitgrid.checks import check_bool, check_int
-from bitgrid.config import FRAME_CRC, Configuration, check_grid_size
+from bitgrid.config import Configuration, check_grid_size
 from bitgrid.terms import DIRECTIONS, GATEWARE_STORAGES, check_storage, side_lanes
 from .cell import Cell, cell_instance, check_cell_faults
+from .config_gate import config_gate, record_bytes
 from .latch import WordLines
 from .signature import ParametricSignature
 
@@ -305,51 +306,17 @@ class Grid(wiring.Component):
     @property
     def record_bytes(self):
         """Bytes in one frame record: ``w_ready`` is low this many cycles after a write."""
-        return 3 + self._width // 2
+        return record_bytes(self._width)
 
     def elaborate(self, platform):
         m = Module()
         w, h = self._width, self._height
         cfg = self.cfg
 
-        # Configuration state survives reset: only a load changes it.
-        valid = Signal(init=1, reset_less=True)
-        error = Signal(reset_less=True)
-        m.d.comb += [cfg.valid.eq(valid), cfg.error.eq(error)]
-        # The next value of valid, for the per-row copies of a pipelined grid.
-        valid_next = Signal()
-        m.d.comb += valid_next.eq(valid)
-        m.d.sync += valid.eq(valid_next)
-
-        # Frame CRC engine: one record byte per cycle.
-        m.submodules.crc = crc_engine = FRAME_CRC.create()
-        record = Signal(8 * self.record_bytes)
-        remaining = Signal(range(self.record_bytes + 1))
-        m.d.comb += [
-            cfg.w_ready.eq(remaining == 0),
-            crc_engine.start.eq(cfg.begin),
-            crc_engine.data.eq(record[:8]),
-            crc_engine.valid.eq(remaining != 0),
-        ]
-        with m.If(remaining != 0):
-            m.d.sync += [record.eq(record >> 8), remaining.eq(remaining - 1)]
-        write = Signal()
-        row16 = Signal(16)
-        m.d.comb += row16.eq(cfg.row)
-        m.d.comb += write.eq(cfg.w_en & cfg.w_ready)
-        with m.If(write):
-            m.d.sync += [
-                record.eq(Cat(row16, cfg.addr, Const(0, 4), cfg.w_data)),
-                remaining.eq(self.record_bytes),
-            ]
-            m.d.comb += valid_next.eq(0)
-        with m.If(cfg.begin):
-            m.d.comb += valid_next.eq(0)
-            m.d.sync += error.eq(0)
-        with m.Elif(cfg.commit & cfg.w_ready & ~cfg.w_en):
-            match = crc_engine.crc == cfg.crc
-            m.d.comb += valid_next.eq(match)
-            m.d.sync += error.eq(~match)
+        # The frame CRC and the valid / error gate, shared with the multiplexed engine
+        # (hdl/config_gate.py); configuration state survives reset: only a load changes it.
+        gate = config_gate(m, cfg, w)
+        valid, valid_next, write = gate.valid, gate.valid_next, gate.write
 
         # Phase and subcycle counter.
         subcycle = Signal.like(self.subcycle)
