@@ -82,7 +82,7 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     :raises CompileError: if the design does not fit the size or region (naming how many cells
         or lanes it needs and has), or cannot be routed there.
     """
-    if not netlist.dffs:
+    if not netlist.dffs and _systolic_sides(netlist, _check_pins(netlist, pins)):
         return _compile_systolic(netlist, width, height, region, defects, pins, progress)
     times = {}
     started = time.perf_counter()
@@ -142,6 +142,15 @@ def _compile_systolic(netlist, width, height, region, defects, pins, progress):
         progress=progress)
     report["times"]["total"] = round(time.perf_counter() - started, 4)
     return CompileResult(config, portmap, report)
+
+
+def _systolic_sides(netlist, fixed):
+    """Whether the fixed lanes ``fixed`` (from :func:`_check_pins`) suit the systolic back end:
+    inputs on N and W lanes, outputs on S and E lanes (its signals flow east and south). Pins
+    elsewhere (a program relocated with its lanes kept, :mod:`bitgrid.relocate`) go to the
+    general back end."""
+    return all((side in (0, 3)) if name in netlist.inputs else (side in (1, 2))
+               for (name, _), (side, _lane) in fixed.items())
 
 
 def _check_pins(netlist, pins):
