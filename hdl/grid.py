@@ -126,6 +126,23 @@ class ConfigSignature(ParametricSignature):
         })
 
 
+def grid_members(width, height, counter_width):
+    """The members every grid engine has (SPEC section 7), as a dict for
+    :class:`amaranth.lib.wiring.Component`: ``i`` and ``o`` (:class:`EdgeSignature`), ``step``,
+    ``step_ready``, ``phase``, ``subcycle`` (``counter_width`` bits) and ``cfg``
+    (:class:`ConfigSignature`). :class:`Grid` and
+    :class:`~bitgrid.hdl.multiplexed.MultiplexedGrid` both build on it."""
+    return {
+        "i": In(EdgeSignature(width, height)),
+        "o": Out(EdgeSignature(width, height)),
+        "step": In(1),
+        "step_ready": Out(1),
+        "phase": Out(1),
+        "subcycle": Out(counter_width),
+        "cfg": In(ConfigSignature(width, height)),
+    }
+
+
 class Grid(wiring.Component):
     """A ``width`` x ``height`` BitGrid (SPEC sections 2, 4 and 7).
 
@@ -235,16 +252,7 @@ class Grid(wiring.Component):
             raise ValueError("A pipelined grid needs storage 'ff' or 'memory', not 'latch'")
         self._faults = self._check_faults(faults)
         state = {"state": Out(4 * width * height)} if self._expose_state else {}
-        super().__init__({
-            **state,
-            "i": In(EdgeSignature(width, height)),
-            "o": Out(EdgeSignature(width, height)),
-            "step": In(1),
-            "step_ready": Out(1),
-            "phase": Out(1),
-            "subcycle": Out(counter_width),
-            "cfg": In(ConfigSignature(width, height)),
-        })
+        super().__init__({**state, **grid_members(width, height, counter_width)})
 
     @property
     def width(self):

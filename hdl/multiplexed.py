@@ -12,12 +12,11 @@ import types
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import In, Out
 
 from bitgrid.checks import check_bool, check_int
 from bitgrid.config import Configuration, check_grid_size
 from .config_gate import config_gate, record_bytes
-from .grid import ConfigSignature, EdgeSignature
+from .grid import grid_members
 from .spram import ConfigBank, uses_spram
 
 __all__ = ["MultiplexedGrid", "check_evaluators"]
@@ -115,15 +114,7 @@ class MultiplexedGrid(wiring.Component):
         self._latch_edges = check_bool(latch_edges, "latch_edges")
         half = self._width // 2
         self._group_bits = max(0, math.ceil(math.log2(math.ceil(half / self._evaluators))))
-        super().__init__({
-            "i": In(EdgeSignature(width, height)),
-            "o": Out(EdgeSignature(width, height)),
-            "step": In(1),
-            "step_ready": Out(1),
-            "phase": Out(1),
-            "subcycle": Out(counter_width),
-            "cfg": In(ConfigSignature(width, height)),
-        })
+        super().__init__(grid_members(width, height, counter_width))
 
     width = property(lambda self: self._width)
     height = property(lambda self: self._height)
