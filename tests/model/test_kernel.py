@@ -15,22 +15,12 @@ import pytest
 
 from bitgrid import Configuration, Edges, Emulator
 from bitgrid import kernel
-from bitgrid.cell import PASS_THROUGH, REFLECTOR
+from bitgrid.cell import PASS_THROUGH
 from bitgrid.fastemu import FastEmulator, anf_tables
+from support.configs import mixed_config
 from support.conformance import conformance_cases, load_conformance
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="numba is not installed")
-
-
-def mixed_config(width, height, rng):
-    """Random LUTs mixed with walls (all-zero cells), pass-through and reflector cells."""
-    luts = np.array([[rng.getrandbits(16) for _ in range(4 * width)] for _ in range(height)],
-                    dtype=np.uint16).reshape(height, width, 4)
-    kinds = np.array([[rng.random() for _ in range(width)] for _ in range(height)])
-    luts[kinds < 0.1] = 0
-    luts[(kinds >= 0.1) & (kinds < 0.25)] = PASS_THROUGH
-    luts[(kinds >= 0.25) & (kinds < 0.35)] = REFLECTOR
-    return Configuration(width, height, luts)
 
 
 def random_lanes(rng, steps, width, height):
