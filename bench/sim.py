@@ -126,17 +126,27 @@ def _row(simulator, size, storage, steps, step_seconds, **figures):
     return row
 
 
-def _cocotb_row(simulator, size, storage, steps, seed, quiet=True):
+def _build_and_job(simulator, size, storage, steps, seed, quiet, **build_options):
+    """The simulator build (and the time a cached rebuild takes) and the one-case job of a
+    bench row: ``(build, cached_seconds, job)``."""
     from bitgrid.sim import runner
-    build = runner.build(size, size, storage=storage, simulator=simulator, quiet=quiet)
+    build = runner.build(size, size, storage=storage, simulator=simulator, quiet=quiet,
+                         **build_options)
     start = timer()
-    runner.build(size, size, storage=storage, simulator=simulator, quiet=quiet)
+    runner.build(size, size, storage=storage, simulator=simulator, quiet=quiet,
+                 **build_options)
     cached_seconds = timer() - start
     config, inputs = _stimulus(size, steps, seed)
     job = {"format": runner.JOB_FORMAT, "width": size, "height": size, "clock_ns": 10,
            "idle_cycles": 0,
            "cases": [{"name": "bench", "luts": [int(v) for v in config.luts.reshape(-1)],
                       "inputs": inputs, "expected": None, "crc": None}]}
+    return build, cached_seconds, job
+
+
+def _cocotb_row(simulator, size, storage, steps, seed, quiet=True):
+    from bitgrid.sim import runner
+    build, cached_seconds, job = _build_and_job(simulator, size, storage, steps, seed, quiet)
     result, process_seconds = runner.run_testbench(build, job, quiet=quiet)
     case = result["cases"][0]
     step_seconds = case["wall_seconds"] - case["load_seconds"] - case["readback_seconds"]
@@ -153,18 +163,9 @@ def _player_row(simulator, size, storage, steps, seed, quiet=True):
     from bitgrid.sim import runner
     from bitgrid.sim.api import PLAYER_TESTBENCH
     from bitgrid.sim.testbench.player import plusargs
-    args = PLAYER_BUILD_ARGS.get(simulator, ())
-    build = runner.build(size, size, storage=storage, simulator=simulator, quiet=quiet,
-                         top="player", build_args=args)
-    start = timer()
-    runner.build(size, size, storage=storage, simulator=simulator, quiet=quiet, top="player",
-                 build_args=args)
-    cached_seconds = timer() - start
-    config, inputs = _stimulus(size, steps, seed)
-    job = {"format": runner.JOB_FORMAT, "width": size, "height": size, "clock_ns": 10,
-           "idle_cycles": 0,
-           "cases": [{"name": "bench", "luts": [int(v) for v in config.luts.reshape(-1)],
-                      "inputs": inputs, "expected": None, "crc": None}]}
+    build, cached_seconds, job = _build_and_job(
+        simulator, size, storage, steps, seed, quiet, top="player",
+        build_args=PLAYER_BUILD_ARGS.get(simulator, ()))
     result, process_seconds = runner.run_testbench(build, job, quiet=quiet,
                                                    test_module=PLAYER_TESTBENCH,
                                                    plusargs=plusargs())
