@@ -304,10 +304,12 @@ def compile_combinational(netlist, *, width=None, height=None, region=None, allo
         where = "region" if region is not None else f"{w} x {h} grid"
         if n_in > lanes_in:
             raise CompileError(f"the design has {n_in} input bits but only {lanes_in} input "
-                               f"lanes (N and W edges) on the {where}")
+                               f"lanes (N and W edges) on the {where}: give a larger --size or region, "
+                               "or none")
         if n_out > lanes_out:
             raise CompileError(f"the design has {n_out} output bits but only {lanes_out} "
-                               f"output lanes (S and E edges) on the {where}")
+                               f"output lanes (S and E edges) on the {where}: give a larger --size or "
+                               "region, or none")
     else:
         side = int(4 * math.sqrt(len(blocks) + 4)) + 2 * n_in + 8
         w = h = side + side % 2
