@@ -82,6 +82,8 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     :raises CompileError: if the design does not fit the size or region (naming how many cells
         or lanes it needs and has), or cannot be routed there.
     """
+    if region is None and defects is None and not pins:
+        return _compile_sweep(netlist, width, height, progress)
     if not netlist.dffs and _systolic_sides(netlist, _check_pins(netlist, pins)):
         return _compile_systolic(netlist, width, height, region, defects, pins, progress)
     times = {}
@@ -110,6 +112,23 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
                 break
             width, height = width + 6, height + 6
     raise CompileError(f"{last}; try a larger --size or region")
+
+
+def _compile_sweep(netlist, width, height, progress):
+    """The default: the sweep back end (:mod:`.sweep`)."""
+    from .sweep import compile_sweep
+    started = time.perf_counter()
+    if (width is None) != (height is None):
+        raise CompileError("give both the width and the height of the grid, or neither")
+    if width is not None:
+        try:
+            width, height = check_grid_size(width, height)
+        except ValueError as error:
+            raise CompileError(str(error)) from None
+    config, portmap, report = compile_sweep(netlist, width=width, height=height,
+                                            progress=progress)
+    report["times"]["total"] = round(time.perf_counter() - started, 4)
+    return CompileResult(config, portmap, report)
 
 
 def _compile_systolic(netlist, width, height, region, defects, pins, progress):
