@@ -64,7 +64,9 @@ class HostController(wiring.Component):
         # A multiplexed grid keeps its configuration in memory, whatever the board's storage.
         if staged is None:
             staged = engine == "direct"
+        # The pipelined grid's boards (ECP5, Gowin) also send answers from a shift register.
         self.engine = ProtocolEngine(width, height, engine=engine, staged=staged,
+                                     registered_answer=bool(pipelined) and not links,
                                      storage="memory" if engine == "multiplexed" else storage)
         super().__init__({"rx": In(1, init=1), "tx": Out(1, init=1), "valid": Out(1),
                           "load_failed": Out(1)})

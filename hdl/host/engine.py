@@ -64,7 +64,8 @@ class ProtocolEngine(wiring.Component):
     one cycle per requested subcycle, while the engine is in its STEP state; ``grid_rst`` for
     one cycle after a RESET or a successful LOAD_APPLY, before the answer. A request is decided
     in EXEC, 2 cycles after the cycle its delimiter is on :attr:`rx` (IDLE, CHECK, EXEC); its
-    answer's first byte is produced a cycle after its work is done (ANSWER, PRODUCE).
+    answer's first byte is produced a cycle after its work is done (ANSWER, PRODUCE), or 2
+    cycles with ``registered_answer`` (ANSWER, LOAD, PRODUCE).
 
     Parameters
     ----------
@@ -84,6 +85,13 @@ class ProtocolEngine(wiring.Component):
         LOAD_APPLY commits the CRC; the grid's CRC gate still never runs a half-written or
         corrupted configuration, but a failed load leaves the grid stopped. IDENTIFY then
         clears the STAGED_LOAD feature bit.
+    registered_answer : bool
+        Load each answer into a shift register (``8 * (3 + longest answer)`` flip-flops) and
+        send it from there, instead of multiplexing its bytes from their sources: what the
+        boards' pipelined grids use (ECP5, Gowin), so that no path runs from the grid's edge
+        outputs or readback frame through the multiplexer into the sender's CRC and COBS
+        logic (it limited the ULX3S builds to 66 MHz). Default False (iCE40: the multiplexer
+        costs a third of the flip-flops). The bytes sent are the same.
 
     Members
     -------
@@ -119,11 +127,13 @@ class ProtocolEngine(wiring.Component):
         unknown ``storage``.
     """
 
-    def __init__(self, width, height, *, storage="ff", engine="direct", staged=True):
+    def __init__(self, width, height, *, storage="ff", engine="direct", staged=True,
+                 registered_answer=False):
         self._width, self._height = check_protocol_size(width, height)
         self._storage = check_storage(storage)
         self._engine = check_engine(engine)
         self._staged = check_bool(staged, "staged")
+        self._registered_answer = check_bool(registered_answer, "registered_answer")
         super().__init__({
             "rx": In(stream.Signature(8, always_ready=True)),
             "tx": Out(stream.Signature(8)),
@@ -148,6 +158,10 @@ class ProtocolEngine(wiring.Component):
     @property
     def storage(self):
         return self._storage
+
+    @property
+    def registered_answer(self):
+        return self._registered_answer
 
     def elaborate(self, platform):
         m = Module()
@@ -314,12 +328,16 @@ class ProtocolEngine(wiring.Component):
             Answer.OUTPUTS: outputs,
             Answer.STATUS: Cat(flags, self.subcycle, staged,
                                *(s.counters[name] for name in STATUS_COUNTERS)),
-            Answer.RECORD: Cat(s.arg_row, s.arg_addr, self.cfg.r_data),
+            Answer.RECORD: Cat(s.arg_row, s.arg_addr, s.w_data),   # READBACK_WAIT
         }
 
     def _answer(self, m, s):
-        # Its bytes (header, data) are produced one per cycle from their sources, which hold
-        # still while the engine answers, into the FrameSender (CRC, COBS, answer buffer).
+        # The answer (header, data) is produced a byte per cycle, from sources that hold still
+        # while the engine answers, into the FrameSender (CRC, COBS, answer buffer).
+        # registered_answer: loaded into a shift register in LOAD and shifted out, so every
+        # byte the sender takes comes from a flip-flop: a multiplexer over the answer's bytes
+        # (the grid's edge outputs, a readback frame: across the chip) ahead of the sender's
+        # CRC and COBS logic was the critical path at 100 MHz on ECP5 (docs/boards.md).
         w, h = self._width, self._height
         sources = self._answer_data(s)
         m.d.comb += s.staged.eq(s.count)
@@ -333,19 +351,40 @@ class ProtocolEngine(wiring.Component):
         s.pos = Signal(range(longest + 1))            # next byte to produce
         m.submodules.sender = s.sender = FrameSender(max_body=longest + 2)
         wiring.connect(m, s.sender.tx, wiring.flipped(self.tx))
+        if self._registered_answer:
+            data = Signal(8 * (longest - 3))
+            with m.Switch(s.kind):
+                for number, (_, value, _) in enumerate(s.kinds, 1):
+                    with m.Case(number):
+                        m.d.comb += data.eq(value)
+            s.loaded = Cat(s.resp_cmd, s.resp_seq, s.status, data)
+            s.shift = Signal(8 * longest)
+            s.produced = s.shift[:8]
+            return
+        # Unregistered (iCE40, where logic cells are scarce): a multiplexer over the answer's
+        # bytes, by position and kind, a third of the flip-flops of the shift register.
         s.produced = Signal(8)
+        s.record_head = (len(s.arg_row) + len(s.arg_addr)) // 8     # bytes before the frame
         with m.Switch(s.pos):
             for i, source in enumerate((s.resp_cmd, s.resp_seq, s.status)):
                 with m.Case(i):
                     m.d.comb += s.produced.eq(source)
             with m.Default():
                 with m.Switch(s.kind):
-                    for number, (_, value, size) in enumerate(s.kinds, 1):
+                    for number, (answer, value, size) in enumerate(s.kinds, 1):
                         with m.Case(number):
+                            # A record's frame bytes: the low byte of the frame register,
+                            # which PRODUCE shifts (s.record_kind).
+                            frame = s.record_head if answer is Answer.RECORD else size
                             with m.Switch(s.pos):
-                                for i in range(size):
+                                for i in range(frame):
                                     with m.Case(3 + i):
                                         m.d.comb += s.produced.eq(value.word_select(i, 8))
+                                if frame < size:
+                                    with m.Default():
+                                        m.d.comb += s.produced.eq(s.w_data[:8])
+                            if answer is Answer.RECORD:
+                                s.record_kind = number
 
     # --- The states ----------------------------------------------------------------------------
 
@@ -483,13 +522,15 @@ class ProtocolEngine(wiring.Component):
                 m.d.comb += s.stage_crc.valid.eq(1)
                 m.d.sync += s.stage_bit.eq(s.stage_bit + 1)
                 with m.If(s.stage_bit == 0):
-                    for lane in range(self._width // 2):
-                        here = s.rd_addr == frame_at + lane
-                        if self._staged:
-                            m.d.comb += s.stage_w.en[lane].eq(here)
-                        else:                  # unstaged: the frame register of the port
-                            with m.If(here):
-                                m.d.sync += s.w_data.word_select(lane, 8).eq(s.rd_byte)
+                    if self._staged:
+                        for lane in range(self._width // 2):
+                            m.d.comb += s.stage_w.en[lane].eq(s.rd_addr == frame_at + lane)
+                    else:
+                        # Unstaged: shifted into the port's frame register (lane 0 first, so
+                        # it ends in the low byte): one clock enable, no per-lane decoding.
+                        with m.If((s.rd_addr >= frame_at) &
+                                  (s.rd_addr < frame_at + self._width // 2)):
+                            m.d.sync += s.w_data.eq(Cat(s.w_data[8:], s.rd_byte))
                 with m.If(s.stage_bit == 7):
                     m.d.sync += [s.rd_addr.eq(s.rd_addr + 1), s.rd_prime.eq(1)]
                     with m.If(s.rd_addr == record_end):
@@ -576,7 +617,10 @@ class ProtocolEngine(wiring.Component):
         with m.State("READBACK_WAIT"):
             # r_data is the frame at row/addr once r_ready is high (at once for a direct
             # grid; a multiplexed grid gathers it from its block RAM).
+            # The frame is kept in the port's frame register (idle outside loads), which
+            # the answer then shifts out a byte at a time: no multiplexer over its bytes.
             with m.If(self.cfg.r_ready):
+                m.d.sync += s.w_data.eq(self.cfg.r_data)
                 m.next = "ANSWER"
 
     def _answer_states(self, m, s):
@@ -588,7 +632,11 @@ class ProtocolEngine(wiring.Component):
                         codes = [code for code, spec in COMMANDS.items() if spec.answer is answer]
                         with m.Case(*codes):
                             m.d.sync += [s.kind.eq(number), s.rlen.eq(3 + size - 1)]
-            m.next = "PRODUCE"
+            m.next = "LOAD" if self._registered_answer else "PRODUCE"
+        if self._registered_answer:
+            with m.State("LOAD"):
+                m.d.sync += s.shift.eq(s.loaded)
+                m.next = "PRODUCE"
         with m.State("PRODUCE"):
             last = s.pos == s.rlen
             m.d.comb += [s.sender.i.valid.eq(1), s.sender.i.payload.data.eq(s.produced),
@@ -596,6 +644,11 @@ class ProtocolEngine(wiring.Component):
                          s.sender.i.payload.last.eq(last)]
             with m.If(s.sender.i.ready):
                 m.d.sync += s.pos.eq(s.pos + 1)
+                if self._registered_answer:
+                    m.d.sync += s.shift.eq(s.shift >> 8)
+                else:
+                    with m.If((s.kind == s.record_kind) & (s.pos >= 3 + s.record_head)):
+                        m.d.sync += s.w_data.eq(s.w_data >> 8)
                 with m.If(last):
                     m.next = "SEND"
         with m.State("SEND"):

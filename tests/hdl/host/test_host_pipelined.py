@@ -1,8 +1,9 @@
 # amaranth: UnusedElaboratable=no
 """The protocol engine driving the pipelined direct grid (``Grid(pipelined=True)``, what the
 ECP5 and Gowin boards build) in Amaranth's simulator: a conformance program loaded, read back
-(READBACK waits for ``r_ready``) and run through the engine answers byte for byte as the
-Python model of the engine (``bitgrid.host.DeviceModel``)."""
+(READBACK waits for ``r_ready``) and run through the engine (answers from a shift register,
+``registered_answer``, as the boards build it) answers byte for byte as the Python model of the
+engine (``bitgrid.host.DeviceModel``)."""
 
 from amaranth.hdl import Fragment, Module, ResetInserter, Signal
 
@@ -19,7 +20,7 @@ class PipelinedBench(EngineBench):
     """:class:`EngineBench` with the pipelined grid, wired as HostController wires it."""
 
     def __init__(self, width, height, storage):
-        self.engine = ProtocolEngine(width, height, storage=storage)
+        self.engine = ProtocolEngine(width, height, storage=storage, registered_answer=True)
         self.grid = Grid(width, height, storage=storage, pipelined=True)
         m = Module()
         rst = Signal()
@@ -48,8 +49,10 @@ def test_conformance_and_readback_through_engine():
 
 
 def test_controller_builds_the_pipelined_grid():
-    """``HostController(pipelined=True)`` builds it; the default does not."""
+    """``HostController(pipelined=True)`` builds it and an engine that answers from a shift
+    register; the default builds neither."""
     for pipelined in (True, False):
         controller = HostController(2, 2, divisor=4, pipelined=pipelined)
         Fragment.get(controller, None)
         assert controller.grid.pipelined is pipelined
+        assert controller.engine.registered_answer is pipelined
