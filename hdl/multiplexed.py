@@ -28,6 +28,32 @@ def check_evaluators(evaluators, width):
     return check_int(evaluators, "evaluators", minimum=2, maximum=max(2, width // 2))
 
 
+def _delayed(m, platform, value, n, advance, name):
+    """``value`` as it was ``n`` clocks with ``advance`` high ago (``n`` registers loaded on
+    ``advance``), added to module ``m``. From ``n = 4`` on it is a memory of ``n - 1`` words
+    (written and read at one pointer, the read returning the old word), in block RAM on iCE40,
+    which has no LUT RAM: the line buffers would otherwise be ``4 * evaluators`` flip-flops
+    per clock of delay. Read latency is that of the registers it replaces."""
+    if n < 4:
+        for i in range(n):
+            register = Signal(len(value), name=f"{name}_{i}")
+            with m.If(advance):
+                m.d.sync += register.eq(value)
+            value = register
+        return value
+    from amaranth.vendor import SiliconBluePlatform
+    from .host.framing import BLOCK_RAM
+    attrs = BLOCK_RAM if isinstance(platform, SiliconBluePlatform) else {}
+    m.submodules[name] = memory = Memory(shape=len(value), depth=n - 1, init=[], attrs=attrs)
+    write, read = memory.write_port(), memory.read_port(domain="sync")
+    pointer = Signal(range(n - 1), name=f"{name}_pointer")
+    m.d.comb += [write.addr.eq(pointer), write.data.eq(value), write.en.eq(advance),
+                 read.addr.eq(pointer), read.en.eq(advance)]
+    with m.If(advance):
+        m.d.sync += pointer.eq(Mux(pointer == n - 2, 0, pointer + 1))
+    return read.data
+
+
 class MultiplexedGrid(wiring.Component):
     """A ``width`` x ``height`` BitGrid kept in block RAM: ``evaluators`` cells are computed per
     clock (SPEC section 7).
@@ -55,15 +81,21 @@ class MultiplexedGrid(wiring.Component):
     clock are latched; :attr:`step_ready` is low from the next clock until the subcycle's
     outputs are on :attr:`o` and :attr:`subcycle` has advanced. A step while ``cfg.valid`` is
     low is ignored (as by :class:`~bitgrid.hdl.grid.Grid`). Sync reset clears every output and
-    the counter (the outputs in block RAM through a per-row, per-parity "written" bit), not the
-    configuration.
+    the counter, not the configuration: after a reset the output memories are cleared, one
+    slot a clock, if a subcycle has written them since they were last clear (at power-up they
+    are): :attr:`step_ready` is low for those :attr:`slots` clocks (plus one) after such a
+    reset. The E and W output registers turn while a subcycle runs (one lane a row, see the
+    code); after an abandoned subcycle :attr:`step_ready` stays low until they have turned
+    back, at most ``height`` clocks.
 
     Configuration port: the contract of :class:`~bitgrid.hdl.grid.ConfigSignature` (the CRC
     gate of :func:`bitgrid.hdl.config_gate.config_gate`; a frame goes into the banks two cells
     per cycle while its record runs through the CRC, so ``w_ready`` has the direct grid's
     timing). Readback: after ``row`` / ``addr`` change, the frame is gathered two cells per
     cycle, ``r_ready`` high ``width / 2 + 4`` cycles after they were first presented (low
-    meanwhile); a frame write, ``begin`` or a step during a gather restarts it. On iCE40
+    meanwhile); a frame write, ``begin`` or a step during a gather restarts it. The gather
+    shifts into the gate's record register (idle between records), so the frame path holds
+    one frame-wide register, not two. On iCE40
     SPRAM (undefined at power-up) ``cfg.valid`` is low until the first good load. A write or ``begin`` while a subcycle runs abandons the
     subcycle (the configuration is being replaced; the counter does not advance).
 
@@ -197,9 +229,13 @@ class MultiplexedGrid(wiring.Component):
         e_n, e_e, e_s, e_w = (ein[:w], ein[w:w + h], ein[w + h:2 * w + h], ein[2 * w + h:])
         o_regs = [Signal(len(getattr(self.o, s)), name=f"o_{s}") for s in "nesw"]
         m.d.comb += [getattr(self.o, s).eq(r) for s, r in zip("nesw", o_regs)]
-        # written[q][y]: the cells of x parity q in row y have been computed since reset
-        # (before that their outputs read as 0, whatever the block RAM holds).
-        written = [Signal(h, name=f"written_{q}") for q in (0, 1)]
+        # After a reset the sequencer clears the output memories (state CLEAR) if a subcycle
+        # wrote them since they were last clear (``dirty``, which a reset keeps), so that every
+        # output reads as 0 (SPEC section 4) with no per-row "written" flags to decode;
+        # ``settled``: cleared, or stepped, since the reset.
+        dirty = Signal(reset_less=True)
+        settled = Signal()
+        clear = Signal(range(self.slots))
 
         p = Signal()                                   # parity of the running subcycle
         r = Signal(range(h + 1))                       # stage 0: row read
@@ -220,8 +256,7 @@ class MultiplexedGrid(wiring.Component):
         last0 = Signal()
         m.d.comb += last0.eq((r == h) & (g == groups - 1))
         m.d.sync += [s1["valid"].eq(running & ~abort), s1["r"].eq(r), s1["g"].eq(g),
-                     s1["q"].eq(qi0), s1["last"].eq(last0),
-                     s1["live"].eq(Mux(r < h, (Mux(qi0, written[1], written[0]) >> r)[0], 0))]
+                     s1["q"].eq(qi0), s1["last"].eq(last0), s1["live"].eq(r < h)]
 
         # Stage 1: the fresh group (row r), rotated from bank order to evaluator order: the
         # cell of evaluator j (k = g * e + j, x parity qi) is in bank (j + qi) % e.
@@ -232,11 +267,15 @@ class MultiplexedGrid(wiring.Component):
                                 & Mux(s1["live"], 0xF, 0))
             fresh.append(word)
         fresh_word = Cat(fresh)
-        # The delay line: delay[d] is the group streamed d clocks ago.
-        depth = 2 * groups + 1
-        delay = [fresh_word] + [Signal(4 * e, name=f"line_{d}") for d in range(1, depth + 1)]
-        with m.If(s1["valid"]):
-            m.d.sync += [delay[d].eq(delay[d - 1]) for d in range(1, depth + 1)]
+        # The line buffers: delay[d] is the group streamed d clocks ago, for the d the cells
+        # read (0, groups - 1, groups, groups + 1, 2 * groups); long stretches in block RAM.
+        advance = s1["valid"]
+        delay = {0: fresh_word}
+        delay[groups - 1] = _delayed(m, platform, fresh_word, groups - 1, advance, "line_a")
+        delay[groups] = _delayed(m, platform, delay[groups - 1], 1, advance, "line_b")
+        delay[groups + 1] = _delayed(m, platform, delay[groups], 1, advance, "line_c")
+        delay[2 * groups] = _delayed(m, platform, delay[groups + 1], groups - 1, advance,
+                                     "line_d")
 
         def cell(d, j):
             """Outputs (4 bits) of evaluator j's cell in the group ``d`` clocks back."""
@@ -301,7 +340,8 @@ class MultiplexedGrid(wiring.Component):
 
         # Configuration reads (stage 1 -> data in stage 2), frame writes and readback gathers
         # share each bank's one port: writes (they override, below), evaluation, gathers.
-        gather = self._readback(m, gate, conf, ~self.step_ready)
+        stepping = Signal()                            # the sequencer is in RUN or DRAIN
+        gather = self._readback(m, gate, conf, stepping)
         for b in range(e):
             # Evaluator j = (b - qa) % e uses bank b.
             j0, j1 = b % e, (b - 1) % e
@@ -326,11 +366,6 @@ class MultiplexedGrid(wiring.Component):
                 outs_w[b].data.eq(Mux(s2["q"], results[j1], results[j0])),
                 outs_w[b].en.eq(s2["valid"] & Mux(s2["q"], s2_kvalid[j1], s2_kvalid[j0])),
             ]
-        with m.If(s2["valid"]):
-            for q in (0, 1):
-                with m.If(s2["q"] == q):
-                    m.d.sync += written[q].bit_select(s2["y"][:max(1, (h - 1).bit_length())],
-                                                      1).eq(1)
         for x in range(w):
             k, q = divmod(x, 2)
             gx, j = divmod(k, e)
@@ -339,21 +374,44 @@ class MultiplexedGrid(wiring.Component):
                 m.d.sync += o_regs[0][x].eq(results[j][0])
             with m.If(here & (s2["y"] == h - 1)):
                 m.d.sync += o_regs[2][x].eq(results[j][2])
-        for yy in range(h):
-            for x, side, bit in ((w - 1, 1, 1), (0, 3, 3)):
-                k, q = divmod(x, 2)
-                gx, j = divmod(k, e)
-                here = s2["valid"] & (s2["q"] == q) & (s2["g"] == gx if gb else 1)
-                with m.If(here & (s2["y"] == yy)):
-                    m.d.sync += o_regs[side][yy].eq(results[j][bit])
+        # E and W: a lane a row, and the rows come in order, so each is a rotating register
+        # (one clock enable, no per-lane decoding): it turns by one lane when stage 2 is at its
+        # boundary cell's group of a row, taking the computed output if that cell has the
+        # row's parity, else its own old lane. A whole subcycle turns it all the way round;
+        # after an abandoned one it turns the rest of the way with its old lanes while the
+        # sequencer is not stepping (``aligned`` low, and step_ready with it, meanwhile).
+        aligned = Signal()
+        turns = []
+        for x, side, bit in ((w - 1, 1, 1), (0, 3, 3)):
+            k, q = divmod(x, 2)
+            gx, j = divmod(k, e)
+            lanes = o_regs[side]
+            turn = Signal(range(h), name=f"turn_{'nesw'[side]}")
+            at = Signal(name=f"at_{'nesw'[side]}")
+            m.d.comb += at.eq(s2["valid"] & (s2["g"] == gx if gb else 1))
+            with m.If(at | (~stepping & (turn != 0))):
+                m.d.sync += [
+                    lanes.eq(Cat(lanes[1:], Mux(at & (s2["q"] == q), results[j][bit],
+                                                lanes[0]))),
+                    turn.eq(Mux(turn == h - 1, 0, turn + 1)),
+                ]
+            turns.append(turn)
+        m.d.comb += aligned.eq((turns[0] == 0) & (turns[1] == 0))
 
-        # The sequencer: IDLE (step_ready), then stage 0 over rows 0 .. height and groups.
+        # The sequencer: CLEAR after reset, IDLE (step_ready), then stage 0 over rows
+        # 0 .. height and groups, and DRAIN.
         accept = Signal()
         m.d.comb += accept.eq(self.step & self.step_ready & gate.valid)
-        with m.FSM():
+        with m.If(s2["valid"]):
+            m.d.sync += dirty.eq(1)
+        with m.FSM() as fsm:
             with m.State("IDLE"):
-                m.d.comb += self.step_ready.eq(1)
-                with m.If(accept & ~abort):
+                m.d.comb += self.step_ready.eq((settled | ~dirty) & aligned)
+                with m.If(dirty & ~settled):
+                    m.d.sync += clear.eq(0)
+                    m.next = "CLEAR"
+                with m.Elif(accept & ~abort):
+                    m.d.sync += settled.eq(1)
                     if self._latch_edges:
                         m.d.sync += ein.eq(Cat(self.i.n, self.i.e, self.i.s, self.i.w))
                     m.d.sync += [p.eq(subcycle[0]), r.eq(0), g.eq(0)]
@@ -374,6 +432,15 @@ class MultiplexedGrid(wiring.Component):
                 with m.Elif(s2["last"]):
                     m.d.sync += subcycle.eq(subcycle + 1)
                     m.next = "IDLE"
+            with m.State("CLEAR"):
+                for b in range(e):
+                    m.d.comb += [outs_w[b].addr.eq(clear), outs_w[b].data.eq(0),
+                                 outs_w[b].en.eq(1)]
+                m.d.sync += clear.eq(clear + 1)
+                with m.If(clear == self.slots - 1):
+                    m.d.sync += [dirty.eq(0), settled.eq(1)]
+                    m.next = "IDLE"
+        m.d.comb += stepping.eq(fsm.ongoing("RUN") | fsm.ongoing("DRAIN"))
         return m
 
     def _frame_writes(self, m, gate, conf):
@@ -447,8 +514,11 @@ class MultiplexedGrid(wiring.Component):
             for b in range(e):
                 with m.Case(b):
                     m.d.comb += [data0.eq(conf[b].r_data), data1.eq(conf[(b + 1) % e].r_data)]
+        # The gather shifts into the gate's record register (idle while no record runs, as
+        # ``blocked`` says): after ``width / 2`` bytes its top ``4 * width`` bits are the frame.
         with m.If(pending[0] & ~blocked):
-            m.d.sync += cfg.r_data.eq(Cat(cfg.r_data[8:], data0, data1))
+            m.d.sync += gate.record.eq(Cat(gate.record[8:], data0, data1))
+        m.d.comb += cfg.r_data.eq(gate.record[-4 * w:])
 
         r_ready = Signal()
         m.d.comb += cfg.r_ready.eq(r_ready)

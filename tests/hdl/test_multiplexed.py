@@ -149,7 +149,9 @@ async def readback(ctx, dut, width, height):
 # --- Runs against the emulator -------------------------------------------------------------------
 
 @pytest.mark.parametrize("width, height, evaluators", [
-    (2, 2, 2), (4, 4, 2), (6, 4, 2), (6, 4, 3), (8, 6, 3), (8, 4, 4), (12, 4, 2), (10, 2, 5)])
+    (2, 2, 2), (4, 4, 2), (6, 4, 2), (6, 4, 3), (8, 6, 3), (8, 4, 4), (12, 4, 2), (10, 2, 5),
+    # 8 and 16 groups a row: the line buffers' long stretches are memories, not registers.
+    (32, 4, 2), (34, 2, 2)])
 def test_random_against_emulator(width, height, evaluators):
     """A random power-up configuration and random edge inputs: the edge outputs and the
     counter after every step are the emulator's; a step takes (height + 1) * groups + 3
@@ -366,6 +368,59 @@ def test_frame_write_during_a_subcycle_stops_it():
     assert log["flags"] == (0, 1)
     assert log["steps"] == [(1, 1), (1, 1)]           # ignored: ready again the next clock
     assert log["config"] == expected
+
+
+def _row_prefix(lanes, old, new, rows):
+    """The rows ``R`` for which lanes ``0 .. R - 1`` have the ``new`` value and the others
+    the ``old`` one (rows are computed in order); empty if no ``R`` fits."""
+    bit = lambda value, y: (value >> y) & 1
+    return [cut for cut in range(rows + 1)
+            if all(bit(lanes, y) == bit(new if y < cut else old, y) for y in range(rows))]
+
+
+def test_an_abandoned_subcycle_leaves_each_row_in_its_lane():
+    """A frame write that abandons a subcycle after any number of clocks: once step_ready is
+    high again each E and W lane is its own row's output (the rows the subcycle reached
+    show the new outputs, the others the old ones), not another row's: the rotating E/W
+    output registers turn the rest of the way round."""
+    width, height = 8, 6
+    config = Configuration.random(width, height, seed=77)
+    dut = MultiplexedGrid(width, height, evaluators=2)
+    rst = Signal()
+    rng = random.Random(78)
+    row, address = 3, 5
+    frame = config.frame(row, address)
+    cuts = {}
+
+    async def testbench(ctx):
+        for clocks in range(dut.cycles_per_subcycle):
+            await load(ctx, dut, config)
+            ctx.set(rst, 1)
+            await ctx.tick()
+            ctx.set(rst, 0)
+            emulator = Emulator(config)
+            first, second = (random_edges(rng, width, height) for _ in range(2))
+            old = (await step(ctx, dut, first))[0]
+            assert old == emulator.step(first)
+            new = emulator.step(second)
+            set_edges(ctx, dut, second)
+            ctx.set(dut.step, 1)
+            await ctx.tick()                          # accepted
+            ctx.set(dut.step, 0)
+            for _ in range(clocks):
+                await ctx.tick()
+            await write_frame(ctx, dut, row, address, frame)     # the same frame: abandons
+            await until(ctx, dut.step_ready, limit=height + 2)
+            lanes = get_edges(ctx, dut)
+            await until(ctx, dut.cfg.w_ready)         # the record's CRC done before a begin
+            cuts[clocks] = (_row_prefix(lanes.e, old.e, new.e, height),
+                            _row_prefix(lanes.w, old.w, new.w, height))
+
+    simulate(dut, testbench, reset=rst, name="mux_abandoned_lanes")
+    assert all(e and w for e, w in cuts.values()), cuts
+    # Late enough, every row was reached: all lanes new; at once, none: all old.
+    assert height in cuts[dut.cycles_per_subcycle - 1][0]
+    assert 0 in cuts[0][0] and 0 in cuts[0][1]
 
 
 def test_reset():
