@@ -1,15 +1,20 @@
-"""The compiler back end (bitgrid.compiler.backend, issue 12): netlists compiled and run on the
-reference emulator by port names (bitgrid.evaluate, with the port map's period, latency and
-skews), compared row by row with Netlist.simulate (the independent cycle model), on many
-rows streamed back to back."""
+"""The compiler back end (``bitgrid.compiler.compile_netlist``, issue 12): netlists compiled and
+run by port names (bitgrid.evaluate, with the port map's period, latency and skews), compared
+row by row with Netlist.simulate (the independent cycle model), on many rows streamed back to
+back: hand-made adders, counters, accumulators and shift registers, then random LUT DAGs
+(combinational) and random small state machines (LUT DAGs reading flip-flops that feed back).
+
+Every netlist must compile and match: a netlist that does not route is a failing test. The fast
+set holds 50 small random combinational and 30 small sequential netlists (in chunks of 10,
+each chunk a few seconds); the slow set several hundred more, larger.
+"""
 
 import itertools
 import random
 
 import pytest
 
-from bitgrid.compiler.backend import compile_netlist
-from bitgrid.compiler.errors import CompileError
+from bitgrid.compiler import CompileError, compile_netlist
 from bitgrid.defects import DefectMap
 from bitgrid.evaluate import evaluate
 from bitgrid.netlist import CONST0, CONST1, Dff, InputPort, Lut, Netlist, OutputPort
@@ -28,13 +33,14 @@ def _rows(netlist, count, rng):
     return rows
 
 
-def _check(netlist, rows=None, *, count=120, seed=1, **options):
-    """Compile, run ``rows`` (or ``count`` random rows), compare with Netlist.simulate."""
+def _check(netlist, rows=None, *, count=120, seed=1, target="emu", **options):
+    """Compile, run ``rows`` (or ``count`` random rows) on ``target`` (``emu``: the reference
+    emulator; ``fast``: the bit-parallel one), compare with Netlist.simulate."""
     result = compile_netlist(netlist, seed=seed, **options)
     if rows is None:
         rows = _rows(netlist, count, random.Random(seed))
     want = netlist.simulate(rows)
-    got = evaluate(result.config, result.portmap, rows)
+    got = evaluate(result.config, result.portmap, rows, target=target)
     bad = [k for k in range(len(rows)) if want[k] != got[k]]
     assert not bad, (f"{netlist}: {len(bad)} of {len(rows)} rows differ, first row "
                      f"{bad[0]}: inputs {rows[bad[0]]}, expected {want[bad[0]]}, got "
@@ -164,24 +170,19 @@ def test_wires_constants_and_unused_inputs():
 
 
 # Random differential tests ------------------------------------------------------------------
-def _check_random(netlists):
-    """``_check`` every netlist that routes; routing of some random netlists does not converge
-    yet (issue 12 is open), so those are counted, and at least one must route."""
-    routed = 0
-    for netlist, kwargs in netlists:
-        try:
-            _check(netlist, **kwargs)
-        except CompileError:
-            continue
-        routed += 1
-    assert routed, "no random netlist routed"
+def _random_combinational(seed, luts=(4, 16), inputs=(2, 8)):
+    """A random LUT DAG of ``inputs`` input bits and ``luts`` LUTs (ranges), from ``seed``."""
+    rng = random.Random(seed)
+    return random_netlist(rng, inputs=rng.randint(*inputs), luts=rng.randint(*luts),
+                          outputs=rng.randint(1, 4), name=f"comb{seed}")
 
 
-def _random_combinational(seeds, luts=(4, 16)):
-    for seed in seeds:
-        rng = random.Random(seed)
-        yield seed, random_netlist(rng, inputs=rng.randint(2, 8), luts=rng.randint(*luts),
-                                   outputs=rng.randint(1, 4))
+def _random_machine(seed, luts=(3, 10), dffs=(1, 4)):
+    """A random small state machine: a LUT DAG over 1 to 4 input bits and the flip-flops,
+    the flip-flops fed back from its LUTs (random initial values), from ``seed``."""
+    rng = random.Random(100_000 + seed)
+    return random_netlist(rng, inputs=rng.randint(1, 4), luts=rng.randint(*luts),
+                          dffs=rng.randint(*dffs), name=f"fsm{seed}")
 
 
 def _all_rows(netlist):
@@ -192,29 +193,52 @@ def _all_rows(netlist):
     return [dict(zip(netlist.inputs, values)) for values in itertools.product(*ranges)]
 
 
-def test_random_combinational_fast():
-    """Random LUT DAGs (the systolic back end): every one routes and matches
-    Netlist.simulate on every input combination, twice over, streamed back to back."""
-    for seed, netlist in _random_combinational(range(6)):
-        _check(netlist, _all_rows(netlist) * 2, seed=seed)
+def _chunks(first, count, size=10):
+    """``count`` seeds from ``first`` as parameters of ``size`` seeds each."""
+    return [pytest.param(range(s, min(s + size, first + count)), id=f"seeds{s}-{s + size - 1}")
+            for s in range(first, first + count, size)]
+
+
+@pytest.mark.parametrize("seeds", _chunks(0, 50))
+def test_random_combinational_fast(seeds):
+    """Small random LUT DAGs (2 to 8 input bits, 4 to 16 LUTs): every one compiles and matches
+    Netlist.simulate on every input combination, twice over, streamed back to back (the
+    bit-parallel emulator; every fifth on the reference emulator)."""
+    for seed in seeds:
+        netlist = _random_combinational(seed)
+        _check(netlist, _all_rows(netlist) * 2, seed=seed,
+               target="emu" if seed % 5 == 0 else "fast")
+
+
+@pytest.mark.parametrize("seeds", _chunks(0, 30))
+def test_random_state_machines_fast(seeds):
+    """Small random state machines (1 to 4 flip-flops fed back through 3 to 10 LUTs): every
+    one compiles, with an even period, and matches Netlist.simulate for 100 cycles of
+    random inputs."""
+    for seed in seeds:
+        netlist = _random_machine(seed)
+        result = _check(netlist, count=100, seed=seed, target="fast")
+        assert result.portmap.period % 2 == 0 and result.portmap.period >= 2
 
 
 @pytest.mark.slow
-def test_random_combinational():
-    """More and larger random LUT DAGs: every one routes and matches Netlist.simulate on
-    every input combination."""
-    for seed, netlist in _random_combinational(range(100, 124), luts=(8, 40)):
-        _check(netlist, _all_rows(netlist), seed=seed)
+@pytest.mark.parametrize("seeds", _chunks(1000, 200, size=25))
+def test_random_combinational(seeds):
+    """Larger random LUT DAGs (up to 12 input bits, 8 to 60 LUTs): every one compiles and
+    matches Netlist.simulate on every input combination."""
+    for seed in seeds:
+        netlist = _random_combinational(seed, luts=(8, 60), inputs=(4, 12))
+        _check(netlist, _all_rows(netlist), seed=seed, target="fast")
 
 
 @pytest.mark.slow
-def test_random_state_machines():
-    netlists = []
-    for seed in range(1):
-        rng = random.Random(100 + seed)
-        netlists.append((random_netlist(rng, inputs=rng.randint(1, 4), luts=rng.randint(3, 10),
-                                        dffs=rng.randint(1, 4)), {"count": 60, "seed": seed}))
-    _check_random(netlists)
+@pytest.mark.parametrize("seeds", _chunks(1000, 150, size=25))
+def test_random_state_machines(seeds):
+    """Larger random state machines (up to 8 flip-flops, 6 to 30 LUTs): every one compiles and
+    matches Netlist.simulate for 300 cycles."""
+    for seed in seeds:
+        netlist = _random_machine(seed, luts=(6, 30), dffs=(2, 8))
+        _check(netlist, count=300, seed=seed, target="fast")
 
 
 # Options ------------------------------------------------------------------------------------

@@ -1,11 +1,15 @@
-"""The whole compiler, end to end (issue 12): each test design compiled into a program and run
-by port names (bitgrid.evaluate) against its independent Python model, exhaustively where the
-inputs have at most 16 bits and on 10,000 random rows otherwise; random expressions and state
-machines compiled and run against Python; the RTL grid (Icarus) and a 2 x 2 mesh on the same
-programs, in batches; the command line and the Python API on all three front ends.
+"""The whole compiler, end to end (issue 12): each test design
+(:data:`bitgrid.compiler.designs.TEST_DESIGNS`) compiled into a program and run by port names
+(bitgrid.evaluate) against its independent Python model (tests/support/design_models.py),
+exhaustively where the inputs have at most 16 bits and on 10,000 random rows otherwise; random
+expressions and random state machines compiled through Yosys and run against Python; every
+test design on the RTL grid (Icarus) and on a 2 x 2 mesh, one simulator batch per grid size;
+the command line and the Python API on all three front ends.
 
-The fast set runs the small designs; the slow set (``make test-slow``) every test design, the
-full-size random batches, and the RTL and mesh runs of every design.
+The list of designs under test is TEST_DESIGNS itself: a design that does not compile is a
+failing test. The fast set runs the small designs of :data:`FAST` (each compiles in a second
+or two); the slow set (``make test-slow``) every other test design, the larger random batches,
+and the RTL and mesh runs of every design.
 """
 
 import json
@@ -17,43 +21,37 @@ from click.testing import CliRunner
 import bitgrid
 from bitgrid import bitstream, ports
 from bitgrid.cli import main
-from bitgrid.compiler import CompileError, compile_netlist, synthesize
+from bitgrid.compiler import CompileError, compile_netlist, designs, synthesize
 from bitgrid.compiler.expr import expression_design
 from bitgrid.evaluate import edge_inputs, evaluate, sample
 from support.design_models import (eval_expression, input_bits, machines_design,
                                    machines_rows, model_rows, random_expression, rows_for,
                                    run_rows)
 
+#: A reset in 2% of the cycles, so that counters and accumulators get far from 0.
 RARE_RESET = {"rst": 0.02}
 
-#: The test designs the back end routes today: the combinational ones up to the 4 x 4
-#: multipliers (the systolic back end; the 5 x 5 multiplier routes too but takes a minute and
-#: more, the larger ones are not measured yet); the ALU does not converge yet, nor do the
-#: sequential designs of TEST_DESIGNS (counter, accumulator, detector): issue 12 is open;
-#: their front end is checked against the same models in test_frontend.py.
-ROUTABLE = ([("multiplier", {"n": n, "signed": s}) for s in (False, True) for n in (2, 3, 4)]
-            + [("adder", {"n": 8}), ("adder", {"n": 16}), ("comparator", {"n": 8}),
-               ("comparator", {"n": 8, "signed": True}), ("popcount", {"n": 8}),
-               ("popcount", {"n": 16}), ("parity", {"n": 16}), ("crc8", {}),
-               ("barrel", {"n": 8})])
-#: Designs of the fast set (the others are in the slow set).
-FAST = {("multiplier", (("n", 2), ("signed", False))), ("popcount", (("n", 8),))}
+#: Tops of the test designs in the fast set (the others are in the slow set).
+FAST = ("mul2u", "mul2s", "popcount8", "crc8")
 
 
-def _key(case):
+def _top(case):
     name, params = case
-    return name, tuple(sorted(params.items()))
-
-
-def _id(case):
-    name, params = case
-    return name + "".join(f"-{k}{v}" for k, v in params.items())
+    return designs.design(name, **params).top
 
 
 def _cases():
-    for case in ROUTABLE:
-        marks = () if _key(case) in FAST else (pytest.mark.slow,)
-        yield pytest.param(case, id=_id(case), marks=marks)
+    return [pytest.param(case, id=_top(case),
+                         marks=() if _top(case) in FAST else (pytest.mark.slow,))
+            for case in designs.TEST_DESIGNS]
+
+
+def test_fast_designs_are_test_designs():
+    """Every name of FAST is the top of a test design (a renamed design fails here, not by
+    silently moving to the slow set), and the fast set is a strict part of them."""
+    tops = [_top(case) for case in designs.TEST_DESIGNS]
+    assert len(set(tops)) == len(tops) == len(designs.TEST_DESIGNS)
+    assert set(FAST) < set(tops)
 
 
 @pytest.fixture(scope="session")
@@ -70,125 +68,152 @@ def compiled(synthesized):
     return get
 
 
-def _rows(netlist, count=10_000):
-    return rows_for(netlist, count=count, weights=RARE_RESET)
-
-
 @pytest.mark.parametrize("case", _cases())
 def test_design_on_the_emulator(compiled, case):
-    """Exhaustive up to 16 input bits, else 10,000 random rows; in the fast set exhaustive up
-    to 12 bits, else 2,000 random rows."""
+    """The program of a test design, on the bit-parallel emulator: every input combination
+    where the inputs have at most 16 bits (combinational designs), else 10,000 random rows
+    (sequential designs: 10,000 cycles with a reset in 2% of them), against the model; the
+    first 48 rows also on the reference emulator; ports keep their names, widths and
+    signedness; a combinational design is fully pipelined (period 2)."""
     name, params = case
     design, synthesis, result = compiled(name, **params)
     netlist = synthesis.netlist
-    slow = _key(case) not in FAST
-    rows = rows_for(netlist, count=10_000 if slow else 2_000, weights=RARE_RESET,
-                    exhaustive_limit=16 if slow else 12)
-    if not design.sequential and input_bits(netlist) <= (16 if slow else 12):
+    rows = rows_for(netlist, count=10_000, weights=RARE_RESET)
+    if design.sequential or input_bits(netlist) > 16:
+        assert len(rows) == 10_000
+    else:
         assert len(rows) == 1 << input_bits(netlist)
     expected = model_rows(name, params, rows)
-    assert run_rows(result.config, result.portmap, rows, sequential=design.sequential) == \
-        expected
-    # bitgrid.evaluate on the reference emulator agrees on the first rows.
+    got = run_rows(result.config, result.portmap, rows, sequential=design.sequential)
+    bad = [k for k in range(len(rows)) if got[k] != expected[k]]
+    assert not bad, (f"{design.top}: {len(bad)} of {len(rows)} rows differ; first, row "
+                     f"{bad[0]}: inputs {rows[bad[0]]}, expected {expected[bad[0]]}, got "
+                     f"{got[bad[0]]}")
     assert evaluate(result.config, result.portmap, rows[:48], target="emu") == expected[:48]
-    # Ports keep the design's names, widths and signedness.
     portmap = result.portmap
     assert {p.name: (p.width, p.signed) for p in portmap.inputs} == \
         {k: (len(v.bits), v.signed) for k, v in netlist.inputs.items()}
     assert {p.name: (p.width, p.signed) for p in portmap.outputs} == \
         {k: (len(v.bits), v.signed) for k, v in netlist.outputs.items()}
-    if not design.sequential:
+    if design.sequential:
+        assert portmap.period % 2 == 0
+    else:
         assert portmap.period == 2      # fully pipelined: a new row every full cycle
 
 
-def _rtl_batch(compiled, cases, rows_each, mesh):
-    """Every case's program on Icarus or a 2 x 2 mesh, decoded by port names and compared with
-    the model. All are compiled for one grid (the largest any of them needs, sides a multiple
-    of 4 so that a 2 x 2 mesh has even tiles): one simulator build, one process."""
+def _round_up(value, quantum):
+    return -(-value // quantum) * quantum
+
+
+def _rtl_batch(compiled, cases, rows_each, *, mesh):
+    """Every case's program on the RTL grid in Icarus (``mesh`` false) or on a 2 x 2 mesh of
+    them (``mesh`` true), its outputs decoded by port names and compared with the model.
+
+    Each program keeps the grid it was compiled for, except that for the mesh a side that is
+    not a multiple of 4 (a 2 x 2 mesh needs even tiles) is recompiled on the next one; the
+    simulator runs one batch (one build, one process) per grid size. Also checks that the
+    simulated grid agrees with the reference emulator on every subcycle."""
     from bitgrid.sim import make_case, run_cases
     from bitgrid.sim.mesh import run_mesh_cases
-    results = [compiled(name, **params) for name, params in cases]
-    width = max(r.config.width for _, _, r in results)
-    height = max(r.config.height for _, _, r in results)
-    width, height = -(-width // 4) * 4, -(-height // 4) * 4
     jobs, sim_cases = [], []
-    for (name, params), (design, synthesis, result) in zip(cases, results):
-        if (result.config.width, result.config.height) != (width, height):
-            result = compile_netlist(synthesis.netlist, width=width, height=height, seed=1)
+    for name, params in cases:
+        design, synthesis, result = compiled(name, **params)
+        if mesh:
+            width = _round_up(result.config.width, 4)
+            height = _round_up(result.config.height, 4)
+            if (width, height) != (result.config.width, result.config.height):
+                result = compile_netlist(synthesis.netlist, width=width, height=height, seed=1)
         rows = rows_for(synthesis.netlist, count=rows_each, exhaustive_limit=0,
                         weights=RARE_RESET)
-        jobs.append((name, params, result.portmap, rows))
+        jobs.append((design, name, params, result.portmap, rows))
         sim_cases.append(make_case(result.config, edge_inputs(result.portmap, rows),
                                    name=design.name))
     runs = run_mesh_cases(sim_cases, "2x2", quiet=True) if mesh else \
         run_cases(sim_cases, quiet=True)
-    for (name, params, portmap, rows), run in zip(jobs, runs):
-        assert not run.emulator_mismatches, (name, run.emulator_mismatches[:3])
-        assert sample(portmap, run.outputs, len(rows)) == model_rows(name, params, rows), name
-
-
-#: Designs run on the RTL grid and the mesh (those that route at the batch's grid size).
-RTL_FAST = [("adder", {"n": 2})]
+    for (design, name, params, portmap, rows), run in zip(jobs, runs):
+        assert not run.emulator_mismatches, (design.top, run.emulator_mismatches[:3])
+        assert sample(portmap, run.outputs, len(rows)) == model_rows(name, params, rows), \
+            design.top
 
 
 def test_icarus_batch_small(compiled):
-    """A few designs on the RTL grid in Icarus, decoded by port names (fast set)."""
-    _rtl_batch(compiled, RTL_FAST, 24, mesh=False)
+    """The 2 x 2 multiplier on the RTL grid in Icarus, decoded by port names (one small
+    build in the fast set)."""
+    _rtl_batch(compiled, [("multiplier", {"n": 2, "signed": False})], 24, mesh=False)
+
+
+@pytest.mark.slow
+def test_icarus_batch_all(compiled):
+    """Every test design on the RTL grid in Icarus: 32 rows (cycles) each."""
+    _rtl_batch(compiled, list(designs.TEST_DESIGNS), 32, mesh=False)
 
 
 @pytest.mark.slow
 def test_mesh_batch_all(compiled):
-    _rtl_batch(compiled, RTL_FAST, 24, mesh=True)
+    """Every test design on a 2 x 2 mesh (Icarus): 16 rows (cycles) each."""
+    _rtl_batch(compiled, list(designs.TEST_DESIGNS), 16, mesh=True)
 
 
-# --- Random differential runs ---------------------------------------------------------------
+# --- Random differential runs through Yosys -------------------------------------------------
 
-# Combinational random designs go through the systolic back end, which routes them all.
-@pytest.mark.parametrize("seed, count, per_design", [
-    pytest.param(21, 8, 2, marks=pytest.mark.slow)])
-def test_random_expressions_compiled(tmp_path, seed, count, per_design):
-    """Random expressions, ``per_design`` per program, compiled and run on the emulator on
-    every input combination against Python's own evaluation."""
+def _expression_batch(tmp_path, seed, designs_, per_design):
+    """``designs_`` programs of ``per_design`` random expressions each (over a:3, b:s3, c:2,
+    so 256 input combinations), compiled through Yosys; every one must compile, and match
+    Python's own evaluation of the expressions on every input combination."""
     rng = random.Random(seed)
-    routed = 0
-    for batch in range(count // per_design):
+    for d in range(designs_):
         text = "; ".join(f"p{i} = {random_expression(rng, ['a', 'b', 'c'], 2, ['c'])}"
                          for i in range(per_design))
         text += "; used = a + b + c"
-        _, verilog = expression_design(text, "a:3,b:s3,c:2", top=f"r{batch}")
-        path = tmp_path / f"r{batch}.v"
+        top = f"r{seed}_{d}"
+        _, verilog = expression_design(text, "a:3,b:s3,c:2", top=top)
+        path = tmp_path / f"{top}.v"
         path.write_text(verilog)
-        netlist = synthesize(path, top=f"r{batch}").netlist
-        result = compile_netlist(netlist, seed=batch)       # every one must route
-        routed += 1
+        netlist = synthesize(path, top=top).netlist
+        result = compile_netlist(netlist, seed=d)
         rows = rows_for(netlist)
         assert len(rows) == 256
         got = run_rows(result.config, result.portmap, rows, sequential=False)
         assert got == [eval_expression(text, row) for row in rows], text
-    assert routed, "no random design routed"
+        assert result.portmap.period == 2
 
 
-@pytest.mark.parametrize("seed, machines, designs_", [
-    pytest.param(31, 1, 2, marks=pytest.mark.slow)])
-def test_random_state_machines_compiled(tmp_path, seed, machines, designs_):
-    """Random state machines (feedback through flip-flops: a period P > 2 of exactly padded
-    loops) compiled and run for 500 cycles against their tables."""
+def _machine_batch(tmp_path, seed, designs_, machines, cycles):
+    """``designs_`` designs of ``machines`` random state machines each (2 to 7 states, a 2-bit
+    input, Moore and Mealy outputs), compiled through Yosys; every one must compile, and
+    match the machines' tables for ``cycles`` cycles of random inputs (a reset in 5%)."""
     rng = random.Random(seed)
-    routed = 0
     for d in range(designs_):
-        group, text = machines_design(rng, machines, top=f"g{d}")
-        path = tmp_path / f"g{d}.v"
+        top = f"g{seed}_{d}"
+        group, text = machines_design(rng, machines, top=top)
+        path = tmp_path / f"{top}.v"
         path.write_text(text)
-        netlist = synthesize(path, top=f"g{d}").netlist
-        try:
-            result = compile_netlist(netlist, seed=d)
-        except CompileError:            # not every netlist routes yet (issue 12 is open)
-            continue
-        routed += 1
-        rows = rows_for(netlist, count=500, seed=d, weights={"rst": 0.05})
+        netlist = synthesize(path, top=top).netlist
+        result = compile_netlist(netlist, seed=d)
+        rows = rows_for(netlist, count=cycles, seed=d, weights={"rst": 0.05})
         assert evaluate(result.config, result.portmap, rows, target="fast") == \
-            machines_rows(group, rows)
-    assert routed, "no random state machine routed"
+            machines_rows(group, rows), text
+        assert result.portmap.period % 2 == 0
+
+
+def test_random_expressions_fast(tmp_path):
+    _expression_batch(tmp_path, 7, 1, 3)
+
+
+def test_random_state_machines_fast(tmp_path):
+    _machine_batch(tmp_path, 8, 1, 2, 200)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [21, 22, 23, 24])
+def test_random_expressions_compiled(tmp_path, seed):
+    _expression_batch(tmp_path, seed, 5, 3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [31, 32, 33])
+def test_random_state_machines_compiled(tmp_path, seed):
+    _machine_batch(tmp_path, seed, 4, 2, 500)
 
 
 # --- Options -------------------------------------------------------------------------------
