@@ -93,6 +93,12 @@ _ECP5 = {"12f": (0x21111043, 12000, 1552), "25f": (0x41111043, 24288, 3036),
          "45f": (0x41112043, 43848, 5616), "85f": (0x41113043, 83640, 10455)}
 
 
+#: RAM16SDP4 primitives a Tang Nano 9K grid uses, of the GW1NR-9's 270 sites: 224 (16x14)
+#: placed and routed, 256 did not; a 16 x 16 grid gets 14 rows of LUT RAM and two of
+#: flip-flops.
+TANGNANO9K_LUT_RAM_SITES = 224
+
+
 def _ulx3s(size, platform, default_size):
     idcode, luts, ramw = _ECP5[size]
     return Board(f"ulx3s-{size}", "ecp5", f"Lattice ECP5 LFE5U-{size.upper()} (CABGA381)",
@@ -118,9 +124,11 @@ BOARDS = {board.name: board for board in [
     _ulx3s("45f", ULX3S_45F_Platform, (48, 48)),
     _ulx3s("85f", ULX3S_85F_Platform, (64, 64)),
     # GW1NR-9: 270 RAM16SDP4 sites, one per cell; nextpnr-himbaechel cannot legalise 256 of
-    # them (16x16) even with LUTs at 65 %; 16x14 (224) places and routes.
+    # them (16x16) even with LUTs at 65 %; 16x14 (224) places and routes. With 224 sites a
+    # 16x16 grid keeps its last two rows in flip-flops (hdl.grid.rows_in_lut_ram).
     Board("tangnano9k", "gowin", "Gowin GW1NR-LV9 (QN88)",
-          with_lut_ram(HimbaechelGowin, gowin_ram16sdp4), (16, 14), "memory",
+          with_lut_ram(HimbaechelGowin, gowin_ram16sdp4, sites=TANGNANO9K_LUT_RAM_SITES),
+          (16, 14), "memory",
           "openFPGALoader", ("-b", "tangnano9k"), program_to="sram", jtag_idcode=0x1100481B,
           capacity={"LUT4": 8640, "FF": 6480, "RAM16SDP4": 270},
           usb_serial=(0x0403, 0x6010, 1),                 # BL702 as an FT2232, UART on B

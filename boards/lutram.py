@@ -11,18 +11,23 @@ test_board_lutram.py`` proves the two equal with Yosys against the primitives' s
 models from Yosys' techlibs.
 
 Every factory has the signature ``factory(*, init, read_addr, read_data, write_addr,
-write_data, write_en)`` and returns an :class:`amaranth.hdl.Instance` (or None when the
-platform has no LUT-RAM site left, see :class:`LutRamBudget`):
+write_data, write_en)`` and returns an :class:`amaranth.hdl.Instance`:
 
 * ``init``: the 64-bit word view, word ``a`` (bits ``4a .. 4a+3``) at address ``a``;
 * ``read_addr`` (4 bits) -> ``read_data`` (4 bits): asynchronous read, no latency;
 * ``write_addr``, ``write_data`` (4 bits each), ``write_en`` (1 bit): synchronous write on the
   rising edge of the ``sync`` clock.
+
+A platform can also limit the primitives a grid uses (``with_lut_ram(..., sites=N)``: its
+``lut_ram_sites``): :class:`bitgrid.hdl.grid.Grid` then builds its ``"memory"`` rows beyond
+``N // width`` rows in flip-flops (:func:`bitgrid.hdl.grid.rows_in_lut_ram`), whole rows at a
+time: the Tang Nano 9K's 16 x 16 grid has 15 rows in RAM16SDP4 and one in flip-flops
+(``docs/boards.md``, "Mixed storage by row").
 """
 
 from amaranth.hdl import ClockSignal, Const, Instance
 
-__all__ = ["trellis_dpr16x4", "gowin_ram16sdp4", "LutRamBudget", "with_lut_ram", "LUT_RAMS"]
+__all__ = ["trellis_dpr16x4", "gowin_ram16sdp4", "with_lut_ram", "LUT_RAMS"]
 
 
 def _check_init(init):
@@ -59,40 +64,19 @@ def gowin_ram16sdp4(*, init, read_addr, read_data, write_addr, write_data, write
 LUT_RAMS = {"ecp5": trellis_dpr16x4, "gowin": gowin_ram16sdp4}
 
 
-class LutRamBudget:
-    """A factory that hands out at most ``sites`` primitives of ``factory``, then None (the
-    cell then keeps its configuration in flip-flops, :class:`bitgrid.hdl.cell.Cell`).
-
-    The GW1NR-9 has 270 RAM16SDP4 sites, but nextpnr-himbaechel cannot legalise 256 of them
-    (16 x 16 cells); with a budget the cells elaborated last (the last rows, cells elaborate
-    row by row) use flip-flop storage. One budget serves one elaboration: a platform instance
-    builds one design (:meth:`reset` starts over).
-
-    :raises ValueError: for a ``sites`` that is not a non-negative integer.
-    """
-
-    def __init__(self, factory, sites):
-        if isinstance(sites, bool) or not isinstance(sites, int) or sites < 0:
-            raise ValueError(f"LUT-RAM sites must be a non-negative integer, not {sites!r}")
-        self.factory, self.sites, self.used = factory, sites, 0
-
-    def reset(self):
-        self.used = 0
-
-    def __call__(self, **ports):
-        if self.used >= self.sites:
-            return None
-        self.used += 1
-        return self.factory(**ports)
-
-
 def with_lut_ram(platform_class, factory, *, sites=None):
-    """A subclass of ``platform_class`` whose instances carry ``lut_ram_16x4`` (``factory``,
-    or a fresh :class:`LutRamBudget` of ``sites`` per instance)."""
+    """A subclass of ``platform_class`` whose instances carry ``lut_ram_16x4`` (``factory``)
+    and ``lut_ram_sites``: how many primitives place and route can legalise (None: no limit
+    below the grid sizes the board is built at). A grid uses at most ``lut_ram_sites // width``
+    rows of primitives (:func:`bitgrid.hdl.grid.rows_in_lut_ram`).
+
+    :raises ValueError: for a ``sites`` that is not None or a non-negative integer."""
+    if sites is not None and (isinstance(sites, bool) or not isinstance(sites, int)
+                              or sites < 0):
+        raise ValueError(f"LUT-RAM sites must be a non-negative integer, not {sites!r}")
+
     class Platform(platform_class):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.lut_ram_16x4 = factory if sites is None else LutRamBudget(factory, sites)
+        lut_ram_16x4 = staticmethod(factory)
+        lut_ram_sites = sites
     Platform.__name__ = Platform.__qualname__ = platform_class.__name__
-    Platform.lut_ram_sites = sites
     return Platform

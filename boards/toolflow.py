@@ -20,7 +20,7 @@ from .resources import check_fits
 from .top import DEFAULT_BAUD, BoardTop
 
 __all__ = ["BuildError", "build", "build_overrides", "engine_rates", "format_report",
-           "SUMMARY", "KEEP_REPLICAS"]
+           "SUMMARY", "KEEP_REPLICAS", "GOWIN_SYNTH_OPTS"]
 
 
 class BuildError(RuntimeError):
@@ -162,6 +162,9 @@ def format_report(report):
 #: driving the whole grid.
 KEEP_REPLICAS = "setattr -set keep 1 a:bitgrid_replica %ci1 t:$dff %i"
 
+#: ``synth_gowin`` options of every Gowin build (see :func:`build_overrides`).
+GOWIN_SYNTH_OPTS = "-nowidelut"
+
 
 def build_overrides(board, platform, name):
     """Amaranth build overrides: nextpnr's JSON report, Yosys' cell counts, the replicated
@@ -180,9 +183,15 @@ def build_overrides(board, platform, name):
             # A later FREQUENCY for the same port replaces the one from the clock resource.
             overrides["add_preferences"] = (
                 f'FREQUENCY PORT "{platform.default_clk}_0__io" {target} MHZ;')
-    elif board.family == "gowin" and target:
-        overrides["pnr_target_mhz"] = target
-        nextpnr.append("--timing-allow-fail")
+    elif board.family == "gowin":
+        # No MUX2_LUT5..8: with them ABC maps a flip-flop cell's 16:1 read multiplexers into
+        # about 430 LUT4 (and 360 MUX2) a cell in a flattened grid, without them about 85 LUT4
+        # (a 4 x 4 pipelined grid synthesised both ways); the LUT-RAM cells and the rest get
+        # no larger (docs/boards.md, "Mixed storage by row").
+        overrides["synth_opts"] = GOWIN_SYNTH_OPTS
+        if target:
+            overrides["pnr_target_mhz"] = target
+            nextpnr.append("--timing-allow-fail")
     overrides["nextpnr_opts"] = " ".join(nextpnr)
     return overrides
 

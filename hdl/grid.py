@@ -5,7 +5,6 @@ from amaranth.hdl import Array, Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from bitgrid.cell import tables_to_word
 from bitgrid.checks import check_bool, check_int
 from bitgrid.config import Configuration, check_grid_size
 from bitgrid.terms import DIRECTIONS, GATEWARE_STORAGES, check_storage, side_lanes
@@ -14,7 +13,7 @@ from .config_gate import config_gate, record_bytes
 from .latch import WordLines
 from .signature import ParametricSignature
 
-__all__ = ["EdgeSignature", "ConfigSignature", "Grid", "REPLICA"]
+__all__ = ["EdgeSignature", "ConfigSignature", "Grid", "REPLICA", "rows_in_lut_ram"]
 
 #: The attribute of the pipelined grid's replicated registers (per-row copies of valid, the
 #: phase and the configuration address; the readback's per-group row): identical flip-flops
@@ -126,6 +125,32 @@ class ConfigSignature(ParametricSignature):
         })
 
 
+def rows_in_lut_ram(kinds, width, sites):
+    """The storage kind of each row once a platform's LUT-RAM sites are handed out: the
+    ``"memory"`` rows of ``kinds`` in order, ``width`` sites a row, while ``sites`` last, and
+    every later ``"memory"`` row ``"ff"`` (flip-flops: the same ports and timing, SPEC section 3);
+    ``sites`` None: ``kinds`` unchanged. A row is never split, so a row's cells have one
+    storage kind (``docs/boards.md``, "Mixed storage by row").
+
+    :param kinds: one kind per row, ``"ff"`` or ``"memory"``.
+    :param width: cells a row.
+    :param sites: LUT-RAM primitives the platform can place (``lut_ram_sites`` of
+        :func:`bitgrid.boards.lutram.with_lut_ram`), or None.
+    :returns: a tuple of ``len(kinds)`` kinds.
+    """
+    kinds = tuple(kinds)
+    if sites is None:
+        return kinds
+    rows = sites // width
+    result = []
+    for kind in kinds:
+        if kind == "memory":
+            kind = "memory" if rows > 0 else "ff"
+            rows -= 1
+        result.append(kind)
+    return tuple(result)
+
+
 def grid_members(width, height, counter_width):
     """The members every grid engine has (SPEC section 7), as a dict for
     :class:`amaranth.lib.wiring.Component`: ``i`` and ``o`` (:class:`EdgeSignature`), ``step``,
@@ -168,6 +193,12 @@ class Grid(wiring.Component):
         :class:`Cell`. ``"latch"`` adds the row word lines of
         :class:`bitgrid.hdl.latch.WordLines` (Verilog simulators and synthesis only, not
         Amaranth's simulator).
+    row_storage : sequence of ``"ff"`` / ``"memory"``, or None
+        The storage kind of each row, ``height`` items (row ``y`` first is row 0), instead of
+        ``storage`` for every row (default None). On a platform that limits its LUT-RAM
+        primitives (``lut_ram_sites``, :func:`bitgrid.boards.lutram.with_lut_ram`) the
+        ``"memory"`` rows beyond the sites keep flip-flops (:func:`rows_in_lut_ram`); the
+        rows' kinds never change the grid's ports or timing.
     init : :class:`bitgrid.Configuration` or None
         Configuration present after power-up (default: all cells unconfigured).
     counter_width : int
@@ -229,13 +260,16 @@ class Grid(wiring.Component):
         For an odd, zero or negative size.
     ValueError
         For an unknown storage kind, an ``init`` of another size, a fault outside the grid
-        or malformed, or ``pipelined`` with ``storage="latch"``.
+        or malformed, ``pipelined`` with ``storage="latch"``, or a ``row_storage`` that is not
+        ``height`` kinds of :data:`bitgrid.terms.STORAGES` (or is given with ``"latch"``).
     """
 
     def __init__(self, width, height, *, storage="ff", init=None, counter_width=32,
-                 cell_instances=False, expose_state=False, faults=(), pipelined=False):
+                 cell_instances=False, expose_state=False, faults=(), pipelined=False,
+                 row_storage=None):
         self._width, self._height = check_grid_size(width, height)
         self._storage = check_storage(storage, GATEWARE_STORAGES)
+        self._row_storage = self._check_row_storage(row_storage)
         if init is None:
             init = Configuration(self._width, self._height)
         if not isinstance(init, Configuration):
@@ -271,6 +305,35 @@ class Grid(wiring.Component):
         """See the ``pipelined`` parameter."""
         return self._pipelined
 
+    @property
+    def row_storage(self):
+        """The storage kind of each row as given (``row_storage``, else ``storage`` for every
+        row), a tuple of ``height`` kinds; a platform may still move ``"memory"`` rows to
+        flip-flops (:meth:`storage_of_rows`)."""
+        return self._row_storage
+
+    def storage_of_rows(self, platform=None):
+        """The storage kind each row is built with on ``platform``: :attr:`row_storage`, with
+        the ``"memory"`` rows beyond the platform's ``lut_ram_sites`` in ``"ff"``
+        (:func:`rows_in_lut_ram`; a platform without the attribute, or None, changes nothing).
+        """
+        return rows_in_lut_ram(self._row_storage, self._width,
+                               getattr(platform, "lut_ram_sites", None))
+
+    def _check_row_storage(self, row_storage):
+        if row_storage is None:
+            return (self._storage,) * self._height
+        if isinstance(row_storage, (str, bytes)) or not hasattr(row_storage, "__len__"):
+            raise ValueError(f"row_storage must be a sequence of {self._height} storage kinds "
+                             f"(one a row), not {row_storage!r}")
+        if self._storage == "latch":
+            raise ValueError("row_storage cannot be given with storage 'latch' (its word "
+                             "lines serve the whole grid)")
+        if len(row_storage) != self._height:
+            raise ValueError(f"row_storage has {len(row_storage)} kinds, the grid has "
+                             f"{self._height} rows")
+        return tuple(check_storage(kind) for kind in row_storage)
+
     def _check_faults(self, faults):
         """``{(x, y): cell faults}`` of the ``faults`` argument (see :class:`Grid`)."""
         if isinstance(faults, (str, bytes)):
@@ -304,10 +367,12 @@ class Grid(wiring.Component):
         """One :class:`Cell` per distinct power-up configuration in the grid, keyed by
         :attr:`Cell.module_name` (a single ``bitgrid_cell_<storage>`` for the default all-zero
         ``init``)."""
-        distinct = {tuple(int(v) for v in tables) for tables in self._init.luts.reshape(-1, 4)}
-        cells = [Cell(storage=self._storage, init=tables_to_word(t)) for t in sorted(distinct)]
+        kinds = self._row_storage
+        distinct = {(kinds[y], self._init.word(x, y))
+                    for y in range(self._height) for x in range(self._width)}
+        cells = [Cell(storage=kind, init=word) for kind, word in sorted(distinct)]
         # Faulty cells (test only) are modules of their own.
-        cells += [Cell(storage=self._storage, init=self._init.word(x, y), faults=faults)
+        cells += [Cell(storage=kinds[y], init=self._init.word(x, y), faults=faults)
                   for (x, y), faults in self._faults.items()]
         return {cell.module_name: cell for cell in cells}
 
@@ -361,11 +426,12 @@ class Grid(wiring.Component):
         # The cells: Cell submodules, or instances of cell modules written once per distinct
         # configuration (see bitgrid.hdl.verilog); both wired the same way.
         words = [[self._init.word(x, y) for x in range(w)] for y in range(h)]
+        kinds = self.storage_of_rows(platform)           # per row (docs/boards.md)
         if self._cell_instances:
             outs = [[Signal(4, name=f"o_{x}_{y}") for x in range(w)] for y in range(h)]
             rdata = [[Signal(4, name=f"rdata_{x}_{y}") for x in range(w)] for y in range(h)]
         else:
-            cells = [[Cell(storage=self._storage, init=words[y][x],
+            cells = [[Cell(storage=kinds[y], init=words[y][x],
                            faults=self._faults.get((x, y), ())) for x in range(w)]
                      for y in range(h)]
             outs = [[cell.o for cell in row] for row in cells]
@@ -385,7 +451,7 @@ class Grid(wiring.Component):
                 }
                 if self._cell_instances:
                     m.submodules[f"cell_{x}_{y}"] = cell_instance(
-                        self._storage, words[y][x], o=outs[y][x], cfg_rdata=rdata[y][x],
+                        kinds[y], words[y][x], o=outs[y][x], cfg_rdata=rdata[y][x],
                         faults=self._faults.get((x, y), ()), **ports)
                 else:
                     cell = m.submodules[f"cell_{x}_{y}"] = cells[y][x]

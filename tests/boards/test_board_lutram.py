@@ -1,10 +1,12 @@
+# amaranth: UnusedElaboratable=no
 """The LUT-RAM primitives of bitgrid.boards.lutram against the inferred memory of the cell:
 a formal proof with YoWASP Yosys (``miter -equiv`` plus ``sat``) that a cell built through a
 platform's ``lut_ram_16x4`` factory, read with the primitive's simulation model from Yosys'
 own techlibs (``+/ecp5/common_sim.vh``, which ``cells_sim.v`` includes, and ``+/gowin/cells_sim.v``), behaves as the cell with the
 inferred :class:`amaranth.lib.memory.Memory` (which tests/hdl/test_synth.py proves equal to
-flip-flop storage); the site budget that turns the last cells to flip-flop storage; and the
-board platforms carrying the factories."""
+flip-flop storage); the site limit that builds a grid's last rows in flip-flops, proved equal
+as a whole grid to the grid with inferred memory; and the board platforms carrying the
+factories."""
 
 import random
 
@@ -14,9 +16,9 @@ from amaranth.hdl import Module, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from bitgrid.boards import BOARDS
-from bitgrid.boards.lutram import (LUT_RAMS, LutRamBudget, gowin_ram16sdp4, trellis_dpr16x4,
-                                   with_lut_ram)
+from bitgrid import Configuration
+from bitgrid.boards import BOARDS, get_board
+from bitgrid.boards.lutram import LUT_RAMS, gowin_ram16sdp4, trellis_dpr16x4, with_lut_ram
 from bitgrid.hdl.cell import Cell
 from bitgrid.hdl.grid import Grid
 from support.gateware import yosys
@@ -26,10 +28,11 @@ MODELS = {"ecp5": "+/ecp5/common_sim.vh", "gowin": "+/gowin/cells_sim.v"}
 
 
 class _Platform:
-    """Just what the cell asks a platform for."""
+    """Just what the cell and the grid ask a platform for."""
 
-    def __init__(self, factory):
+    def __init__(self, factory, sites=None):
         self.lut_ram_16x4 = factory
+        self.lut_ram_sites = sites
 
 
 class _WritableCell(wiring.Component):
@@ -112,20 +115,66 @@ def _instances(fragment_text, name):
     return fragment_text.count(f"cell \\{name} ")
 
 
-def test_budget_turns_the_last_cells_to_flip_flops():
-    """A platform with 6 sites and a 4 x 2 grid: 6 primitives, and the 2 cells elaborated last
-    keep their configuration in flip-flops (64 configuration bits each, no memory); a budget of
-    a negative count is refused."""
-    text = rtlil.convert(Grid(4, 2, storage="memory"), name="top",
-                         platform=_Platform(LutRamBudget(gowin_ram16sdp4, 6)))
-    assert _instances(text, "RAM16SDP4") == 6
+def test_sites_turn_the_last_rows_to_flip_flops():
+    """A platform with 9 sites and a 4 x 4 grid: the first two rows (8 cells) are primitives,
+    the last two keep their configuration in flip-flops (a row is never split: not 9); with
+    16 sites every cell is a primitive; a negative or non-integer site count is refused."""
+    text = rtlil.convert(Grid(4, 4, storage="memory"), name="top",
+                         platform=_Platform(gowin_ram16sdp4, 9))
+    assert _instances(text, "RAM16SDP4") == 8
     assert "$mem" not in text
-    assert text.count("wire width 64 ") >= 2
-    assert rtlil.convert(Grid(4, 2, storage="memory"), name="top",
-                         platform=_Platform(trellis_dpr16x4)).count(
-        "cell \\TRELLIS_DPR16X4 ") == 8
-    with pytest.raises(ValueError, match="non-negative"):
-        LutRamBudget(gowin_ram16sdp4, -1)
+    assert text.count("wire width 64 ") >= 8
+    assert rtlil.convert(Grid(4, 4, storage="memory"), name="top",
+                         platform=_Platform(trellis_dpr16x4, 16)).count(
+        "cell \\TRELLIS_DPR16X4 ") == 16
+    for sites in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="non-negative"):
+            with_lut_ram(type("P", (), {}), gowin_ram16sdp4, sites=sites)
+
+
+def test_tang_nano_16x16_has_two_rows_of_flip_flops():
+    """The Tang Nano 9K platform builds a 16 x 16 grid with 224 RAM16SDP4 (rows 0 to 13) and
+    rows 14 and 15 in flip-flops; its 16 x 14 default is all primitives."""
+    board = get_board("tangnano9k")
+    for height, ff_rows in ((16, 2), (14, 0)):
+        grid = Grid(16, height, storage="memory", pipelined=True)
+        assert grid.storage_of_rows(board.platform()) == \
+            ("memory",) * 14 + ("ff",) * ff_rows
+
+
+def mixed_grid_equivalence(cwd, gold_config, gate_config, depth):
+    """Prove with Yosys that a pipelined 2 x 4 grid on a Gowin platform with 4 LUT-RAM sites
+    (rows 0 and 1 in RAM16SDP4, rows 2 and 3 in flip-flops; ``gate_config``) and the same
+    grid in flip-flops only (``gold_config``) have equal outputs on every port for ``depth``
+    cycles from power-up, any inputs on every port (steps, frame writes, commits, readback);
+    True (proved) or False (counterexample)."""
+    gold = Grid(2, 4, storage="ff", pipelined=True, init=gold_config)
+    gate = Grid(2, 4, storage="memory", pipelined=True, init=gate_config)
+    (cwd / "gold.il").write_text(rtlil.convert(gold, name="gold"))
+    (cwd / "gate.il").write_text(rtlil.convert(gate, name="gate",
+                                               platform=_Platform(gowin_ram16sdp4, 4)))
+    (cwd / "result.txt").unlink(missing_ok=True)
+    yosys(f"read_rtlil gate.il; read_verilog {MODELS['gowin']}; hierarchy -check -top gate; "
+          "read_rtlil gold.il; proc; "
+          "miter -equiv -flatten -make_outputs gold gate miter; hierarchy -top miter; "
+          "memory_map; opt_clean; opt -full; "
+          f"tee -q -o result.txt sat -seq {depth} -prove trigger 0 miter",
+          cwd=cwd, outputs=["result.txt"])
+    text = (cwd / "result.txt").read_text()
+    proved, failed = "SUCCESS!" in text, "FAIL!" in text
+    assert proved != failed, f"unexpected sat output:\n{text[-2000:]}"
+    return proved
+
+
+def test_mixed_grid_equals_flip_flop_grid(tmp_path):
+    """The board's mixed grid (primitive rows and flip-flop rows, pipelined) is the all
+    flip-flop grid for 4 cycles of any inputs from power-up; a one-bit difference in a
+    primitive row's configuration (cell (1, 1), bit 21) is found."""
+    config = Configuration.random(2, 4, seed=0x3D)
+    other = config.copy()
+    other.set_word(1, 1, config.word(1, 1) ^ (1 << 21))
+    assert mixed_grid_equivalence(tmp_path, config, config, 4)
+    assert not mixed_grid_equivalence(tmp_path, config, other, 4)
 
 
 def test_board_platforms_carry_the_factories():
@@ -139,4 +188,5 @@ def test_board_platforms_carry_the_factories():
         else:
             assert getattr(factory, "factory", factory) is LUT_RAMS[board.family], board.name
     cls = with_lut_ram(type("P", (), {}), trellis_dpr16x4, sites=3)
-    assert cls.__name__ == "P" and cls().lut_ram_16x4.sites == 3
+    assert cls.__name__ == "P" and cls().lut_ram_sites == 3
+    assert cls().lut_ram_16x4 is trellis_dpr16x4

@@ -151,7 +151,8 @@ def test_build_link_option_errors():
 def test_build_overrides(name):
     """nextpnr options per family: router2, the 100 MHz target (a FREQUENCY preference for the
     clock port that replaces the resource's 25 MHz) and --timing-allow-fail on the ULX3S; the
-    engine's RAM in block RAM and, on ECP5 only, the grid reset on a DCCA global buffer."""
+    engine's RAM in block RAM and, on ECP5 only, the grid reset on a DCCA global buffer; on
+    Gowin synthesis without wide LUTs."""
     board = BOARDS[name]
     platform = board.platform()
     overrides = build_overrides(board, platform, "bitgrid")
@@ -173,8 +174,14 @@ def test_build_overrides(name):
         assert board.pnr_target_mhz is None
         assert "router2" not in pnr and "timing-allow-fail" not in pnr
         assert "DCCA" not in rtlil
+    script = plan.files["bitgrid.ys"]
+    script = script.decode() if isinstance(script, bytes) else script
     if board.family == "gowin":
         assert "--freq 27.0" in pnr
+        # Without wide LUTs a flip-flop cell is about 85 LUT4, not 430 (docs/boards.md).
+        assert "synth_gowin -nowidelut -top bitgrid" in script
+    else:
+        assert "nowidelut" not in script
 
 
 def test_defaults_are_the_largest_grids_built():

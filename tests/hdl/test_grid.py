@@ -2,7 +2,8 @@
 """The gateware grid (``bitgrid.hdl.grid.Grid``, SPEC sections 2, 4 and 7): constructor checks and
 signature, then Amaranth-simulator runs compared step by step with the reference emulator, the
 configuration port's protocol (load, readback, CRC check, valid/error), reset, phase order, and
-the small shared conformance cases replayed through the configuration port."""
+the small shared conformance cases replayed through the configuration port, with each storage
+kind and with rows of mixed kinds (the Tang Nano 9K's 16 x 16 grid, docs/boards.md)."""
 
 import random
 
@@ -16,10 +17,24 @@ from bitgrid import Configuration, Edges, Emulator, GridSizeError
 from bitgrid.cell import PASS_THROUGH, REFLECTOR
 from bitgrid.config import FRAME_CRC, frame_record
 from bitgrid.terms import STORAGES
-from bitgrid.hdl.grid import ConfigSignature, EdgeSignature, Grid
+from bitgrid.hdl.grid import ConfigSignature, EdgeSignature, Grid, rows_in_lut_ram
 from bitgrid.vectors import compare_step, format_mismatches
 from support.conformance import conformance_cases, load_conformance
 from support.gateware import raises_exactly, simulate
+
+#: The storage kinds the tests build a grid with: :data:`STORAGES`, and ``"mixed"``: rows
+#: alternating ``"memory"`` (row 0) and ``"ff"``, so every vertical neighbour pair and every
+#: frame row crosses the kinds (``row_storage``).
+STORAGE_KINDS = STORAGES + ("mixed",)
+
+
+def make_grid(width, height, storage, **options):
+    """A :class:`Grid` of one of :data:`STORAGE_KINDS`."""
+    if storage == "mixed":
+        rows = tuple("memory" if y % 2 == 0 else "ff" for y in range(height))
+        return Grid(width, height, storage="memory", row_storage=rows, **options)
+    return Grid(width, height, storage=storage, **options)
+
 
 SIZE_MESSAGE = "Grid {} must be even and between 2 and 65534 cells (SPEC section 1), not {}"
 TYPE_MESSAGE = "Grid {} must be an integer number of cells, not {!r}"
@@ -64,6 +79,49 @@ class TestConstructor:
         with raises_exactly(ValueError, "Storage must be one of 'ff', 'memory', 'latch', "
                                         "not 'sram'"):
             Grid(2, 2, storage="sram")
+
+    def test_row_storage(self):
+        """``row_storage`` defaults to ``storage`` on every row; a platform without
+        ``lut_ram_sites`` changes nothing; the cell types follow the rows' kinds."""
+        assert Grid(2, 4, storage="memory").row_storage == ("memory",) * 4
+        dut = Grid(2, 4, storage="memory", row_storage=["ff", "memory", "memory", "ff"])
+        assert dut.row_storage == ("ff", "memory", "memory", "ff")
+        assert dut.storage_of_rows(None) == dut.row_storage
+        types = dut.cell_types()
+        assert sorted(types) == ["bitgrid_cell_ff", "bitgrid_cell_memory"]
+        assert [types[name].storage for name in sorted(types)] == ["ff", "memory"]
+        for cell in types.values():
+            Fragment.get(cell, None)
+        Fragment.get(dut, None)
+
+    @pytest.mark.parametrize("rows, message", [
+        ("ff", "row_storage must be a sequence of 2 storage kinds (one a row), not 'ff'"),
+        (3, "row_storage must be a sequence of 2 storage kinds (one a row), not 3"),
+        (["ff"], "row_storage has 1 kinds, the grid has 2 rows"),
+        (["ff", "latch"], "Storage must be one of 'ff', 'memory', not 'latch'"),
+        (["ff", "sram"], "Storage must be one of 'ff', 'memory', not 'sram'"),
+    ])
+    def test_wrong_row_storage(self, rows, message):
+        with raises_exactly(ValueError, message):
+            Grid(2, 2, row_storage=rows)
+
+    def test_row_storage_not_with_latch(self):
+        with raises_exactly(ValueError, "row_storage cannot be given with storage 'latch' "
+                                        "(its word lines serve the whole grid)"):
+            Grid(2, 2, storage="latch", row_storage=["ff", "ff"])
+
+    @pytest.mark.parametrize("kinds, width, sites, expected", [
+        (("memory",) * 4, 4, None, ("memory",) * 4),
+        (("memory",) * 4, 4, 16, ("memory",) * 4),
+        (("memory",) * 4, 4, 15, ("memory",) * 3 + ("ff",)),          # a row is never split
+        (("memory",) * 4, 4, 3, ("ff",) * 4),
+        (("memory",) * 4, 4, 0, ("ff",) * 4),
+        (("ff", "memory", "ff", "memory"), 2, 2, ("ff", "memory", "ff", "ff")),
+        (("latch",) * 2, 2, 0, ("latch",) * 2),                       # only memory rows move
+        (("memory",) * 16, 16, 224, ("memory",) * 14 + ("ff",) * 2),  # the Tang Nano 9K
+    ])
+    def test_rows_in_lut_ram(self, kinds, width, sites, expected):
+        assert rows_in_lut_ram(kinds, width, sites) == expected
 
     def test_init_wrong_size(self):
         with raises_exactly(ValueError, "init is a 2 x 2 configuration, the grid is 4 x 2"):
@@ -609,7 +667,7 @@ def test_reset_keeps_failed_load_stopped():
 # --- Shared conformance cases --------------------------------------------------------------------
 
 #: Cases of at most this many cells (up to 16 x 8, a few seconds each) run in the default test
-#: set with both storage back ends. Larger ones (random_32x32: about 100 s, most of it loading
+#: set with both storage back ends and mixed rows. Larger ones (random_32x32: about 100 s, most of it loading
 #: 512 frames) are marked slow and run with storage="ff" only, the back ends being proven
 #: equivalent cell by cell in test_synth.py.
 FAST_MAX_CELLS = 128
@@ -627,7 +685,7 @@ def _conformance_params():
     params = []
     for name in conformance_cases():
         if _case_size(name) <= FAST_MAX_CELLS:
-            params += [(name, storage) for storage in STORAGES]
+            params += [(name, storage) for storage in STORAGE_KINDS]
         else:
             params.append(pytest.param(name, "ff", marks=pytest.mark.slow))
     return params
@@ -639,7 +697,7 @@ def test_conformance(name, storage):
     exact edge outputs and the subcycle counter checked after each one."""
     case = load_conformance(name)
     config = case.load_bitstream().config
-    dut = Grid(case.width, case.height, storage=storage)
+    dut = make_grid(case.width, case.height, storage)
     problems = []
 
     async def testbench(ctx):
@@ -658,8 +716,8 @@ def test_conformance(name, storage):
 
 def test_conformance_selection():
     """Every small case (grid of at most 8 x 10 cells) runs in the default set with both back
-    ends, and the selection is not a placeholder."""
+    ends and mixed rows, and the selection is not a placeholder."""
     fast = {p for p in _conformance_params() if not hasattr(p, "marks")}
     for name in ("full_adder1", "random_2x2", "random_8x8", "identity_we_9lane", "adder8"):
-        assert {(name, "ff"), (name, "memory")} <= fast, name
+        assert {(name, "ff"), (name, "memory"), (name, "mixed")} <= fast, name
     assert not any(name == "random_32x32" for name, _ in fast)

@@ -15,7 +15,8 @@ from bitgrid.hdl.grid import Grid
 from bitgrid.vectors import compare_step, format_mismatches
 from support.conformance import conformance_cases, load_conformance
 from support.gateware import raises_exactly, simulate
-from test_grid import begin, get_edges, load, random_edges, set_edges, step, write_frame
+from test_grid import (begin, get_edges, load, make_grid, random_edges, set_edges, step,
+                       write_frame)
 
 
 async def readback(ctx, dut, width, height, *, limit=8):
@@ -73,7 +74,7 @@ def test_conformance_pipelined(name):
     assert not problems, f"{name}:\n{format_mismatches(problems)}"
 
 
-@pytest.mark.parametrize("storage", ["ff", "memory"])
+@pytest.mark.parametrize("storage", ["ff", "memory", "mixed"])
 @pytest.mark.parametrize("width, height", [(4, 6), (2, 18)])
 def test_random_mix_against_emulator(storage, width, height):
     """Random cycles (seeded) of steps, idle cycles and readback addresses that change or
@@ -84,7 +85,7 @@ def test_random_mix_against_emulator(storage, width, height):
     seed = 100 * width + height + len(storage)
     rng = random.Random(seed)
     configs = [Configuration.random(width, height, seed=seed + k) for k in range(2)]
-    dut = Grid(width, height, storage=storage, init=configs[0], pipelined=True)
+    dut = make_grid(width, height, storage, init=configs[0], pipelined=True)
     emulator = Emulator(configs[0])
     problems, ready = [], [0]
 
