@@ -38,6 +38,7 @@ inputs (a row is held for ``P`` subcycles) from the same initial state, so they 
 """
 
 import time
+import typing
 
 import numpy as np
 
@@ -53,6 +54,15 @@ __all__ = ["compile_sweep", "lower_sequential", "START"]
 
 #: The net of the start signal (0 before row 0, 1 from row 0 on).
 START = "$start"
+#: How many rows of a column's vertical one more gate of a chain is worth when the jobs of a
+#: column are chosen (earliest end first, a chain's end moved up by this per extra gate).
+CHAIN_BONUS = 2
+#: The ways the sweep is run, the best result kept: ``(lanes, order, gap)``: inputs on N
+#: lanes (one a column, just in time) or W lanes (all in column 0, every ``gap``-th track),
+#: ranked by first use or by a depth-first walk of the output cones.
+MODES = (("N", "first", 1), ("W", "dfs", 1), ("W", "dfs", 2), ("W", "first", 1))
+#: Most tracks tried for an automatic grid.
+MAX_TRACKS = 2048
 #: LUT tables copying one input: N, E, S, W (SPEC section 3).
 _COPY_N, _COPY_E, _COPY_S, _COPY_W = 0xAAAA, 0xCCCC, 0xF0F0, 0xFF00
 
@@ -142,6 +152,21 @@ def _gate_lut(inputs, table, h, v):
 _TABLE_W, _TABLE_N = _lut(lambda w, n: w), _lut(lambda w, n: n)
 
 
+class _Job(typing.NamedTuple):
+    """One segment of a column's vertical: ``kind`` ``"gate"`` (pick the upper operand up at
+    ``start``, compute the ``(gate, row, pair)`` steps of ``at`` on the way down),
+    ``"unary"`` (compute at ``start``)
+    or ``"inject"``; the result dropped on track ``drop`` (None: it stays at ``at``);
+    ``end`` the last row the segment uses."""
+    kind: str
+    start: int
+    end: int
+    gate: object
+    at: object
+    drop: object
+    pair: object
+
+
 class _Stuck(Exception):
     """The sweep cannot go on with this many tracks."""
 
@@ -158,13 +183,14 @@ class _Sweep:
     """
 
     def __init__(self, gates, outputs, sources, returns, height, *, w_lanes=False,
-                 n_only=()):
+                 n_only=(), gap=1, order="dfs"):
         self.gates = gates
         self.height = height
         self.readers = {}
         for net, (ins, _) in gates.items():
             for i in ins:
                 self.readers.setdefault(i, set()).add(net)
+        self.left = {net: len(r) for net, r in self.readers.items()}
         self.out_left = {}
         for _, _, net in outputs:
             if net not in (CONST0, CONST1):
@@ -181,14 +207,17 @@ class _Sweep:
         self._height_of = self._heights()
         needed = [s for s in sources if self._needed(s)]
         self.pending_sources = []
-        first = self._first_use()
+        if order == "dfs":
+            rank = self._dfs_order(outputs, returns)
+        else:
+            rank = self._first_use()
         forced = [s for s in needed if s == START]
-        rest = sorted((s for s in needed if s != START), key=lambda s: first.get(s, 1 << 30))
+        rest = sorted((s for s in needed if s != START), key=lambda s: rank.get(s, 1 << 30))
         if w_lanes:
             regular = [s for s in rest if s not in n_only]
-            for r, net in enumerate(regular[:height - 1]):
-                self._put(net, r, 0, initial=True)
-                self.w_inputs[net] = r
+            for k, net in enumerate(regular[:(height - 1) // gap]):
+                self._put(net, k * gap, 0, initial=True)
+                self.w_inputs[net] = k * gap
             rest = [s for s in rest if s not in self.w_inputs]
         self.pending_sources = forced + rest
 
@@ -213,6 +242,24 @@ class _Sweep:
             height[n] = 1 + max((height.get(r, 0) for r in self.readers.get(n, ())), default=0)
         return height
 
+    def _dfs_order(self, outputs, returns):
+        """Sources ranked by a depth-first walk of the output cones, output bits in order
+        (least significant first): the operands of one gate come out next to each other."""
+        rank, seen = {}, set()
+        roots = [net for _, _, net in outputs] + list(returns)
+        for root in roots:
+            stack = [root]
+            while stack:
+                n = stack.pop()
+                if n in seen:
+                    continue
+                seen.add(n)
+                if n in self.gates:
+                    stack.extend(reversed(self.gates[n][0]))
+                else:
+                    rank.setdefault(n, len(rank))
+        return rank
+
     def _first_use(self):
         level = {}
         order = sorted(self.gates, key=lambda n: -self._height_of.get(n, 0))
@@ -225,7 +272,10 @@ class _Sweep:
         return first
 
     def _needed(self, net, minus=()):
-        left = len(self.readers.get(net, set()) - self.done - set(minus))
+        left = self.left.get(net, 0)
+        for g in minus:
+            if g not in self.done and net in self.gates[g][0]:
+                left -= 1
         return left > 0 or self.out_left.get(net, 0) > 0 or self.ret_left.get(net, 0) > 0
 
     def _put(self, net, r, x, initial=False):
@@ -242,195 +292,225 @@ class _Sweep:
         return all(i in self.row or i in (CONST0, CONST1) for i in self.gates[g][0])
 
     def _compute(self, g):
+        if g in self.done:
+            return
         self.done.add(g)
+        for i in set(self.gates[g][0]):
+            self.left[i] -= 1
 
     # one column
     def column(self, x):
-        """Sweep column ``x`` top to bottom; returns whether anything changed."""
+        """Sweep column ``x`` top to bottom (plan its vertical's jobs, then run them);
+        returns whether anything changed."""
         H = self.height
-        progress = False
-        v, v_keep = None, False      # the vertical's signal; whether it must be stored
-        target = None                # (gate, row) the vertical's operand is carried to
-        if self.pending_sources and self._empty_below(-1) >= 1:
-            v, v_keep = self.pending_sources.pop(0), True
-            self.injected[v] = x
-            progress = True
-        # the rows where a 2-input job could start, for the late output emission
         for y in range(H):
             h = self.tracks[y]
             if h is not None and not self._needed(h):
                 self.row.pop(h, None)
-                self.tracks[y] = h = None
+                self.tracks[y] = None
+        free = [t is None for t in self.tracks]
+        jobs = self._plan(free)
+        inject = None
+        if self.pending_sources:
+            first_free = next((y for y in range(H) if free[y]), None)
+            with_inject = None
+            if first_free is not None:
+                with_inject = [j for j in jobs if j.start > first_free]
+                if len(with_inject) + 1 >= len(jobs) or self.pending_sources[0] == START:
+                    inject = _Job("inject", -1, first_free, None, None, first_free, None)
+                    jobs = with_inject
+        return self._execute(x, jobs, inject)
+
+    def _plan(self, free):
+        """The vertical's jobs for this column: non-overlapping segments ``[start, end]``,
+        earliest end first (a maximum set of intervals), the more gates the better."""
+        H = self.height
+        below = [None] * (H + 1)          # nearest free row at or below each row
+        nxt = None
+        for y in range(H - 1, -1, -1):
+            if free[y]:
+                nxt = y
+            below[y] = nxt
+        cands = []
+        for y, h in enumerate(self.tracks):
+            if h is None:
+                continue
+            for g in self.readers.get(h, ()):
+                if g in self.done:
+                    continue
+                ins, _ = self.gates[g]
+                if len(ins) == 1:
+                    if self._needed(h, minus={g}):
+                        d = below[y + 1] if y + 1 < H else None
+                        if d is not None:
+                            cands.append(_Job("unary", y, d, g, None, d, None))
+                    continue
+                o = ins[1] if ins[0] == h else ins[0]
+                r = self.row.get(o)
+                if r is None or r <= y:
+                    continue
+                pair = [p for p in self._pair(g, h, o) if p != g
+                        and not self._needed(h, minus={g, p})
+                        and not self._needed(o, minus={g, p})]
+                first = (g, r, pair[0] if pair else None)
+                for steps, drop in self._chains(first, h, below):
+                    end = drop if drop is not None else steps[-1][1]
+                    cands.append(_Job("gate", y, end, g, steps, drop, first[2]))
+        if not cands:                # a second bit of one output net: out on an S lane
+            for y, h in enumerate(self.tracks):
+                if h is not None and self.out_left.get(h, 0) > 1 \
+                        and not (self.readers.get(h, set()) - self.done):
+                    cands.append(_Job("emit", y, H, h, None, None, None))
+                    break
+        def gates_of(j):
+            if j.kind != "gate":
+                return {j.gate}
+            return {g for g, _, _ in j.at} | {p for _, _, p in j.at if p}
+
+        cands.sort(key=lambda j: (j.end - CHAIN_BONUS * (len(gates_of(j)) - 1), j.end,
+                                  -self._height_of.get(j.gate, 0)))
+        chosen, taken, last = [], set(), -2
+        for j in cands:
+            mine = gates_of(j)
+            if j.start <= last or mine & taken:
+                continue
+            chosen.append(j)
+            taken |= mine
+            last = j.end
+        return chosen
+
+    def _chains(self, first, upper, below, limit=6):
+        """The ways to run the gate ``first`` ``(gate, row, pair)`` (picked-up operand
+        ``upper``): ``[(steps, drop)]``, ``steps`` ``[(gate, row, pair)]`` computed down the
+        vertical (a result whose only reader's other operand is lower down is carried on
+        and computed there: a chain) and ``drop`` the track the last result goes to (None:
+        it replaces its track operand)."""
+        H = self.height
+        out, steps = [], [first]
+        done = {first[0]} | ({first[2]} if first[2] else set())
+        while True:
+            g, r, pair = steps[-1]
+            ins = self.gates[g][0]
+            low = self.tracks[r]
+            carried = pair if pair else (g if self._needed(low, minus=done) else None)
+            if carried is None:
+                out.append((list(steps), None))
+                return out
+            d = below[r + 1] if r + 1 < H else None
+            if d is not None:
+                out.append((list(steps), d))
+            if len(steps) >= limit or self.out_left.get(carried, 0) or \
+                    self.ret_left.get(carried, 0):
+                return out
+            users = [u for u in self.readers.get(carried, ()) if u not in self.done]
+            if len(users) != 1 or len(self.gates[users[0]][0]) != 2:
+                return out
+            g2 = users[0]
+            o2 = [i for i in self.gates[g2][0] if i != carried][0]
+            r2 = self.row.get(o2)
+            if r2 is None or r2 <= r:
+                return out
+            if pair and self._needed(low, minus=done):
+                return out
+            steps.append((g2, r2, None))
+            done.add(g2)
+
+    def _execute(self, x, jobs, inject):
+        H = self.height
+        progress = False
+        v, v_keep, job = None, False, None
+        if inject is not None:
+            v, v_keep, job = self.pending_sources.pop(0), True, inject
+            self.injected[v] = x
+            progress = True
+        queue = list(jobs)
+        for y in range(H):
+            h = self.tracks[y]
             cell = {}
             e_net, s_net = h, v
-            if target is not None and y == target[1]:
-                g = target[0]
-                e_net, s_net, v_keep = self._do_gate(x, y, g, h, v, cell)
-                target = None
-                progress = True
-            elif v is not None and h is not None and target is None:
-                chained = self._chain(x, y, h, v, v_keep, cell)
-                if chained is not None:
-                    e_net, s_net, v_keep = chained
-                    progress = True
-            elif v is None and h is not None:
-                job = self._pick(y, h)
-                if job is not None:
-                    g, r, move = job
-                    target = (g, r)
-                    cell[2] = _TABLE_W
-                    s_net, v_keep = h, False
-                    if move:
-                        e_net = None
-                        self.row.pop(h, None)
-                    else:
-                        cell[1] = _TABLE_W
-                    progress = True
-                elif (u := self._unary_carry(h, y)) is not None:
-                    self._compute(u)
-                    cell[1] = _TABLE_W
-                    t = self.gates[u][1]
-                    cell[2] = _lut(lambda w, n, t=t: (t >> w) & 1)
-                    s_net, v_keep = u, True
-                    progress = True
-                elif self._emittable(h):
+            if job is None and queue and queue[0].start == y:
+                job = queue.pop(0)
+                step = 0
+                if job.kind == "emit":
                     port, index = self._emit_output(h)
                     self.emitted.append((x, port, index))
                     self.out_left[h] -= 1
                     cell[2] = _TABLE_W
-                    s_net, v_keep, target = h, False, ("$emit", H)
-                    if not self._needed(h):
-                        e_net = None
-                        self.row.pop(h, None)
-                    else:
+                    s_net, v_keep = h, False
+                elif job.kind == "unary":
+                    self._compute(job.gate)
+                    t = self.gates[job.gate][1]
+                    cell[1] = _TABLE_W
+                    cell[2] = _lut(lambda w, n, t=t: (t >> w) & 1)
+                    s_net, v_keep = job.gate, True
+                else:                      # pick the upper operand up
+                    cell[2] = _TABLE_W
+                    s_net, v_keep = h, False
+                    if self._needed(h, minus={job.gate} | ({job.pair} if job.pair else set())):
                         cell[1] = _TABLE_W
-                    progress = True
-            # in-place single-input gates (the vertical passes)
-            if e_net is not None and e_net == h and 1 not in cell:
-                g = self._unary_in_place(h, s_net)
+                    else:
+                        e_net = None
+                progress = True
+            elif job is not None and job.kind == "gate" and step < len(job.at) \
+                    and y == job.at[step][1]:
+                g, _, pair = job.at[step]
+                e_net, s_net, v_keep = self._do_gate(x, y, g, pair, h, v, cell)
+                step += 1
+                if step == len(job.at) and job.drop is None:
+                    job = None
+            elif job is not None and y == job.drop:
+                cell[1] = _TABLE_N
+                e_net, s_net, v_keep = v, None, False
+                job = None
+            elif e_net is not None and e_net == h:
+                g = self._unary_in_place(h)
                 if g is not None:
-                    ins, table = self.gates[g]
-                    cell[1] = _lut(lambda w, n, t=table: (t >> w) & 1)
+                    t = self.gates[g][1]
+                    cell[1] = _lut(lambda w, n, t=t: (t >> w) & 1)
                     self._compute(g)
-                    self.row.pop(h, None)
                     e_net = g
                     progress = True
-            # a value the vertical must store, dropped on the first empty track
-            if s_net is not None and v_keep and (e_net is None or not self._needed(e_net)) \
-                    and (h is None or not self._needed(h) or e_net != h) and 1 not in cell \
-                    and target is None:
-                cell[1] = _TABLE_N
-                e_net, s_net, v_keep = s_net, None, False
-            # fill in the pass tables
             if 1 not in cell and e_net is not None:
                 cell[1] = _TABLE_W if e_net == h else _TABLE_N
             if 2 not in cell and s_net is not None:
                 cell[2] = _TABLE_N if s_net == v else _TABLE_W
             if cell:
                 self.cells[(x, y)] = cell
-            if e_net is not None and e_net != h:
+            if e_net != h:
                 if h is not None and self.row.get(h) == y:
                     self.row.pop(h, None)
-                self._put(e_net, y, x)
-            elif e_net is None:
-                if h is not None and self.row.get(h) == y:
-                    self.row.pop(h, None)
-                self.tracks[y] = None
+                if e_net is None:
+                    self.tracks[y] = None
+                else:
+                    self._put(e_net, y, x)
             v = s_net
-            if target is not None and target[0] == "$emit":
-                v_keep = False
         if v is not None and v_keep:
             raise _Stuck(f"column {x}: {v} reached the bottom with nowhere to go")
         return progress
-
-    def _empty_below(self, y):
-        return sum(1 for r in range(y + 1, self.height) if self._free(r))
-
-    def _pick(self, y, h):
-        """A 2-input gate reading ``h`` (on track ``y``) whose other operand is on a lower
-        track: ``(gate, row, move)``, the shortest first, or None."""
-        best = None
-        for g in self.readers.get(h, ()):
-            if g in self.done:
-                continue
-            ins, _ = self.gates[g]
-            if len(ins) != 2:
-                continue
-            other = ins[1] if ins[0] == h else ins[0]
-            r = self.row.get(other)
-            if r is None or r <= y:
-                continue
-            keep = self._kept_after(g, other, h)
-            if len(keep) > 2 or (len(keep) == 2 and self._empty_below(r) < 1):
-                continue
-            key = (r - y, -self._height_of.get(g, 0))
-            if best is None or key < best[0]:
-                best = (key, g, r)
-        if best is None:
-            return None
-        _, g, r = best
-        return g, r, not self._needed(h, minus={g})
 
     def _pair(self, g, a, b):
         """Gates on the same two operands as ``g`` (computed in the same cell if possible)."""
         both = (self.readers.get(a, set()) & self.readers.get(b, set())) - self.done
         return {p for p in both if len(self.gates[p][0]) == 2}
 
-    def _kept_after(self, g, low, up):
-        """What the cell computing ``g`` from ``low`` (track) and ``up`` (vertical copy) must
-        put out: ``low`` if still needed, the result."""
-        keep = [g]
-        if self._needed(low, minus={g}):
-            keep.append(low)
-        return keep
-
-    def _do_gate(self, x, y, g, h, v, cell):
-        """Compute ``g`` (operands ``h`` on the track, ``v`` on the vertical) at ``(x, y)``;
-        returns ``(e_net, s_net, s_keep)``."""
-        ins, table = self.gates[g]
-        pair = [p for p in self._pair(g, h, v) if p != g]
-        self._compute(g)
-        results = [g]
-        pair = [p for p in pair if not self._needed(h, minus={p})
-                and not self._needed(v, minus={p})]
-        if pair and self._empty_below(y) >= 1:
-            p = pair[0]
-            self._compute(p)
-            results.append(p)
-        low_kept = self._needed(h)
-        up_kept = self._needed(v) and v not in self.row
-        outs = ([h] if low_kept else []) + ([v] if up_kept else []) + results
-        if len(outs) > 2:
-            raise _Stuck(f"column {x} row {y}: {outs} do not fit a cell")  # _pick prevents it
+    def _do_gate(self, x, y, gate, pair, h, v, cell):
+        """Compute ``gate`` (and ``pair``) from ``h`` on the track and ``v`` on the vertical
+        at ``(x, y)``; returns ``(e_net, s_net, s_keep)``."""
+        results = [gate] + ([pair] if pair else [])
+        for g in results:
+            self._compute(g)
+        outs = ([h] if self._needed(h) else []) + results
+        if len(outs) > 2 or self._needed(v) and v not in self.row:
+            raise _Stuck(f"column {x} row {y}: {outs} do not fit a cell")
         e_net = outs[0]
         s_net = outs[1] if len(outs) > 1 else None
         for side, net in ((1, e_net), (2, s_net)):
             if net is None:
                 continue
-            if net == h:
-                cell[side] = _TABLE_W
-            elif net == v:
-                cell[side] = _TABLE_N
-            else:
-                cell[side] = _gate_lut(*self.gates[net], h, v)
-        s_keep = s_net is not None and s_net not in self.row and self._needed(s_net)
-        return e_net, s_net, s_keep
+            cell[side] = _TABLE_W if net == h else _gate_lut(*self.gates[net], h, v)
+        return e_net, s_net, s_net is not None
 
-    def _chain(self, x, y, h, v, v_keep, cell):
-        """A gate of ``h`` (track) and the vertical's ``v`` computed on the way down."""
-        for g in sorted(self.readers.get(v, set()) & self.readers.get(h, set()) - self.done,
-                        key=lambda g: -self._height_of.get(g, 0)):
-            if len(self.gates[g][0]) != 2:
-                continue
-            keep_h = self._needed(h, minus={g})
-            keep_v = v_keep and self._needed(v, minus={g})
-            n = 1 + keep_h + keep_v
-            if n > 2 or (n == 2 and self._empty_below(y) < 1):
-                continue
-            return self._do_gate(x, y, g, h, v, cell)
-        return None
-
-    def _unary_in_place(self, h, s_net):
+    def _unary_in_place(self, h):
         for g in self.readers.get(h, ()):
             if g in self.done or len(self.gates[g][0]) != 1:
                 continue
@@ -438,19 +518,6 @@ class _Sweep:
                 continue
             return g
         return None
-
-    def _unary_carry(self, h, y):
-        """A single-input gate of ``h`` that still leaves ``h`` needed: computed onto the
-        vertical (E keeps ``h``) if an empty track below can take it."""
-        for g in self.readers.get(h, ()):
-            if g not in self.done and len(self.gates[g][0]) == 1 and self._empty_below(y) >= 1:
-                return g
-        return None
-
-    def _emittable(self, h):
-        return (self.out_left.get(h, 0) > 0 and not self.ret_left.get(h, 0)
-                and not (self.readers.get(h, set()) - self.done)
-                and self.out_left[h] > 1)
 
     def _emit_output(self, net):
         taken = {(p, i) for _, p, i in self.emitted}
@@ -539,37 +606,48 @@ def compile_sweep(netlist, *, width=None, height=None, progress=None):
     times["pack"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     returns = [d for d, _ in state.values()]
-    n_src = len(sources)
-    best, errors = None, []
-    base = _live_estimate(gates, outputs, sources)
-    heights = sorted({max(4, base + k) for k in (2, 4, 8, 14, 24, 40, 64, 100, 160, 256)})
-    if height is not None:
-        margin = len(state) + 2 if state else 0
-        heights = [h for h in heights if h + margin <= height] + [max(2, height - margin)]
-        heights = sorted(set(heights))
-    tried = 0
-    for H in heights:
-        for w_lanes in (False, True):
-            if w_lanes and H < 4:
-                continue
-            try:
-                sweep = _Sweep(gates, outputs, sources, returns, H, w_lanes=w_lanes,
-                               n_only=set(state) | {START})
-                sweep.run(limit=8 * (len(gates) + n_src) + 64)
-                built = _build(netlist, sweep, state, outputs, H)
-            except _Stuck as stuck:
-                errors.append(str(stuck))
-                continue
-            tried += 1
-            if width is not None and (built[0].width > width or built[0].height > height):
-                errors.append(f"needs {built[0].width} x {built[0].height}")
-                continue
-            if best is None or built[2]["cells"]["total"] < best[2]["cells"]["total"]:
-                best = built
-            if progress is not None:
-                progress("place_route", tried, 0)
-        if best is not None and H > base + 24:
-            break
+    limit = 8 * (len(gates) + len(sources)) + 64
+    margin = len(state) + 2 if state else 0
+    cap = MAX_TRACKS if height is None else max(2, height - margin)
+    best, errors, tried = None, [], 0
+
+    def attempt(H, mode):
+        nonlocal best, tried
+        lanes, order, gap = mode
+        try:
+            sweep = _Sweep(gates, outputs, sources, returns, H, w_lanes=lanes == "W",
+                           n_only=set(state) | {START}, gap=gap, order=order)
+            sweep.run(limit=limit)
+            built = _build(netlist, sweep, state, outputs, H)
+        except _Stuck as stuck:
+            errors.append(str(stuck))
+            return False
+        tried += 1
+        if progress is not None:
+            progress("place_route", tried, 0)
+        if width is not None and (built[0].width > width or built[0].height > height):
+            errors.append(f"it needs {built[0].width} x {built[0].height} cells")
+            return True
+        key = (built[2]["cells"]["total"], built[0].width * built[0].height)
+        if best is None or key < best[0]:
+            best = (key, built)
+        return True
+
+    start = max(4, len(sources) // 2 + 2)
+    for mode in MODES:
+        H, found = min(start, cap), None
+        while H <= cap:
+            if attempt(H, mode):
+                found = H
+                break
+            if H == cap:
+                break
+            H = min(cap, max(H + 2, int(H * 1.3)))
+        if found is not None:
+            for more in (int(found * 1.3) + 2, int(found * 1.7) + 4):
+                if more <= cap:
+                    attempt(more, mode)
+    best = best[1] if best is not None else None
     if best is None:
         raise CompileError(f"the sweep back end found no layout ({errors[-1] if errors else ''})"
                            + (f" within {width} x {height}" if width is not None else ""))
@@ -580,10 +658,6 @@ def compile_sweep(netlist, *, width=None, height=None, progress=None):
     times["place_route"] = time.perf_counter() - t1
     report["times"] = {k: round(v, 4) for k, v in times.items()}
     return config, portmap, report
-
-
-def _live_estimate(gates, outputs, sources):
-    return max(4, int(len(sources) * 0.75) + 2)
 
 
 def _build(netlist, sweep, state, outputs, H):
