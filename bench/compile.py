@@ -1,27 +1,44 @@
 """The compiler: what ``bitgrid compile`` makes of each test design, and how its time grows.
 
 For each test design of issue 12 (:data:`bitgrid.compiler.designs.TEST_DESIGNS`) and for
-growing sizes (multipliers of 4 to 16 bits, adders of 8 to 64 bits, and one multiplier of about
-1,000 LUTs), in this process: the LUT4 and flip-flop counts of Yosys' mapping, the cells the
+growing sizes (multipliers of 4 to 16 bits, adders of 8 to 64 bits, and a 21 x 21 multiplier
+of about 1,000 Yosys LUT4s): the LUT4 and flip-flop counts of Yosys' mapping, the cells the
 program uses (for logic, routing and delay), its bounding box and grid, the period and latency
 in subcycles, the compile time of each stage and in total (wall seconds), and the cells per
-Yosys LUT. Exponents fit the total compile time against the cells used, per series.
+Yosys LUT. Exponents fit the total compile time per series, against the cells used
+(``exponents``, as every part) and against the Yosys LUT count (``lut_exponents``: how compile
+time grows with design size). The goals of issue 12 (:func:`bitgrid.bench.report.targets`)
+are printed under the table with the measured values.
+
+Each design compiles in a child process with a time limit (:data:`TIME_LIMIT` seconds by
+default): a design that takes longer is stopped (its process group killed) and its row says
+``timeout after N s`` (with Yosys' LUT count when synthesis had finished), so one slow design
+never hangs the part. Progress goes to stderr: one line per design, and the back end's stage
+every 15 s while a design runs for long.
 
 Run ``bitgrid bench compile`` (or ``python -m bitgrid.bench compile``).
 """
 
+import multiprocessing
+import os
+import signal
+import sys
 import tempfile
+import time
 
 from .common import Progress, exponents, figure, timer, value
 
-__all__ = ["SUITE_DESIGNS", "QUICK_DESIGNS", "SERIES", "measure", "format_part"]
+__all__ = ["SUITE_DESIGNS", "QUICK_DESIGNS", "SERIES", "TIME_LIMIT", "measure", "format_part",
+           "compile_row"]
 
-#: (series, design name, parameters) of the full part: the test designs, then the growth
-#: series.
+#: (series, design name, parameters) of the growth series of the full part.
 SERIES = (
     [("multiplier", "multiplier", {"n": n}) for n in (4, 6, 8, 10, 12, 14, 16)]
     + [("adder", "adder", {"n": n}) for n in (8, 16, 24, 32, 48, 64)]
     + [("1000 LUTs", "multiplier", {"n": 21})])
+
+#: Seconds a design may take to compile (synthesis included) before it is stopped.
+TIME_LIMIT = 180.0
 
 
 def _test_designs():
@@ -59,24 +76,154 @@ def _label(name, params):
     return name + "".join(f" {k}={v}" for k, v in params.items())
 
 
-def measure(designs=SUITE_DESIGNS, *, seed=0, progress=True):
+def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None):
+    """Compile test design ``name`` with ``params`` (its Verilog written to ``folder``) and
+    return its row's figures (see :func:`measure`) without ``series``.
+
+    :param progress: ``progress(stage, done, total)`` of the back end, or None.
+    :param synthesized: called with ``{"yosys_luts", "flip_flops"}`` (figures) once synthesis
+        has finished, before the back end starts.
+    :raises bitgrid.compiler.CompileError: if the design does not compile.
+    """
+    from bitgrid.compiler import compile_netlist, designs
+    from bitgrid.compiler.flow import front_end
+    design = designs.design(name, **params)
+    path = designs.write(design, folder)
+    start = timer()
+    synthesis, _ = front_end(path, top=design.top)
+    stats = synthesis.stats
+    counts = {"yosys_luts": figure(stats["luts"], "LUTs"),
+              "flip_flops": figure(stats["flip_flops"], "flip-flops")}
+    if synthesized is not None:
+        synthesized(counts)
+    result = compile_netlist(synthesis.netlist, seed=seed, progress=progress)
+    seconds = timer() - start
+    report = result.report
+    cells, luts = report["cells"], stats["luts"]
+    x0, y0, x1, y1 = report["bounding_box"]
+    times = {**stats.get("times", {}), **report.get("times", {})}
+    return {
+        "design": name, "params": dict(params), "top": design.top,
+        "cells": cells["total"], **counts,
+        "logic_cells": figure(cells["logic"], "cells"),
+        "routing_cells": figure(cells["routing"], "cells"),
+        "delay_cells": figure(cells["delay"], "cells"),
+        "total_cells": figure(cells["total"], "cells"),
+        "cells_per_lut": figure(cells["total"] / luts if luts else 0.0, "1"),
+        "period": figure(report["period"], "subcycles"),
+        "latency": figure(report["latency"], "subcycles"),
+        "grid": list(report["grid"]),
+        "bounding_box": [x1 - x0 + 1, y1 - y0 + 1],
+        "back_end": report.get("back_end"),
+        "seconds": figure(seconds, "s"),
+        "stage_seconds": {k: figure(v, "s") for k, v in times.items()},
+    }
+
+
+def _stage_printer(label, every=15.0):
+    """A back-end progress callback that prints the stage on stderr every ``every`` s."""
+    started = last = time.monotonic()
+
+    def progress(stage, done, total):
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= every:
+            last = now
+            amount = f" {done}/{total}" if total else (f" {done}" if done else "")
+            print(f"compile {label}: {stage}{amount} after {now - started:.0f} s",
+                  file=sys.stderr, flush=True)
+    return progress
+
+
+def _child(connection, name, params, folder, seed, show):
+    """The child process: its own process group (so that a timeout kills Yosys too), then
+    the compile; sends ``("synthesized", counts)`` then ``("row", row)`` or ``("error",
+    text)``."""
+    os.setpgid(0, 0)
+    try:
+        row = compile_row(name, params, folder, seed=seed,
+                          progress=_stage_printer(_label(name, params)) if show else None,
+                          synthesized=lambda counts: connection.send(("synthesized", counts)))
+        connection.send(("row", row))
+    except Exception as error:          # noqa: BLE001 - the row says why
+        connection.send(("error", f"{type(error).__name__}: {error}"))
+    finally:
+        connection.close()
+
+
+def _kill(process):
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
+    process.join()
+
+
+def _compile_limited(name, params, folder, *, seed, time_limit, show):
+    """One design's row (figures, or ``error``, or ``error`` and ``timeout`` after
+    ``time_limit`` s), compiled in a child process."""
+    context = multiprocessing.get_context("fork")
+    parent, child = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(child, name, params, folder, seed, show),
+                              daemon=True)
+    process.start()
+    child.close()
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+    counts = {}
+    try:
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and (left <= 0 or not parent.poll(left)):
+                _kill(process)
+                return {**counts, "error": f"timeout after {time_limit:g} s",
+                        "timeout": figure(float(time_limit), "s")}
+            try:
+                kind, payload = parent.recv()
+            except EOFError:
+                process.join()
+                return {**counts, "error": f"the compile process ended (exit status "
+                                           f"{process.exitcode}) without a result"}
+            if kind == "synthesized":
+                counts = payload
+            elif kind == "row":
+                process.join()
+                return payload
+            else:
+                process.join()
+                return {**counts, "error": payload}
+    finally:
+        parent.close()
+
+
+def measure(designs=SUITE_DESIGNS, *, seed=0, progress=True, time_limit=TIME_LIMIT):
     """The compile part of the suite.
 
     :param designs: :data:`SUITE_DESIGNS`, :data:`QUICK_DESIGNS` or a list of ``(series,
         design name, params)``.
     :param seed: placement seed.
     :param progress: progress on stderr.
-    :returns: ``{"part": "compile", "rows": [...], "exponents": {...}, "seconds": figure}``;
-        each row has ``series``, ``design``, ``params``, ``top``, ``cells`` (total cells used,
-        the size the exponents fit against) and figures ``yosys_luts``, ``flip_flops``,
+    :param time_limit: seconds each design may take (synthesis and back end) before it is
+        stopped; None: no limit (each design still compiles in a child process).
+    :returns: ``{"part": "compile", "seed", "time_limit": figure, "rows": [...],
+        "exponents": {...}, "lut_exponents": {...}, "seconds": figure}``; each row has
+        ``series``, ``design``, ``params``, ``top``, ``cells`` (total cells used, the size
+        ``exponents`` fit against) and figures ``yosys_luts``, ``flip_flops``,
         ``logic_cells``, ``routing_cells``, ``delay_cells``, ``total_cells`` (``cells``),
         ``cells_per_lut`` (``1``), ``period`` and ``latency`` (``subcycles``), ``seconds``
-        and ``stage_seconds`` (``{stage: figure}``, ``s``), ``grid`` and ``bounding_box``;
-        a design that fails to compile has ``error`` instead of the figures.
+        and ``stage_seconds`` (``{stage: figure}``, ``s``), ``grid``, ``bounding_box`` (cells
+        wide and high) and ``back_end``; a design that fails to compile has ``error`` (the
+        reason) instead of the figures, and one stopped at the time limit also ``timeout``
+        (a figure, ``s``) and, if its synthesis had finished, ``yosys_luts`` and
+        ``flip_flops``. ``lut_exponents`` fit ``seconds`` against ``yosys_luts``.
+    :raises ValueError: for an unknown design name or a bad ``time_limit``.
     """
-    from bitgrid.compiler import compile as compile_design
     from bitgrid.compiler import designs as _designs
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"time_limit is a number of seconds above 0 or None, not "
+                         f"{time_limit!r}")
     plan = _plan(designs)
+    for _, name, params in plan:
+        _designs.design(name, **params)         # raises for a bad name or parameter now
     started = timer()
     rows = []
     with Progress(len(plan), "compile", progress) as bar, \
@@ -84,51 +231,36 @@ def measure(designs=SUITE_DESIGNS, *, seed=0, progress=True):
         for series, name, params in plan:
             label = _label(name, params)
             bar.start(label)
-            design = _designs.design(name, **params)
-            path = _designs.write(design, folder)
-            row = {"series": series, "design": name, "params": dict(params), "top": design.top}
-            start = timer()
-            try:
-                result = compile_design(path, top=design.top, seed=seed)
-            except Exception as error:      # noqa: BLE001 - a row that says why, not a crash
-                row["error"] = f"{type(error).__name__}: {error}"
-                rows.append(row)
-                bar.done(f"compile {label:<28} failed: {error}")
-                continue
-            seconds = timer() - start
-            report = result.report
-            cells = report["cells"]
-            luts = report["yosys"]["luts"]
-            x0, y0, x1, y1 = report["bounding_box"]
-            row.update({
-                "cells": cells["total"],
-                "yosys_luts": figure(luts, "LUTs"),
-                "flip_flops": figure(report["yosys"]["flip_flops"], "flip-flops"),
-                "logic_cells": figure(cells["logic"], "cells"),
-                "routing_cells": figure(cells["routing"], "cells"),
-                "delay_cells": figure(cells["delay"], "cells"),
-                "total_cells": figure(cells["total"], "cells"),
-                "cells_per_lut": figure(cells["total"] / luts if luts else 0.0, "1"),
-                "period": figure(report["period"], "subcycles"),
-                "latency": figure(report["latency"], "subcycles"),
-                "grid": list(report["grid"]),
-                "bounding_box": [x1 - x0 + 1, y1 - y0 + 1],
-                "seconds": figure(seconds, "s"),
-                "stage_seconds": {k: figure(v, "s") for k, v in report["times"].items()},
-            })
+            row = {"series": series, "design": name, "params": dict(params),
+                   "top": _designs.design(name, **params).top}
+            row.update(_compile_limited(name, params, folder, seed=seed,
+                                        time_limit=time_limit, show=progress))
             rows.append(row)
-            bar.done(f"compile {label:<28} {luts:>5} LUTs -> {cells['total']:>5} cells, "
-                     f"period {report['period']}, latency {report['latency']:>4}, "
-                     f"{seconds:7.1f} s")
-    good = [r for r in rows if "error" not in r]
-    return {"part": "compile", "seed": seed, "rows": rows,
-            "exponents": exponents([r for r in good if r["series"] != "test designs"],
-                                   ["seconds"], group="series"),
+            if "error" in row:
+                bar.done(f"compile {label:<28} failed: {row['error']}")
+                continue
+            bar.done(f"compile {label:<28} {value(row['yosys_luts']):>5} LUTs -> "
+                     f"{row['cells']:>5} cells, period {value(row['period'])}, latency "
+                     f"{value(row['latency']):>4}, {value(row['seconds']):7.1f} s")
+    good = [r for r in rows if "error" not in r and r["series"] != "test designs"]
+    by_luts = [dict(r, cells=value(r["yosys_luts"])) for r in good]
+    return {"part": "compile", "seed": seed,
+            "time_limit": None if time_limit is None else figure(float(time_limit), "s"),
+            "rows": rows,
+            "exponents": exponents(good, ["seconds"], group="series"),
+            "lut_exponents": exponents(by_luts, ["seconds"], group="series"),
             "seconds": figure(timer() - started, "s")}
 
 
+def _goal_lines(part):
+    from .report import format_targets, targets
+    items = [t for t in targets({"compile": part}) if t["name"].startswith("compile_")]
+    return format_targets(items).splitlines()[1:]
+
+
 def format_part(part):
-    """The compile part (see :func:`measure`) as a text table."""
+    """The compile part (see :func:`measure`) as a text table, the growth of compile time
+    with design size, and the goals of issue 12 with the measured values."""
     stages = []
     for r in part["rows"]:
         for stage in r.get("stage_seconds", {}):
@@ -138,7 +270,8 @@ def format_part(part):
             f"{'total':>6} {'c/LUT':>5} {'box':>7} {'P':>3} {'lat':>4} {'time':>7}  "
             + " ".join(f"{s[:7]:>7}" for s in stages))
     lines = ["Compiler (bitgrid compile: cells used, period and latency in subcycles, wall "
-             "seconds per stage)", head]
+             "seconds per stage" + (f", at most {value(part['time_limit']):g} s a design"
+                                    if part.get("time_limit") else "") + ")", head]
     series = None
     for r in part["rows"]:
         if r["series"] != series:
@@ -146,7 +279,8 @@ def format_part(part):
             lines.append(f"-- {series}")
         label = _label(r["design"], r["params"])
         if "error" in r:
-            lines.append(f"{label:<26} not compiled: {r['error']}")
+            luts = f" ({value(r['yosys_luts'])} LUTs)" if r.get("yosys_luts") else ""
+            lines.append(f"{label:<26} not compiled{luts}: {r['error']}")
             continue
         box = f"{r['bounding_box'][0]}x{r['bounding_box'][1]}"
         lines.append(
@@ -157,11 +291,18 @@ def format_part(part):
             f"{value(r['latency']):>4} {value(r['seconds']):>7.1f}  "
             + " ".join(f"{value(r['stage_seconds'][s]):>7.2f}" if s in r["stage_seconds"]
                        else f"{'':>7}" for s in stages))
+    fits = part.get("lut_exponents") or {}
+    if fits:
+        lines.append("Compile time against design size: seconds = a * LUTs**b")
+        for name, costs in fits.items():
+            fit = costs["seconds"]
+            lines.append(f"  {name:<12} b = {value(fit['exponent']):.2f} (r2 {fit['r2']:.3f}, "
+                         f"{fit['points']} sizes)")
+    lines.append("Goals (issue 12)")
+    lines += _goal_lines(part)
     return "\n".join(lines)
 
 
 if __name__ == "__main__":      # the same as `bitgrid bench compile`
-    import sys
-
     from bitgrid.cli.bench import bench
     bench(["compile", *sys.argv[1:]], prog_name="python -m bitgrid.bench")

