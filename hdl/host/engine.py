@@ -295,6 +295,10 @@ class ProtocolEngine(wiring.Component):
                      s.stage_r.addr.eq(s.index)]
 
     def _config_port(self, m, s):
+        # A readback's frame is answered from the frame register when loads are unstaged
+        # (the iCE40 multiplexed grids, where logic cells are scarce; READBACK_WAIT), else
+        # through a multiplexer over r_data (a staged load reloads the register from staging).
+        s.record_shift = not self._staged and not self._registered_answer
         # The grid's configuration port: the apply sequence, else the READBACK arguments.
         # Row, address, frame and write enable come from registers: they fan out to every
         # cell (the frame to every row), so nothing but wires lies between them and the grid.
@@ -328,7 +332,8 @@ class ProtocolEngine(wiring.Component):
             Answer.OUTPUTS: outputs,
             Answer.STATUS: Cat(flags, self.subcycle, staged,
                                *(s.counters[name] for name in STATUS_COUNTERS)),
-            Answer.RECORD: Cat(s.arg_row, s.arg_addr, s.w_data),   # READBACK_WAIT
+            Answer.RECORD: Cat(s.arg_row, s.arg_addr,
+                               s.w_data if s.record_shift else self.cfg.r_data),
         }
 
     def _answer(self, m, s):
@@ -365,6 +370,7 @@ class ProtocolEngine(wiring.Component):
         # bytes, by position and kind, a third of the flip-flops of the shift register.
         s.produced = Signal(8)
         s.record_head = (len(s.arg_row) + len(s.arg_addr)) // 8     # bytes before the frame
+        s.record_kind = None
         with m.Switch(s.pos):
             for i, source in enumerate((s.resp_cmd, s.resp_seq, s.status)):
                 with m.Case(i):
@@ -375,7 +381,9 @@ class ProtocolEngine(wiring.Component):
                         with m.Case(number):
                             # A record's frame bytes: the low byte of the frame register,
                             # which PRODUCE shifts (s.record_kind).
-                            frame = s.record_head if answer is Answer.RECORD else size
+                            frame = size
+                            if answer is Answer.RECORD and s.record_shift:
+                                frame = s.record_head
                             with m.Switch(s.pos):
                                 for i in range(frame):
                                     with m.Case(3 + i):
@@ -383,7 +391,7 @@ class ProtocolEngine(wiring.Component):
                                 if frame < size:
                                     with m.Default():
                                         m.d.comb += s.produced.eq(s.w_data[:8])
-                            if answer is Answer.RECORD:
+                            if frame < size:
                                 s.record_kind = number
 
     # --- The states ----------------------------------------------------------------------------
@@ -617,10 +625,12 @@ class ProtocolEngine(wiring.Component):
         with m.State("READBACK_WAIT"):
             # r_data is the frame at row/addr once r_ready is high (at once for a direct
             # grid; a multiplexed grid gathers it from its block RAM).
-            # The frame is kept in the port's frame register (idle outside loads), which
-            # the answer then shifts out a byte at a time: no multiplexer over its bytes.
+            # Unstaged (a grid that fills the device): the frame is kept in the port's frame
+            # register (idle outside loads), which the answer then shifts out a byte at a
+            # time: no multiplexer over its bytes (s.record_shift).
             with m.If(self.cfg.r_ready):
-                m.d.sync += s.w_data.eq(self.cfg.r_data)
+                if s.record_shift:
+                    m.d.sync += s.w_data.eq(self.cfg.r_data)
                 m.next = "ANSWER"
 
     def _answer_states(self, m, s):
@@ -646,7 +656,7 @@ class ProtocolEngine(wiring.Component):
                 m.d.sync += s.pos.eq(s.pos + 1)
                 if self._registered_answer:
                     m.d.sync += s.shift.eq(s.shift >> 8)
-                else:
+                elif s.record_kind is not None:
                     with m.If((s.kind == s.record_kind) & (s.pos >= 3 + s.record_head)):
                         m.d.sync += s.w_data.eq(s.w_data >> 8)
                 with m.If(last):
