@@ -47,7 +47,8 @@ def project_2x2(tmp_path_factory):
     return out, info
 
 
-@pytest.mark.parametrize("simulator", ["icarus", "verilator"])
+@pytest.mark.parametrize("simulator", [
+    "icarus", pytest.param("verilator", marks=pytest.mark.slow)])      # Verilator: about 50 s
 def test_folder_test_passes_on_conformance_program(project_2x2, simulator):
     out, _ = project_2x2
     cases, failures, log = _make(out / "test", simulator)

@@ -4,7 +4,7 @@ in cocotb, and the host's ProtocolTarget talks to it through a bit-level UART mo
 ``rx``/``tx`` pins, so the code path is the one of a real serial port.
 
 Conformance cases of small grids reproduce their vector files exactly (and read back their
-configuration) on Icarus, and one size on Verilator; a frame corrupted on the line is answered
+configuration) on Icarus (the 8 x 8 ones in the slow set), and one size on Verilator; a frame corrupted on the line is answered
 with an error (counted by the device) and sent again, and the run still matches.
 
 Cost (2 cores, shared with another CI job, warm build cache): about 60-90 s in all, nearly all
@@ -67,8 +67,11 @@ def test_2x2_icarus_with_corrupted_frames():
 
 
 @pytest.mark.icarus
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["adder8", "random_8x8"])
 def test_conformance_icarus(name):
+    """The 8 x 8 conformance cases through the simulated UART (40-60 s each at load 6: slow
+    set; the fast set runs the 2 x 2 cases, test_2x2_icarus_with_corrupted_frames)."""
     check(run_host_cases([host_case(name)], simulator="icarus"), [name])
 
 

@@ -150,7 +150,9 @@ def replay_against_model(bench, frames, width, height, name, storage="ff"):
     return got, model
 
 
-@pytest.mark.parametrize("name, storage", [("full_adder1", "ff"), ("random_8x8", "memory")])
+@pytest.mark.parametrize("name, storage", [
+    ("full_adder1", "ff"),
+    pytest.param("random_8x8", "memory", marks=pytest.mark.slow)])    # about 50 s at load 6
 def test_conformance_through_engine(name, storage):
     case = load_conformance(name)
     frames = record_session(case.width, case.height, lambda t: run_vectors(t, case))
