@@ -58,6 +58,14 @@ MEASURED = [
      "conditions": "RAM16SDP4 primitives, pipelined grid with kept replicas; nextpnr target "
                    "the 27 MHz board clock; CPU: Yosys 18.8 s, nextpnr 578 s, pack 14.9 s at "
                    "load 9-17; critical path in the protocol engine's answer multiplexer"},
+    {"board": "icebreaker", "engine": "multiplexed", "grid": "96x96", "cells": 9216,
+     "storage": "memory", "pipelined": False, "cycles_per_subcycle": 1555, "fmax_mhz": 21.10,
+     "build_seconds": 750, "date": "2026-12-01",
+     "conditions": "4 evaluators, the narrowed frame path; 4879 / 5280 logic cells (92 %), "
+                   "4 / 4 SPRAM, 16 / 30 EBR, unstaged loads; board clock 12 MHz; Yosys 71 s "
+                   "wall (22 s CPU), nextpnr 667 s wall (97 s CPU) at load average 9-10 on the "
+                   "shared 2-core machine; critical path in the protocol engine's answer "
+                   "multiplexer into the sender's CRC and COBS logic, not the grid"},
 ]
 
 
