@@ -383,7 +383,7 @@ def test_an_abandoned_subcycle_leaves_each_row_in_its_lane():
     high again each E and W lane is its own row's output (the rows the subcycle reached
     show the new outputs, the others the old ones), not another row's: the rotating E/W
     output registers turn the rest of the way round."""
-    width, height = 8, 6
+    width, height = 8, 4
     config = Configuration.random(width, height, seed=77)
     dut = MultiplexedGrid(width, height, evaluators=2)
     rst = Signal()
