@@ -16,7 +16,11 @@ can be used (:data:`USABLE`). The figures (``docs/boards.md``, "Measured builds"
   cell (synthesis of an 8 x 8 grid);
 * Gowin with LUT memory: 19 LUT4 a cell and 791 besides (the Tang Nano 9K at 16 x 14, 5,041
   LUT4, and 16 x 16, 5,648), one RAM16SDP4 a cell, of which nextpnr-himbaechel places at most
-  about 90 % (224 of 270 placed, 256 did not); with flip-flops 322 LUTs and 70.5 FFs a cell.
+  about 90 % (224 of 270 placed, 256 did not); with flip-flops about 85 LUT4 and 70.5 FFs a
+  cell (``synth_gowin -nowidelut``: a 4 x 4 pipelined grid synthesised; with wide LUTs it was
+  about 430). The Tang Nano 9K's platform allows 224 RAM16SDP4 (``lut_ram_sites``): the rows
+  beyond them are costed as flip-flop rows (:func:`bitgrid.hdl.grid.rows_in_lut_ram`), so 16 x 16
+  is 224 LUT-RAM cells and 32 flip-flop cells.
 
 These are estimates: the largest grids built so far (iCEBreaker 6 x 4, Tang Nano 9K 16 x 14,
 ULX3S-12F 24 x 24, ULX3S-85F 64 x 64) are within them, and a build of a larger grid is refused
@@ -24,6 +28,8 @@ unless forced, since place and route would run for minutes into "no BELs remaini
 """
 
 import typing
+
+from bitgrid.hdl.grid import rows_in_lut_ram
 
 __all__ = ["Cost", "CELL_COSTS", "USABLE", "GridTooLargeError", "grid_needs", "check_fits",
            "max_grid", "RESOURCE_NAMES"]
@@ -46,7 +52,7 @@ CELL_COSTS = {
     ("ecp5", "memory"): {"LUT4": Cost(12.86, 1890, 1200), "RAMW": Cost(1)},
     ("ecp5", "ff"): {"LUT4": Cost(143, 1890, 1200)},
     ("gowin", "memory"): {"LUT4": Cost(19, 791, 1200), "RAM16SDP4": Cost(1)},
-    ("gowin", "ff"): {"LUT4": Cost(322, 791, 1200), "FF": Cost(70.5, 528)},
+    ("gowin", "ff"): {"LUT4": Cost(85, 791, 1200), "FF": Cost(70.5, 528)},
 }
 
 #: Resource -> the share of it place and route can use (1.0 if not listed).
@@ -78,15 +84,26 @@ def grid_needs(board, size, *, storage=None, links=0):
     """
     board = _board(board)
     storage = storage or board.storage
+    width, height = size
+    # The rows the grid builds in each kind on this board (LUT-RAM rows beyond the platform's
+    # lut_ram_sites are flip-flops: bitgrid.hdl.grid.rows_in_lut_ram).
+    kinds = rows_in_lut_ram((storage,) * height, width,
+                            getattr(board.platform, "lut_ram_sites", None))
+    cells = {kind: width * kinds.count(kind) for kind in sorted(set(kinds))}
     try:
-        costs = CELL_COSTS[board.family, storage]
+        costs = {kind: CELL_COSTS[board.family, kind] for kind in cells}
     except KeyError:
         raise ValueError(f"no resource estimate for {storage!r} storage on "
                          f"{board.family}") from None
-    cells = size[0] * size[1]
-    return {name: (round(cost.of(cells, links)),
+    needs = {}
+    for kind, count in cells.items():
+        for name, cost in costs[kind].items():
+            fixed, per_cell = needs.get(name, (0, 0))
+            needs[name] = (max(fixed, cost.fixed + cost.per_link * links),
+                           per_cell + cost.per_cell * count)
+    return {name: (round(fixed + per_cell),
                    int(board.capacity[name] * USABLE.get(name, 1.0)))
-            for name, cost in costs.items() if name in board.capacity}
+            for name, (fixed, per_cell) in needs.items() if name in board.capacity}
 
 
 def max_grid(board, *, storage=None, links=0):

@@ -2,8 +2,9 @@
 of a too-large `bitgrid build` before any tool runs, and what `bitgrid boards` shows.
 
 The measured builds (docs/boards.md, "Measured builds") are the reference: each largest grid
-built must fit the estimate, and the grids that failed (Tang Nano 9K 16 x 16 in placement) or
-that do not fit by the measured per-cell cost (iCEBreaker 6 x 6, 8 x 4) must be refused. No
+built must fit the estimate, and the grids that do not fit by the measured per-cell cost
+(iCEBreaker 6 x 6, 8 x 4; the Tang Nano 9K's 18 x 16, whose rows beyond the 224 LUT-RAM sites
+would be flip-flop cells) must be refused. No
 tool runs here.
 """
 
@@ -46,7 +47,9 @@ def test_estimate_is_within_5_percent_of_the_measured_use(name):
 def test_largest_grids():
     """iCEBreaker and Tang Nano 9K: the largest built is the largest that fits."""
     assert max_grid("icebreaker") == (6, 4)
-    assert max_grid("tangnano9k") == (16, 14)
+    # 14 rows of RAM16SDP4 (the platform's 224 sites) and 2 of flip-flop cells.
+    assert max_grid("tangnano9k") == (16, 16)
+    assert grid_needs("tangnano9k", (16, 16))["RAM16SDP4"][0] == 224
     # With a link side (about 1,200 LUTs, docs/two-boards.md): two iCEBreakers take 4 x 4.
     assert max_grid("icebreaker", links=1) == (4, 4)
     # ECP5 by LUT4 (12.86 a cell): the docs' "about 28 x 28" on the 12F.
@@ -57,7 +60,7 @@ def test_largest_grids():
 @pytest.mark.parametrize("name, size, resource", [
     ("icebreaker", (6, 6), "logic cells"),           # the 2.5-minute "no BELs remaining"
     ("icebreaker", (8, 4), "logic cells"),           # "about 5,900 LCs" (docs/boards.md)
-    ("tangnano9k", (16, 16), "RAM16SDP4"),           # failed in placement at 256 of 270
+    ("tangnano9k", (18, 16), "LUT4"),                # 12 rows in LUT RAM, 4 in flip-flops
     ("ulx3s-12f", (32, 32), "LUT4"),
     ("ulx3s-85f", (96, 96), "LUT4"),
 ])
@@ -142,7 +145,7 @@ def test_boards_shows_link_signalling_and_estimate():
 def test_boards_json_has_the_estimate():
     rows = {row["name"]: row for row in json.loads(invoke("boards", "--json").output)}
     assert rows["icebreaker"]["largest_grid_estimate"] == "6x4"
-    assert rows["tangnano9k"]["largest_grid_estimate"] == "16x14"
+    assert rows["tangnano9k"]["largest_grid_estimate"] == "16x16"     # 2 rows of flip-flops
     assert rows["ulx3s-85f"]["link_signalling"] == "LVDS pairs"
     assert rows["icebreaker"]["link_signalling"] == "single-ended LVCMOS33"
     assert rows["icebreaker"]["program_to"] == "flash"
