@@ -17,7 +17,8 @@ from bitgrid.netlist import CONST0, CONST1
 
 __all__ = ["MODELS", "TEST_DESIGNS", "model_rows", "rows_for", "bit_parallel",
            "crc8_byte", "input_bits", "random_expression", "wrap", "eval_expression",
-           "RandomMachine", "machines_design", "machines_rows", "run_rows"]
+           "RandomMachine", "machines_design", "machines_rows", "split_rows",
+           "run_streams", "run_rows"]
 
 
 def _combinational(function):
@@ -296,26 +297,40 @@ def machines_rows(machines, rows):
 
 # --- Running compiled programs by port names --------------------------------------------------
 
-def run_rows(config, portmap, rows, *, sequential, streams=64):
-    """The output rows of program ``config`` with ``portmap`` for input ``rows``, through
-    bitgrid.evaluate's stimulus (:func:`~bitgrid.evaluate.edge_inputs`) and sampling
-    (:func:`~bitgrid.evaluate.sample`) on the bit-parallel emulator. A combinational program
-    (``sequential`` false: each row's outputs depend on that row only) runs its rows as
-    ``streams`` chunks side by side (the emulator's lane-parallel mode, each chunk from reset);
-    a sequential one runs through :func:`bitgrid.evaluate.evaluate` in order."""
-    from bitgrid.evaluate import edge_inputs, evaluate, sample
+def split_rows(rows, streams=64):
+    """``rows`` cut into at most ``streams`` consecutive chunks of nearly equal length (none
+    empty): the independent runs of :func:`run_streams`."""
+    size = -(-len(rows) // streams) if rows else 1
+    return [rows[i:i + size] for i in range(0, len(rows), size)]
+
+
+def run_streams(config, portmap, chunks):
+    """The output rows of program ``config`` with ``portmap`` for each list of input rows in
+    ``chunks``, every chunk a separate run from reset (the flip-flops at their initial values),
+    side by side in the bit-parallel emulator's lane-parallel mode, through bitgrid.evaluate's
+    stimulus (:func:`~bitgrid.evaluate.edge_inputs`) and sampling
+    (:func:`~bitgrid.evaluate.sample`): a list of output-row lists, one per chunk. A chunk
+    shorter than the others holds its last subcycle's inputs while they finish (after its
+    own rows were sampled, so it does not change them)."""
+    from bitgrid.evaluate import edge_inputs, sample
     from bitgrid.fastemu import FastEmulator
-    if sequential or len(rows) < 4 * streams:
-        return evaluate(config, portmap, rows, target="fast")
-    size = -(-len(rows) // streams)
-    chunks = [c for c in (rows[i * size:(i + 1) * size] for i in range(streams)) if c]
     steps = [edge_inputs(portmap, chunk) for chunk in chunks]
     emulator = FastEmulator(config, streams=len(chunks))
     outputs = [[] for _ in chunks]
     for t in range(max(len(s) for s in steps)):
         for out, edges in zip(outputs, emulator.step([s[min(t, len(s) - 1)] for s in steps])):
             out.append(edges)
-    result = []
-    for chunk, step, out in zip(chunks, steps, outputs):
-        result += sample(portmap, out[:len(step)], len(chunk))
-    return result
+    return [sample(portmap, out[:len(step)], len(chunk))
+            for chunk, step, out in zip(chunks, steps, outputs)]
+
+
+def run_rows(config, portmap, rows, *, streams=64):
+    """The output rows of the combinational program ``config`` with ``portmap`` for input
+    ``rows`` (each row's outputs depend on that row only): :func:`run_streams` on
+    :func:`split_rows`, concatenated; fewer than ``4 * streams`` rows run in order through
+    :func:`bitgrid.evaluate.evaluate` on the bit-parallel emulator."""
+    from bitgrid.evaluate import evaluate
+    if len(rows) < 4 * streams:
+        return evaluate(config, portmap, rows, target="fast")
+    return [out for chunk in run_streams(config, portmap, split_rows(rows, streams))
+            for out in chunk]
