@@ -66,6 +66,14 @@ MEASURED = [
                    "wall (22 s CPU), nextpnr 667 s wall (97 s CPU) at load average 9-10 on the "
                    "shared 2-core machine; critical path in the protocol engine's answer "
                    "multiplexer into the sender's CRC and COBS logic, not the grid"},
+    {"board": "ulx3s-85f", "engine": "multiplexed", "grid": "192x192", "cells": 36864,
+     "storage": "memory", "pipelined": False, "cycles_per_subcycle": 389, "fmax_mhz": 35.22,
+     "build_seconds": 3008, "date": "2026-12-01",
+     "conditions": "48 evaluators, 194 / 208 DP16KD (144 configuration, 48 output, 2 host), "
+                   "10590 / 83640 LUT, 5855 FF, unstaged loads; nextpnr target 100 MHz; CPU "
+                   "Yosys 62.9 s, nextpnr 626.5 s, ecppack 4.7 s at load average 7-9 on the "
+                   "shared 2-core machine; critical path the frame-write row's fan-out to the "
+                   "configuration banks' block selects (27.5 of its 28.4 ns routing)"},
 ]
 
 
