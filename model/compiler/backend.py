@@ -82,8 +82,24 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     :raises CompileError: if the design does not fit the size or region (naming how many cells
         or lanes it needs and has), or cannot be routed there.
     """
-    if region is None and defects is None and not pins:
-        return _compile_sweep(netlist, width, height, progress)
+    if not pins:
+        try:
+            return _compile_sweep(netlist, width, height, region, defects, progress)
+        except CompileError as error:
+            if region is None and defects is None:
+                raise
+            first = error       # a region or defects: the older back ends route around them
+        try:
+            return _compile_older(netlist, width, height, region, defects, pins, seed,
+                                  progress)
+        except CompileError:
+            raise first from None
+    return _compile_older(netlist, width, height, region, defects, pins, seed, progress)
+
+
+def _compile_older(netlist, width, height, region, defects, pins, seed, progress):
+    """The systolic back end (combinational) or the general one (flip-flops): they take
+    fixed pins and place around any region or defect map, for small designs."""
     if not netlist.dffs and _systolic_sides(netlist, _check_pins(netlist, pins)):
         return _compile_systolic(netlist, width, height, region, defects, pins, progress)
     times = {}
@@ -114,28 +130,24 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     raise CompileError(f"{last}; try a larger --size or region")
 
 
-def _compile_sweep(netlist, width, height, progress):
+def _compile_sweep(netlist, width, height, region, defects, progress):
     """The default: the sweep back end (:mod:`.sweep`)."""
     from .sweep import compile_sweep
     started = time.perf_counter()
-    if (width is None) != (height is None):
-        raise CompileError("give both the width and the height of the grid, or neither")
-    if width is not None:
-        try:
-            width, height = check_grid_size(width, height)
-        except ValueError as error:
-            raise CompileError(str(error)) from None
+    width, height, region, allowed = _grid_and_cells(width, height, region, defects)
     config, portmap, report = compile_sweep(netlist, width=width, height=height,
+                                            region=region, allowed=allowed,
                                             progress=progress)
     report["times"]["total"] = round(time.perf_counter() - started, 4)
     return CompileResult(config, portmap, report)
 
 
-def _compile_systolic(netlist, width, height, region, defects, pins, progress):
-    """Combinational netlists: the systolic back end (:mod:`.systolic`)."""
-    from .systolic import compile_combinational
-    started = time.perf_counter()
-    fixed = _check_pins(netlist, pins)
+def _grid_and_cells(width, height, region, defects):
+    """``(width, height, region, allowed)``: the grid (from the region or the defect map if
+    not given), the region as a tuple, the usable cells (None: all, or no grid given).
+
+    :raises CompileError: for a bad region, size or a lone width or height.
+    """
     if region is not None:
         region = tuple(int(v) for v in region)
         if len(region) != 4:
@@ -156,6 +168,15 @@ def _compile_systolic(netlist, width, height, region, defects, pins, progress):
         allowed = _allowed_cells(width, height, region, defects)
     elif width is not None or height is not None:
         raise CompileError("give both the width and the height of the grid, or neither")
+    return width, height, region, allowed
+
+
+def _compile_systolic(netlist, width, height, region, defects, pins, progress):
+    """Combinational netlists with fixed pins: the systolic back end (:mod:`.systolic`)."""
+    from .systolic import compile_combinational
+    started = time.perf_counter()
+    fixed = _check_pins(netlist, pins)
+    width, height, region, allowed = _grid_and_cells(width, height, region, defects)
     config, portmap, report = compile_combinational(
         netlist, width=width, height=height, region=region, allowed=allowed, pins=fixed,
         progress=progress)

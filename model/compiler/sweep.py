@@ -61,6 +61,10 @@ CHAIN_BONUS = 2
 #: lanes (one a column, just in time) or W lanes (all in column 0, every ``gap``-th track),
 #: ranked by first use or by a depth-first walk of the output cones.
 MODES = (("N", "first", 1), ("W", "dfs", 1), ("W", "dfs", 2), ("W", "first", 1))
+#: How the lanes are led to the edges when a layout is fitted into a grid (see _embed).
+LEADS = (("W", "E"), ("W", "S"), ("N", "E"), ("N", "S"))
+#: Most offsets tried when a layout is fitted into a region or around defects.
+MAX_OFFSETS = 4000
 #: Most tracks tried for an automatic grid.
 MAX_TRACKS = 2048
 #: LUT tables copying one input: N, E, S, W (SPEC section 3).
@@ -183,7 +187,7 @@ class _Sweep:
     """
 
     def __init__(self, gates, outputs, sources, returns, height, *, w_lanes=False,
-                 n_only=(), gap=1, order="dfs"):
+                 n_only=(), gap=1, order="dfs", blocked=()):
         self.gates = gates
         self.height = height
         self.readers = {}
@@ -199,6 +203,12 @@ class _Sweep:
         for net in returns:
             self.ret_left[net] = self.ret_left.get(net, 0) + 1
         self.outputs = outputs
+        # defective cells (strip coordinates): no track passes them (a net moves off its track
+        # the column before) and no vertical crosses them
+        self.cut = {}
+        for x, y in blocked:
+            self.cut.setdefault(x, set()).add(y)
+        self.x = 0
         self.done = set()
         self.row = {}                   # net -> track row (each net on at most one track)
         self.tracks = [None] * height
@@ -215,9 +225,11 @@ class _Sweep:
         rest = sorted((s for s in needed if s != START), key=lambda s: rank.get(s, 1 << 30))
         if w_lanes:
             regular = [s for s in rest if s not in n_only]
-            for k, net in enumerate(regular[:(height - 1) // gap]):
-                self._put(net, k * gap, 0, initial=True)
-                self.w_inputs[net] = k * gap
+            dead = self.cut.get(0, set()) | self.cut.get(1, set())
+            rows = [y for y in range(0, height - 1, gap) if y not in dead]
+            for net, y in zip(regular, rows):
+                self._put(net, y, 0, initial=True)
+                self.w_inputs[net] = y
             rest = [s for s in rest if s not in self.w_inputs]
         self.pending_sources = forced + rest
 
@@ -308,11 +320,19 @@ class _Sweep:
             if h is not None and not self._needed(h):
                 self.row.pop(h, None)
                 self.tracks[y] = None
-        free = [t is None for t in self.tracks]
+        self.x = x
+        dead = self.cut.get(x, set()) | self.cut.get(x + 1, set())
+        free = [t is None and y not in dead for y, t in enumerate(self.tracks)]
         jobs = self._plan(free)
         inject = None
+        cut = self.cut.get(x, ())
         if self.pending_sources:
             first_free = next((y for y in range(H) if free[y]), None)
+            if first_free is not None and any(c <= first_free for c in cut):
+                first_free = None
+            if first_free is not None and any(j.kind == "move" and j.start <= first_free
+                                              for j in jobs):
+                first_free = None
             with_inject = None
             if first_free is not None:
                 with_inject = [j for j in jobs if j.start > first_free]
@@ -331,7 +351,25 @@ class _Sweep:
             if free[y]:
                 nxt = y
             below[y] = nxt
-        cands = []
+        cands, forced = [], []
+        here = self.cut.get(self.x, set())
+        soon, later = self.cut.get(self.x + 1, set()), self.cut.get(self.x + 2, set())
+        for y in sorted(soon | later):
+            h = self.tracks[y] if y < H else None
+            if h is None:
+                continue
+            # a defect ahead: the net moves down off its track, to a free track below that
+            # the vertical reaches without crossing a defect
+            d = below[y + 1] if y + 1 < H else None
+            while d is not None and d in later:
+                d = below[d + 1] if d + 1 < H else None
+            if d is not None and any(y < c <= d for c in here):
+                d = None
+            if d is None:
+                if y in soon:
+                    raise _Stuck(f"column {self.x}: no free track below a defect ahead")
+                continue
+            forced.append(_Job("move", y, d, h, None, d, None))
         for y, h in enumerate(self.tracks):
             if h is None:
                 continue
@@ -367,16 +405,24 @@ class _Sweep:
                 return {j.gate}
             return {g for g, _, _ in j.at} | {p for _, _, p in j.at if p}
 
+        cut = self.cut.get(self.x, ())
+        if cut:
+            cands = [j for j in cands if not any(j.start <= c <= j.end for c in cut)]
         cands.sort(key=lambda j: (j.end - CHAIN_BONUS * (len(gates_of(j)) - 1), j.end,
                                   -self._height_of.get(j.gate, 0)))
-        chosen, taken, last = [], set(), -2
-        for j in cands:
-            mine = gates_of(j)
-            if j.start <= last or mine & taken:
+        chosen, taken = [], set()
+        for j in forced + cands:
+            mine = gates_of(j) if j.kind != "move" else set()
+            if mine & taken or any(j.start <= c.end and c.start <= j.end for c in chosen):
+                if j.kind == "move":
+                    raise _Stuck(f"column {self.x}: two nets must leave tracks before defects")
+                continue
+            if j.kind != "move" and any(j.start <= y <= j.end for y in
+                                        (f.start for f in forced)):
                 continue
             chosen.append(j)
             taken |= mine
-            last = j.end
+        chosen.sort(key=lambda j: j.start)
         return chosen
 
     def _chains(self, first, upper, below, limit=6):
@@ -424,14 +470,24 @@ class _Sweep:
             self.injected[v] = x
             progress = True
         queue = list(jobs)
+        cut = self.cut.get(x, ())
         for y in range(H):
             h = self.tracks[y]
+            if y in cut:
+                if h is not None or v is not None and v_keep:
+                    raise _Stuck(f"column {x}: a net runs into the defect at row {y}")
+                self.tracks[y] = None
+                v = None
+                continue
             cell = {}
             e_net, s_net = h, v
             if job is None and queue and queue[0].start == y:
                 job = queue.pop(0)
                 step = 0
-                if job.kind == "emit":
+                if job.kind == "move":
+                    cell[2] = _TABLE_W
+                    e_net, s_net, v_keep = None, h, True
+                elif job.kind == "emit":
                     port, index = self._emit_output(h)
                     self.emitted.append((x, port, index))
                     self.out_left[h] -= 1
@@ -593,13 +649,30 @@ def _plan_returns(items, min_half=1):
 
 
 # The compile -----------------------------------------------------------------------------------
-def compile_sweep(netlist, *, width=None, height=None, progress=None):
+def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None,
+                  progress=None):
     """Compile ``netlist`` by the sweep (module docstring).
 
     :param width, height: the grid (both or neither; ``None``: the smallest found).
+    :param region: ``(x0, y0, x1, y1)`` (corners inclusive) or None; :param allowed: the
+        usable cells (region and defects applied), a set of ``(x, y)``, or None for all. The
+        layout is moved to the first offset where it and the pass cells leading its lanes to
+        the grid's edges use only allowed cells.
     :returns: ``(config, portmap, report)``.
-    :raises CompileError: if it does not fit the given size.
+    :raises CompileError: if it does not fit the given size, region or defect map (naming
+        the size it needs).
     """
+    if width is not None:
+        n_in = sum(len(p.bits) for p in netlist.inputs.values())
+        n_out = sum(len(p.bits) for p in netlist.outputs.values())
+        if n_in > width + height:
+            raise CompileError(f"the design has {n_in} input bits but only {width + height} "
+                               f"input lanes (N and W edges) on the {width} x {height} grid: "
+                               "give a larger --size, or none")
+        if n_out > width + height:
+            raise CompileError(f"the design has {n_out} output bits but only "
+                               f"{width + height} output lanes (S and E edges) on the {width} "
+                               f"x {height} grid: give a larger --size, or none")
     times = {}
     t0 = time.perf_counter()
     gates, outputs, state, sources = lower_sequential(netlist)
@@ -608,26 +681,50 @@ def compile_sweep(netlist, *, width=None, height=None, progress=None):
     returns = [d for d, _ in state.values()]
     limit = 8 * (len(gates) + len(sources)) + 64
     margin = len(state) + 2 if state else 0
-    cap = MAX_TRACKS if height is None else max(2, height - margin)
+    room = height if region is None else (region[3] - region[1] + 1)
+    cap = MAX_TRACKS if height is None else max(2, room - margin)
     best, errors, tried = None, [], 0
+
+    x0, y0, x1, y1 = region if region is not None else (0, 0, (width or 1) - 1,
+                                                         (height or 1) - 1)
+    holes = set()
+    if allowed is not None:
+        holes = {(x, y) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)} - allowed
+    n_regular = sum(len(p.bits) for p in netlist.inputs.values())
 
     def attempt(H, mode):
         nonlocal best, tried
         lanes, order, gap = mode
+        origin = (x0 if lanes == "N" or x0 == 0 else x0 + n_regular, y0)
+        blocked = {(x - origin[0], y - origin[1]) for x, y in holes
+                   if x >= origin[0] and origin[1] <= y < origin[1] + H}
         try:
             sweep = _Sweep(gates, outputs, sources, returns, H, w_lanes=lanes == "W",
-                           n_only=set(state) | {START}, gap=gap, order=order)
+                           n_only=set(state) | {START}, gap=gap, order=order,
+                           blocked=blocked)
             sweep.run(limit=limit)
-            built = _build(netlist, sweep, state, outputs, H)
+            layout = _build(netlist, sweep, state, outputs, H)
         except _Stuck as stuck:
             errors.append(str(stuck))
             return False
         tried += 1
         if progress is not None:
             progress("place_route", tried, 0)
-        if width is not None and (built[0].width > width or built[0].height > height):
-            errors.append(f"it needs {built[0].width} x {built[0].height} cells")
-            return True
+        h, w = layout.luts.shape[:2]
+        if width is None:
+            built = _embed(netlist, layout, w, h, 0, 0)
+        else:
+            built = None
+            for led in LEADS:
+                for ox, oy in [origin] + _offsets(layout, width, height, region):
+                    built = _embed(netlist, layout, width, height, ox, oy, allowed, led)
+                    if built is not None:
+                        break
+                if built is not None:
+                    break
+            if built is None:
+                errors.append(f"it needs {w} x {h} cells")
+                return True
         key = (built[2]["cells"]["total"], built[0].width * built[0].height)
         if best is None or key < best[0]:
             best = (key, built)
@@ -648,20 +745,31 @@ def compile_sweep(netlist, *, width=None, height=None, progress=None):
                 if more <= cap:
                     attempt(more, mode)
     best = best[1] if best is not None else None
+    if best is None and width is not None:
+        free, _, free_report = compile_sweep(netlist)
+        where = (f"the region {','.join(map(str, region))}" if region is not None
+                 else f"a {width} x {height} grid")
+        extra = ("; a region needs the grid's W or N edge for the inputs and its E or S "
+                 "edge for the outputs" if region is not None else "")
+        holes = allowed is not None and len(allowed) < width * height and region is None
+        extra += ("; with flip-flops the layout starts at the grid's north-west corner"
+                  if netlist.dffs and (region is not None or holes) else "")
+        raise CompileError(
+            f"the design does not fit {where}{' with these defects' if holes else ''}: "
+            f"the sweep lays it out on {free.width} x {free.height} "
+            f"({free_report['cells']['total']} cells used){extra}; give a larger --size or "
+            "region, or none")
     if best is None:
-        raise CompileError(f"the sweep back end found no layout ({errors[-1] if errors else ''})"
-                           + (f" within {width} x {height}" if width is not None else ""))
+        raise CompileError(f"the sweep back end found no layout ({errors[-1] if errors else ''})")
     config, portmap, report = best
-    if width is not None:
-        config, portmap = _pad(config, portmap, width, height)
-        report["grid"] = [width, height]
+    report["region"] = list(region) if region is not None else None
     times["place_route"] = time.perf_counter() - t1
     report["times"] = {k: round(v, 4) for k, v in times.items()}
     return config, portmap, report
 
 
 def _build(netlist, sweep, state, outputs, H):
-    """The configuration and port map of a finished sweep, with the return routes."""
+    """The :class:`_Layout` of a finished sweep, with the return routes of its flip-flops."""
     # return routes: choose columns and depths
     items = []
     for q, (d, _) in state.items():
@@ -696,7 +804,12 @@ def _build(netlist, sweep, state, outputs, H):
     if final % 2 == 0:
         final += 1
     Wd = final + 1
-    Ht = M + H + ((M + H) % 2)
+    Ht = M + H
+    unused = sum(1 for port in netlist.inputs.values() for net in port.bits
+                 if net not in sweep.injected and net not in sweep.w_inputs)
+    spare = (Ht - len(sweep.w_inputs)) + (Wd - len(sweep.injected))
+    Ht += max(0, unused - spare)       # rows whose W lanes take the unused input bits
+    Ht += Ht % 2
     luts = np.zeros((Ht, Wd, 4), dtype=np.uint16)
     logic = set()
     for (x, y), cell in sweep.cells.items():
@@ -718,14 +831,12 @@ def _build(netlist, sweep, state, outputs, H):
             continue
         for x in range(sweep.final + 1, final + 1):
             luts[M + r, x, 1] = _TABLE_W
-    # S-lane outputs below the strip (the extra row when M + H is odd)
+    # S-lane outputs below the strip (through the rows added for evenness and lanes)
     s_out = {}
     for x, p, i in sweep.emitted:
-        y = M + H - 1
-        if Ht > M + H:
-            luts[M + H, x, 2] = _COPY_N
-            y = M + H
-        s_out[(p, i)] = (x, y)
+        for y in range(M + H, Ht):
+            luts[y, x, 2] = _COPY_N
+        s_out[(p, i)] = (x, Ht - 1)
     # N-lane inputs through the margin; the start cell; the returns
     for net, c in sweep.injected.items():
         if net == START:
@@ -766,89 +877,143 @@ def _build(netlist, sweep, state, outputs, H):
         length = (Y - m) + abs(a - c) + (M - 1 - m)
         assert a + Y + length == c + M - 1 + 2 * half, (q, a, c, Y, m, half)
     period = 2 * half if state else 2
-    config = Configuration(Wd, Ht, luts)
-    # port map
-    out_tags = {}
+    ins = {}
+    for name, port in netlist.inputs.items():
+        for i, net in enumerate(port.bits):
+            if net in sweep.injected:
+                ins[(name, i)] = ("N", sweep.injected[net])
+            elif net in sweep.w_inputs:
+                ins[(name, i)] = ("W", M + sweep.w_inputs[net])
+    outs = {}
     for (p, i), r in e_rows.items():
-        out_tags[(p, i)] = ("E", M + r, final + M + r)
+        outs[(p, i)] = ("E", M + r)
     for (p, i), (x, y) in s_out.items():
-        out_tags[(p, i)] = ("S", x, x + y)
-    latency = max([t + 1 for _, _, t in out_tags.values()] + [1])
+        outs[(p, i)] = ("S", x)
+    start = sweep.injected.get(START)
+    return _Layout(luts, frozenset(logic), ins, outs, period, start, len(sweep.gates), H, M)
+
+
+class _Layout(typing.NamedTuple):
+    """A finished sweep: ``luts`` ``(h, w, 4)``, ``logic`` (its logic cells), ``ins``
+    ``{(port, bit): (side, lane)}`` (N lanes are columns, W lanes rows of the layout),
+    ``outs`` likewise (E, S), ``period``, ``start`` (the start cell's column, or None), and
+    figures for the report."""
+    luts: object
+    logic: frozenset
+    ins: dict
+    outs: dict
+    period: int
+    start: object
+    gates: int
+    tracks: int
+    margin: int
+
+
+def _embed(netlist, layout, width, height, ox, oy, allowed=None, led=("W", "E")):
+    """``layout`` at offset ``(ox, oy)`` of a ``width`` x ``height`` grid, its input lanes
+    led in from the N and W edges and its outputs out to the E and S edges by pass cells
+    (``led``: the W-lane inputs from the W edge, or from the N edge down columns left of the
+    layout then east; the E-lane outputs to the E edge, or east then down columns right of
+    the layout to the S edge; every crossing is a W-E with an N-S pass):
+    ``(config, portmap, report)``, or None if a cell it needs is not in ``allowed`` (a set
+    of ``(x, y)``, None for all) or the start cell would not be at tag 0 or 1 (SPEC section
+    4: its step from 0 to 1 must fall between the copies of rows -1 and 0)."""
+    h, w = layout.luts.shape[:2]
+    w_ins = sorted(k for k, (side, _) in layout.ins.items() if side == "W")
+    e_outs = sorted(k for k, (side, _) in layout.outs.items() if side == "E")
+    if ox + w + (len(e_outs) if led[1] == "S" else 0) > width or oy + h > height:
+        return None
+    if led[0] == "N" and ox < len(w_ins):
+        return None
+    if layout.start is not None and ox + layout.start + oy > 1:
+        return None
+    luts = np.zeros((height, width, 4), dtype=np.uint16)
+    luts[oy:oy + h, ox:ox + w] = layout.luts
+    in_lanes, out_lanes = {}, {}
+    for key, (side, lane) in layout.ins.items():
+        if side == "N":
+            x = ox + lane
+            luts[:oy, x, 2] = _COPY_N
+            in_lanes[key] = ("N", x, x)
+        elif led[0] == "W":
+            y = oy + lane
+            luts[y, :ox, 1] = _COPY_W
+            in_lanes[key] = ("W", y, y)
+        else:
+            y, x = oy + lane, ox - len(w_ins) + w_ins.index(key)
+            luts[:y, x, 2] = _COPY_N
+            luts[y, x, 1] = _COPY_N
+            luts[y, x + 1:ox, 1] = _COPY_W
+            in_lanes[key] = ("N", x, x)
+    for key, (side, lane) in layout.outs.items():
+        if side == "E" and led[1] == "E":
+            y = oy + lane
+            luts[y, ox + w:, 1] = _COPY_W
+            out_lanes[key] = ("E", y, width - 1 + y)
+        elif side == "E":
+            y, x = oy + lane, ox + w + e_outs.index(key)
+            luts[y, ox + w:x, 1] = _COPY_W
+            luts[y, x, 2] = _COPY_W
+            luts[y + 1:, x, 2] = _COPY_N
+            out_lanes[key] = ("S", x, x + height - 1)
+        else:
+            x = ox + lane
+            luts[oy + h:, x, 2] = _COPY_N
+            out_lanes[key] = ("S", x, x + height - 1)
+    used = (luts != 0).any(axis=2)
+    ys, xs = np.nonzero(used)
+    cells = {(int(x), int(y)) for y, x in zip(ys, xs)}
+    if allowed is not None and not cells <= allowed:
+        return None
+    taken = {(side, lane) for side, lane, _ in in_lanes.values()}
+    spare = [lane for lane in ([("W", y) for y in range(height)]
+                               + [("N", x) for x in range(width)]) if lane not in taken]
+    if allowed is not None:
+        inside = [(sd, ln) for sd, ln in spare
+                  if ((0, ln) if sd == "W" else (ln, 0)) in allowed]
+        spare = inside + [lane for lane in spare if lane not in inside]
+    latency = max([t + 1 for _, _, t in out_lanes.values()] + [1])
     ports = []
     for name, port in netlist.inputs.items():
         bits = []
-        for net in port.bits:
-            if net in sweep.injected:
-                c = sweep.injected[net]
-                bits.append({"side": "N", "lane": c, **({"skew": c - c % 2} if c > 1 else {})})
-            elif net in sweep.w_inputs:
-                y = M + sweep.w_inputs[net]
-                bits.append({"side": "W", "lane": y, **({"skew": y - y % 2} if y > 1 else {})})
+        for i in range(len(port.bits)):
+            if (name, i) in in_lanes:
+                side, lane, tag = in_lanes[(name, i)]
+                skew = tag - tag % 2
+            elif spare:
+                (side, lane), skew = spare.pop(0), 0
             else:
-                bits.append(None)
-        # unused bits: any lane no other bit takes
-        ports.append([name, port.signed, bits])
-    used_n = set(sweep.injected.values())
-    used_w = {M + r for r in sweep.w_inputs.values()}
-    spare = [("W", y) for y in range(Ht) if y not in used_w] + \
-        [("N", x) for x in range(Wd) if x not in used_n]
-    port_json = []
-    for name, signed, bits in ports:
-        for k, b in enumerate(bits):
-            if b is None:
-                side, lane = spare.pop(0)
-                bits[k] = {"side": side, "lane": lane}
-        port_json.append({"name": name, "direction": "in", "signed": signed, "bits": bits})
+                return None
+            bits.append({"side": side, "lane": lane, **({"skew": skew} if skew else {})})
+        ports.append({"name": name, "direction": "in", "signed": port.signed, "bits": bits})
     for name, port in netlist.outputs.items():
         bits = []
         for i in range(len(port.bits)):
-            side, lane, tag = out_tags[(name, i)]
+            side, lane, tag = out_lanes[(name, i)]
             skew = tag + 1 - latency
             bits.append({"side": side, "lane": lane, **({"skew": skew} if skew else {})})
-        port_json.append({"name": name, "direction": "out", "signed": port.signed,
-                          "bits": bits})
-    portmap = PortMap(Wd, Ht, port_json, period=period, latency=latency)
-    used = (luts != 0).any(axis=2)
-    ys, xs = np.nonzero(used)
-    all_cells = {(int(x), int(y)) for y, x in zip(ys, xs)}
-    box = ([int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())] if len(xs) else None)
+        ports.append({"name": name, "direction": "out", "signed": port.signed, "bits": bits})
+    portmap = PortMap(width, height, ports, period=layout.period, latency=latency)
+    logic = {(x + ox, y + oy) for x, y in layout.logic}
+    box = [int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())] if len(xs) else None
     report = {
         "back_end": "sweep",
-        "grid": [Wd, Ht],
+        "grid": [width, height],
         "region": None,
         "bounding_box": box,
-        "cells": {"logic": len(logic & all_cells), "routing": len(all_cells - logic),
-                  "delay": 0, "total": len(all_cells)},
+        "cells": {"logic": len(logic & cells), "routing": len(cells - logic),
+                  "delay": 0, "total": len(cells)},
         "luts": len(netlist.luts), "flip_flops": len(netlist.dffs),
-        "gates": len(sweep.gates), "tracks": H, "margin_rows": M,
-        "period": period, "latency": latency,
+        "gates": layout.gates, "tracks": layout.tracks, "margin_rows": layout.margin,
+        "period": layout.period, "latency": latency,
     }
-    return config, portmap, report
+    return Configuration(width, height, luts), portmap, report
 
 
-def _pad(config, portmap, width, height):
-    """Place a ``config`` (and its port map) in the top-left corner of a ``width`` x
-    ``height`` grid, its E and S outputs carried to the new edges."""
-    W0, H0 = config.width, config.height
-    if (W0, H0) == (width, height):
-        return config, portmap
-    luts = np.zeros((height, width, 4), dtype=np.uint16)
-    luts[:H0, :W0] = config.luts
-    ports = []
-    for port in portmap.ports:
-        bits = []
-        for b in port.bits:
-            side, lane, skew = b.side.letter, b.lane, b.skew
-            if port.direction == "out" and side == "E":
-                for x in range(W0, width):
-                    luts[lane, x, 1] = _COPY_W
-                skew += width - W0
-            elif port.direction == "out" and side == "S":
-                for y in range(H0, height):
-                    luts[y, lane, 2] = _COPY_N
-                skew += height - H0
-            bits.append({"side": side, "lane": lane, **({"skew": skew} if skew else {})})
-        ports.append({"name": port.name, "direction": port.direction, "signed": port.signed,
-                      "bits": bits})
-    return (Configuration(width, height, luts),
-            PortMap(width, height, ports, period=portmap.period, latency=portmap.latency))
+def _offsets(layout, width, height, region):
+    """Offsets ``(ox, oy)`` to try, the smallest tags first."""
+    h, w = layout.luts.shape[:2]
+    x0, y0 = (region[0], region[1]) if region is not None else (0, 0)
+    found = sorted(((x, y) for x in range(x0, width - w + 1) for y in range(y0, height - h + 1)),
+                   key=lambda o: (o[0] + o[1], o[1]))
+    return found[:MAX_OFFSETS]
