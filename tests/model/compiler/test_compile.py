@@ -9,7 +9,8 @@ the command line and the Python API on all three front ends.
 The list of designs under test is TEST_DESIGNS itself: a design that does not compile is a
 failing test. The fast set runs the small designs of :data:`FAST` (each compiles in a second
 or two); the slow set (``make test-slow``) every other test design, the larger random batches,
-and the RTL and mesh runs of every design.
+and the RTL and mesh runs of every design (one test per design: each has its own grid size,
+so its own simulator build).
 """
 
 import json
@@ -152,16 +153,27 @@ def test_icarus_batch_small(compiled):
     _rtl_batch(compiled, [("multiplier", {"n": 2, "signed": False})], 24, mesh=False)
 
 
-@pytest.mark.slow
-def test_icarus_batch_all(compiled):
-    """Every test design on the RTL grid in Icarus: 32 rows (cycles) each."""
-    _rtl_batch(compiled, list(designs.TEST_DESIGNS), 32, mesh=False)
+def _slow_cases():
+    return [pytest.param(case, id=_top(case)) for case in designs.TEST_DESIGNS]
 
 
 @pytest.mark.slow
-def test_mesh_batch_all(compiled):
-    """Every test design on a 2 x 2 mesh (Icarus): 16 rows (cycles) each."""
-    _rtl_batch(compiled, list(designs.TEST_DESIGNS), 16, mesh=True)
+@pytest.mark.parametrize("case", _slow_cases())
+def test_design_on_icarus(compiled, case):
+    """Every test design on the RTL grid in Icarus: 16 rows (cycles), 8 for a sequential one
+    (its period is many subcycles). One design a test: each has a grid size of its own, so
+    this is one simulator batch (one build, one process) per grid size."""
+    _rtl_batch(compiled, [case], 8 if designs.design(case[0], **case[1]).sequential else 16,
+               mesh=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", _slow_cases())
+def test_design_on_a_2x2_mesh(compiled, case):
+    """Every test design on a 2 x 2 mesh of RTL grids (Icarus): 8 rows (cycles), 4 for a
+    sequential one."""
+    _rtl_batch(compiled, [case], 4 if designs.design(case[0], **case[1]).sequential else 8,
+               mesh=True)
 
 
 # --- Random differential runs through Yosys -------------------------------------------------
