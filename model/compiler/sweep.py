@@ -60,7 +60,11 @@ CHAIN_BONUS = 2
 #: The ways the sweep is run, the best result kept: ``(lanes, order, gap)``: inputs on N
 #: lanes (one a column, just in time) or W lanes (all in column 0, every ``gap``-th track),
 #: ranked by first use or by a depth-first walk of the output cones.
-MODES = (("N", "first", 1), ("W", "dfs", 1), ("W", "dfs", 2), ("W", "first", 1))
+MODES = (("W", "dfs", 1), ("N", "first", 1), ("W", "dfs", 2), ("W", "first", 1))
+#: Work the search may spend once it has a layout, in cells swept (columns x tracks summed
+#: over the attempts): a count, not a time, so that a compile gives the same program on
+#: every machine and load.
+SEARCH_STEPS = 1_500_000
 #: How the lanes are led to the edges when a layout is fitted into a grid (see _embed).
 LEADS = (("W", "E"), ("W", "S"), ("N", "E"), ("N", "S"))
 #: Most offsets tried when a layout is fitted into a region or around defects.
@@ -683,7 +687,7 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
     margin = len(state) + 2 if state else 0
     room = height if region is None else (region[3] - region[1] + 1)
     cap = MAX_TRACKS if height is None else max(2, room - margin)
-    best, errors, tried = None, [], 0
+    best, errors, tried, steps = None, [], 0, 0
 
     x0, y0, x1, y1 = region if region is not None else (0, 0, (width or 1) - 1,
                                                          (height or 1) - 1)
@@ -693,7 +697,7 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
     n_regular = sum(len(p.bits) for p in netlist.inputs.values())
 
     def attempt(H, mode):
-        nonlocal best, tried
+        nonlocal best, tried, steps
         lanes, order, gap = mode
         origin = (x0 if lanes == "N" or x0 == 0 else x0 + n_regular, y0)
         blocked = {(x - origin[0], y - origin[1]) for x, y in holes
@@ -702,7 +706,10 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
             sweep = _Sweep(gates, outputs, sources, returns, H, w_lanes=lanes == "W",
                            n_only=set(state) | {START}, gap=gap, order=order,
                            blocked=blocked)
-            sweep.run(limit=limit)
+            try:
+                sweep.run(limit=limit)
+            finally:
+                steps += (sweep.x + 1) * H
             layout = _build(netlist, sweep, state, outputs, H)
         except _Stuck as stuck:
             errors.append(str(stuck))
@@ -731,9 +738,13 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
         return True
 
     start = max(4, len(sources) // 2 + 2)
+
+    def spent():
+        return best is not None and steps > SEARCH_STEPS
+
     for mode in MODES:
         H, found = min(start, cap), None
-        while H <= cap:
+        while H <= cap and not spent():
             if attempt(H, mode):
                 found = H
                 break
@@ -741,8 +752,9 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
                 break
             H = min(cap, max(H + 2, int(H * 1.3)))
         if found is not None:
+            start = max(4, int(found * 0.8))
             for more in (int(found * 1.3) + 2, int(found * 1.7) + 4):
-                if more <= cap:
+                if more <= cap and not spent():
                     attempt(more, mode)
     best = best[1] if best is not None else None
     if best is None and width is not None:
