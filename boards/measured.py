@@ -66,6 +66,14 @@ MEASURED = [
                    "wall (22 s CPU), nextpnr 667 s wall (97 s CPU) at load average 9-10 on the "
                    "shared 2-core machine; critical path in the protocol engine's answer "
                    "multiplexer into the sender's CRC and COBS logic, not the grid"},
+    {"board": "icebreaker", "engine": "multiplexed", "grid": "112x96", "cells": 10752,
+     "storage": "memory", "pipelined": False, "cycles_per_subcycle": 1555, "fmax_mhz": 20.65,
+     "build_seconds": 1205, "date": "2026-12-01",
+     "conditions": "4 evaluators, the narrowed frame path; 5113 / 5280 logic cells (96 %), "
+                   "4 / 4 SPRAM, 16 / 30 EBR, unstaged loads; board clock 12 MHz; Yosys 225 s "
+                   "wall (28 s CPU), nextpnr 973 s wall (296 s CPU) at load average 7-10 on the "
+                   "shared 2-core machine; critical path in the protocol engine's answer "
+                   "multiplexer into the sender's CRC and COBS logic, not the grid"},
     {"board": "ulx3s-85f", "engine": "multiplexed", "grid": "192x192", "cells": 36864,
      "storage": "memory", "pipelined": False, "cycles_per_subcycle": 389, "fmax_mhz": 35.22,
      "build_seconds": 3008, "date": "2026-12-01",
