@@ -18,9 +18,13 @@ can be used (:data:`USABLE`). The figures (``docs/boards.md``, "Measured builds"
   LUT4, and 16 x 16, 5,648), one RAM16SDP4 a cell, of which nextpnr-himbaechel places at most
   about 90 % (224 of 270 placed, 256 did not); with flip-flops about 85 LUT4 and 70.5 FFs a
   cell (``synth_gowin -nowidelut``: a 4 x 4 pipelined grid synthesised; with wide LUTs it was
-  about 430). The Tang Nano 9K's platform allows 224 RAM16SDP4 (``lut_ram_sites``): the rows
-  beyond them are costed as flip-flop rows (:func:`bitgrid.hdl.grid.rows_in_lut_ram`), so 16 x 16
-  is 224 LUT-RAM cells and 32 flip-flop cells.
+  about 430). Flip-flops as nextpnr-himbaechel counts them: 1,449 besides the cells, 68 a
+  flip-flop cell, 10 a LUT-RAM cell (its 4 outputs and the 6 DFF positions of the CFU its
+  RAM16SDP4 takes), from the 16 x 16 build with two flip-flop rows (5,865 of 6,480: it failed
+  in placement, so 85 % is the usable share). The Tang Nano 9K's platform allows 240 RAM16SDP4
+  (``lut_ram_sites``): the rows beyond them are costed as flip-flop rows
+  (:func:`bitgrid.hdl.grid.rows_in_lut_ram`), so 16 x 16 is 240 LUT-RAM cells and 16
+  flip-flop cells.
 
 These are estimates: the largest grids built so far (iCEBreaker 6 x 4, Tang Nano 9K 16 x 14,
 ULX3S-12F 24 x 24, ULX3S-85F 64 x 64) are within them, and a build of a larger grid is refused
@@ -51,12 +55,13 @@ CELL_COSTS = {
     ("ice40", "memory"): {"LC": Cost(140, 1500, 1200)},     # Yosys maps it to the same FFs
     ("ecp5", "memory"): {"LUT4": Cost(12.86, 1890, 1200), "RAMW": Cost(1)},
     ("ecp5", "ff"): {"LUT4": Cost(143, 1890, 1200)},
-    ("gowin", "memory"): {"LUT4": Cost(19, 791, 1200), "RAM16SDP4": Cost(1)},
-    ("gowin", "ff"): {"LUT4": Cost(85, 791, 1200), "FF": Cost(70.5, 528)},
+    ("gowin", "memory"): {"LUT4": Cost(19, 791, 1200), "RAM16SDP4": Cost(1),
+                          "FF": Cost(10, 1449)},
+    ("gowin", "ff"): {"LUT4": Cost(85, 791, 1200), "FF": Cost(68, 1449)},
 }
 
 #: Resource -> the share of it place and route can use (1.0 if not listed).
-USABLE = {"RAM16SDP4": 0.9}
+USABLE = {"RAM16SDP4": 0.9, "FF": 0.85}
 
 #: Resource -> its name in messages.
 RESOURCE_NAMES = {"LC": "logic cells", "LUT4": "LUT4", "RAMW": "LUT-RAM sites (TRELLIS_RAMW)",
