@@ -23,37 +23,38 @@ Inputs enter on the N lanes, one per column, just before their first use (or on 
 of column 0: both are tried); outputs leave on the E lanes of the last column (a second copy
 or a constant on an S lane).
 
-Flip-flops (SPEC section 4's timing, issue 12's cycle semantics): every flip-flop ``q <= d``
-becomes ``q <= start ? d : init`` (``start`` 0 for the rows before row 0, 1 from row 0 on:
-a cell with constant-1 tables at the north-west corner, which outputs 0 until its first
-update). The sweep treats ``q`` as an input injected on the N lane of its column ``c`` and
-``d`` as a result that stays on its track ``r``; after the sweep, a *return route* on the
-cells' N and W outputs (unused by the sweep) carries ``d`` from its track at column ``a`` up
-to a margin row above the strip, along it and down the column ``c``'s N lane back into the
-strip. The loop then takes ``2 (max(a - c, 0) + r + D)`` subcycles (``D`` the margin row's
-depth, counted from the strip): every loop is made exactly the design-clock period ``P`` by
-choosing ``a`` and ``D`` per flip-flop (distinct columns and margin rows, so the returns
-never share a wire). ``P / 2`` copies of the design run interleaved (C-slow), all on the same
-inputs (a row is held for ``P`` subcycles) from the same initial state, so they agree.
+Flip-flops (SPEC section 4's timing, issue 12's cycle semantics): a flip-flop ``q <= d``
+with initial value ``init`` becomes a loop carrying ``q XOR init``, so that the grid's reset
+value 0 is the initial value; its next state is ``start & (d ^ init)`` (``start`` 0 for the
+rows before row 0, 1 from row 0 on: a cell of constant-1 tables at the north-west corner,
+which outputs 0 until its first update) and its readers see ``q`` through a folded inverter
+when ``init`` is 1. The sweep treats ``q`` as an input injected on the N lane of its column
+``c`` and the next state as a result that stays on its track ``r``; after the sweep, a
+*return route* on the cells' N and W outputs (unused by the sweep) carries it from its track
+at column ``a`` up to a margin row above the strip, along it and down column ``c``'s N lane
+back into the strip. The loop then takes ``2 (max(a - c, 0) + r + D)`` subcycles (``D`` the
+margin row's depth, counted from the strip): every loop is made exactly the design-clock
+period ``P`` by choosing ``a`` and ``D`` per flip-flop (distinct columns and margin rows, so
+the returns never share a wire). ``P / 2`` copies of the design run interleaved (C-slow), all
+on the same inputs (a row is held for ``P`` subcycles) from the same initial state, so they
+agree.
+
+:mod:`.strip` builds the configuration of a finished sweep (with the return routes) and places
+it in the grid, leading its lanes to the edges (regions, defect maps).
 """
 
 import time
 import typing
 
-import numpy as np
-
-from ..config import Configuration
 from ..netlist import CONST0, CONST1
-from ..ports import PortMap
 from .decompose import decompose_luts
 from .errors import CompileError
 from .pack import _clean
+from .strip import _TABLE_N, _TABLE_W, LEADS, START, Stuck, build_layout, embed, offsets
 from .systolic import _fold_inverters, _share
 
 __all__ = ["compile_sweep", "lower_sequential", "START"]
 
-#: The net of the start signal (0 before row 0, 1 from row 0 on).
-START = "$start"
 #: How many rows of a column's vertical one more gate of a chain is worth when the jobs of a
 #: column are chosen (earliest end first, a chain's end moved up by this per extra gate).
 CHAIN_BONUS = 2
@@ -65,14 +66,8 @@ MODES = (("W", "dfs", 1), ("N", "first", 1), ("W", "dfs", 2), ("W", "first", 1))
 #: over the attempts): a count, not a time, so that a compile gives the same program on
 #: every machine and load.
 SEARCH_STEPS = 1_500_000
-#: How the lanes are led to the edges when a layout is fitted into a grid (see _embed).
-LEADS = (("W", "E"), ("W", "S"), ("N", "E"), ("N", "S"))
-#: Most offsets tried when a layout is fitted into a region or around defects.
-MAX_OFFSETS = 4000
 #: Most tracks tried for an automatic grid.
 MAX_TRACKS = 2048
-#: LUT tables copying one input: N, E, S, W (SPEC section 3).
-_COPY_N, _COPY_E, _COPY_S, _COPY_W = 0xAAAA, 0xCCCC, 0xF0F0, 0xFF00
 
 
 # Lowering --------------------------------------------------------------------------------------
@@ -157,15 +152,14 @@ def _gate_lut(inputs, table, h, v):
     return _lut(fn)
 
 
-_TABLE_W, _TABLE_N = _lut(lambda w, n: w), _lut(lambda w, n: n)
 
 
 class _Job(typing.NamedTuple):
     """One segment of a column's vertical: ``kind`` ``"gate"`` (pick the upper operand up at
     ``start``, compute the ``(gate, row, pair)`` steps of ``at`` on the way down),
-    ``"unary"`` (compute at ``start``)
-    or ``"inject"``; the result dropped on track ``drop`` (None: it stays at ``at``);
-    ``end`` the last row the segment uses."""
+    ``"unary"`` (compute at ``start``), ``"move"`` (a net off its track before a defect),
+    ``"emit"`` (a copy down to the S lane) or ``"inject"``; the result dropped on track
+    ``drop`` (None: it stays where it was computed); ``end`` the last row the segment uses."""
     kind: str
     start: int
     end: int
@@ -173,10 +167,6 @@ class _Job(typing.NamedTuple):
     at: object
     drop: object
     pair: object
-
-
-class _Stuck(Exception):
-    """The sweep cannot go on with this many tracks."""
 
 
 # The sweep -------------------------------------------------------------------------------------
@@ -300,13 +290,6 @@ class _Sweep:
         if not initial:
             self.placed[net] = (x, r)
 
-    def _free(self, r):
-        net = self.tracks[r]
-        return net is None or not self._needed(net)
-
-    def _ready(self, g):
-        return all(i in self.row or i in (CONST0, CONST1) for i in self.gates[g][0])
-
     def _compute(self, g):
         if g in self.done:
             return
@@ -371,7 +354,7 @@ class _Sweep:
                 d = None
             if d is None:
                 if y in soon:
-                    raise _Stuck(f"column {self.x}: no free track below a defect ahead")
+                    raise Stuck(f"column {self.x}: no free track below a defect ahead")
                 continue
             forced.append(_Job("move", y, d, h, None, d, None))
         for y, h in enumerate(self.tracks):
@@ -419,7 +402,7 @@ class _Sweep:
             mine = gates_of(j) if j.kind != "move" else set()
             if mine & taken or any(j.start <= c.end and c.start <= j.end for c in chosen):
                 if j.kind == "move":
-                    raise _Stuck(f"column {self.x}: two nets must leave tracks before defects")
+                    raise Stuck(f"column {self.x}: two nets must leave tracks before defects")
                 continue
             if j.kind != "move" and any(j.start <= y <= j.end for y in
                                         (f.start for f in forced)):
@@ -440,7 +423,6 @@ class _Sweep:
         done = {first[0]} | ({first[2]} if first[2] else set())
         while True:
             g, r, pair = steps[-1]
-            ins = self.gates[g][0]
             low = self.tracks[r]
             carried = pair if pair else (g if self._needed(low, minus=done) else None)
             if carried is None:
@@ -479,7 +461,7 @@ class _Sweep:
             h = self.tracks[y]
             if y in cut:
                 if h is not None or v is not None and v_keep:
-                    raise _Stuck(f"column {x}: a net runs into the defect at row {y}")
+                    raise Stuck(f"column {x}: a net runs into the defect at row {y}")
                 self.tracks[y] = None
                 v = None
                 continue
@@ -545,7 +527,7 @@ class _Sweep:
                     self._put(e_net, y, x)
             v = s_net
         if v is not None and v_keep:
-            raise _Stuck(f"column {x}: {v} reached the bottom with nowhere to go")
+            raise Stuck(f"column {x}: {v} reached the bottom with nowhere to go")
         return progress
 
     def _pair(self, g, a, b):
@@ -561,7 +543,7 @@ class _Sweep:
             self._compute(g)
         outs = ([h] if self._needed(h) else []) + results
         if len(outs) > 2 or self._needed(v) and v not in self.row:
-            raise _Stuck(f"column {x} row {y}: {outs} do not fit a cell")
+            raise Stuck(f"column {x} row {y}: {outs} do not fit a cell")
         e_net = outs[0]
         s_net = outs[1] if len(outs) > 1 else None
         for side, net in ((1, e_net), (2, s_net)):
@@ -593,11 +575,11 @@ class _Sweep:
             if not left and not self.pending_sources and not self._extra_outputs():
                 break
             if x >= limit:
-                raise _Stuck(f"more than {limit} columns")
+                raise Stuck(f"more than {limit} columns")
             changed = self.column(x)
             idle = 0 if changed else idle + 1
             if idle > 2:
-                raise _Stuck(f"no progress at column {x} with {len(left)} gates left "
+                raise Stuck(f"no progress at column {x} with {len(left)} gates left "
                              f"on {self.height} tracks")
             x += 1
         self.final = x - 1          # -1: no column was swept
@@ -606,50 +588,6 @@ class _Sweep:
     def _extra_outputs(self):
         """Output bits that still need an S lane: more bits of one net than tracks."""
         return any(self.out_left.get(n, 0) > 1 and n in self.row for n in self.out_left)
-
-
-# Return routes ---------------------------------------------------------------------------------
-def _plan_returns(items, min_half=1):
-    """Choose per flip-flop the return column ``a`` and the margin depth ``D``.
-
-    :param items: ``[(q, c, r, earliest)]``: injection column, track row, earliest return
-        column (the first after ``d`` reached its track).
-    :returns: ``(half, {q: (a, D)})`` with ``half = P / 2 = max(a - c, 0) + r + D`` for all.
-    """
-    if not items:
-        return 1, {}
-    lower = max(max(e - c, 0) + r + 1 for _, c, r, e in items)
-    half = max(lower, min_half)
-    order = sorted(items, key=lambda it: -(max(it[3] - it[1], 0) + it[2]))
-    for _ in range(4 * len(items) + 64):
-        plan, cols, depths = {}, set(), set()
-        ok = True
-        for q, c, r, e in order:
-            found = None
-            for D in range(1, half - r + 1):
-                rest = half - r - D          # = max(a - c, 0)
-                if rest > 0:
-                    a = c + rest
-                    if a >= e and a not in cols and D not in depths:
-                        found = (a, D)
-                        break
-                elif D not in depths:
-                    for a in range(e, c + 1):
-                        if a not in cols:
-                            found = (a, D)
-                            break
-                    if found:
-                        break
-            if found is None:
-                ok = False
-                break
-            plan[q] = found
-            cols.add(found[0])
-            depths.add(found[1])
-        if ok:
-            return half, plan
-        half += 1
-    raise CompileError("the feedback loops could not be given one period")
 
 
 # The compile -----------------------------------------------------------------------------------
@@ -710,8 +648,8 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
                 sweep.run(limit=limit)
             finally:
                 steps += (sweep.x + 1) * H
-            layout = _build(netlist, sweep, state, outputs, H)
-        except _Stuck as stuck:
+            layout = build_layout(netlist, sweep, state, outputs, H)
+        except Stuck as stuck:
             errors.append(str(stuck))
             return False
         tried += 1
@@ -719,12 +657,12 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
             progress("place_route", tried, 0)
         h, w = layout.luts.shape[:2]
         if width is None:
-            built = _embed(netlist, layout, w, h, 0, 0)
+            built = embed(netlist, layout, w, h, 0, 0)
         else:
             built = None
             for led in LEADS:
-                for ox, oy in [origin] + _offsets(layout, width, height, region):
-                    built = _embed(netlist, layout, width, height, ox, oy, allowed, led)
+                for ox, oy in [origin] + offsets(layout, width, height, region):
+                    built = embed(netlist, layout, width, height, ox, oy, allowed, led)
                     if built is not None:
                         break
                 if built is not None:
@@ -780,252 +718,3 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
     return config, portmap, report
 
 
-def _build(netlist, sweep, state, outputs, H):
-    """The :class:`_Layout` of a finished sweep, with the return routes of its flip-flops."""
-    # return routes: choose columns and depths
-    items = []
-    for q, (d, _) in state.items():
-        c = sweep.injected[q]
-        r = sweep.rows[d]
-        px = sweep.placed.get(d, (0, 0))[0] if d not in sweep.w_inputs else -1
-        items.append((q, c, r, px + 1))
-    half, plan = _plan_returns(items)
-    M = max((D for _, D in plan.values()), default=0)
-    final = max([sweep.final + 1] + [a for a, _ in plan.values()])
-    # output lanes: E lanes at the last column (one per net; further copies on S lanes)
-    e_rows = {}
-    for port, index, net in outputs:
-        if (port, index) in {(p, i) for _, p, i in sweep.emitted}:
-            continue
-        if net in (CONST0, CONST1):
-            continue
-        if net not in sweep.rows:
-            raise _Stuck(f"output net {net} is not on a track")
-        r = sweep.rows[net]
-        if r in e_rows.values():
-            raise _Stuck(f"two output bits of net {net} want track {r}")
-        e_rows[(port, index)] = r
-    busy = set(e_rows.values()) | set(sweep.rows.values())
-    free_rows = [r for r in range(H) if r not in busy]
-    consts = [(p, i, n) for p, i, n in outputs if n in (CONST0, CONST1)]
-    if len(consts) > len(free_rows):
-        raise _Stuck("no track left for the constant outputs")
-    for (p, i, n), r in zip(consts, free_rows):
-        e_rows[(p, i)] = r
-    # grid size: even; the last column odd so that width = final + 1 is even
-    if final % 2 == 0:
-        final += 1
-    Wd = final + 1
-    Ht = M + H
-    unused = sum(1 for port in netlist.inputs.values() for net in port.bits
-                 if net not in sweep.injected and net not in sweep.w_inputs)
-    spare = (Ht - len(sweep.w_inputs)) + (Wd - len(sweep.injected))
-    Ht += max(0, unused - spare)       # rows whose W lanes take the unused input bits
-    Ht += Ht % 2
-    luts = np.zeros((Ht, Wd, 4), dtype=np.uint16)
-    logic = set()
-    for (x, y), cell in sweep.cells.items():
-        for side, table in cell.items():
-            luts[M + y, x, side] = table
-            if table not in (_TABLE_W, _TABLE_N):
-                logic.add((x, M + y))
-    # tracks carried on to the last column for the E outputs
-    last_x = {}
-    for (x, y), cell in sweep.cells.items():
-        if 1 in cell:
-            last_x[y] = max(last_x.get(y, -1), x)
-    const_rows = {e_rows[(p, i)]: n for p, i, n in consts}
-    for key, r in e_rows.items():
-        if r in const_rows:
-            if const_rows[r] == CONST1:
-                luts[M + r, final, 1] = 0xFFFF
-                logic.add((final, M + r))
-            continue
-        for x in range(sweep.final + 1, final + 1):
-            luts[M + r, x, 1] = _TABLE_W
-    # S-lane outputs below the strip (through the rows added for evenness and lanes)
-    s_out = {}
-    for x, p, i in sweep.emitted:
-        for y in range(M + H, Ht):
-            luts[y, x, 2] = _COPY_N
-        s_out[(p, i)] = (x, Ht - 1)
-    # N-lane inputs through the margin; the start cell; the returns
-    for net, c in sweep.injected.items():
-        if net == START:
-            luts[0, c, 2] = 0xFFFF
-            logic.add((c, 0))
-            for y in range(1, M):
-                luts[y, c, 2] = _COPY_N
-        elif net in state:
-            continue
-        else:
-            for y in range(M):
-                luts[y, c, 2] = _COPY_N
-    for q, (d, _) in state.items():
-        a, D = plan[q]
-        c, r = sweep.injected[q], sweep.rows[d]
-        m = M - D
-        Y = M + r
-        for x in range(sweep.final + 1, a):
-            luts[Y, x, 1] = _COPY_W
-        luts[Y, a, 0] = _COPY_W
-        for y in range(Y - 1, m, -1):
-            luts[y, a, 0] = _COPY_S
-        if a > c:
-            luts[m, a, 3] = _COPY_S
-            for x in range(a - 1, c, -1):
-                luts[m, x, 3] = _COPY_E
-            luts[m, c, 2] = _COPY_E
-        elif a < c:
-            luts[m, a, 1] = _COPY_S
-            for x in range(a + 1, c):
-                luts[m, x, 1] = _COPY_W
-            luts[m, c, 2] = _COPY_W
-        else:
-            luts[m, c, 2] = _COPY_S
-        for y in range(m + 1, M):
-            luts[y, c, 2] = _COPY_N
-        # the loop's length, checked: T(out of the last margin cell) = c + M - 1 + P
-        length = (Y - m) + abs(a - c) + (M - 1 - m)
-        assert a + Y + length == c + M - 1 + 2 * half, (q, a, c, Y, m, half)
-    period = 2 * half if state else 2
-    ins = {}
-    for name, port in netlist.inputs.items():
-        for i, net in enumerate(port.bits):
-            if net in sweep.injected:
-                ins[(name, i)] = ("N", sweep.injected[net])
-            elif net in sweep.w_inputs:
-                ins[(name, i)] = ("W", M + sweep.w_inputs[net])
-    outs = {}
-    for (p, i), r in e_rows.items():
-        outs[(p, i)] = ("E", M + r)
-    for (p, i), (x, y) in s_out.items():
-        outs[(p, i)] = ("S", x)
-    start = sweep.injected.get(START)
-    return _Layout(luts, frozenset(logic), ins, outs, period, start, len(sweep.gates), H, M)
-
-
-class _Layout(typing.NamedTuple):
-    """A finished sweep: ``luts`` ``(h, w, 4)``, ``logic`` (its logic cells), ``ins``
-    ``{(port, bit): (side, lane)}`` (N lanes are columns, W lanes rows of the layout),
-    ``outs`` likewise (E, S), ``period``, ``start`` (the start cell's column, or None), and
-    figures for the report."""
-    luts: object
-    logic: frozenset
-    ins: dict
-    outs: dict
-    period: int
-    start: object
-    gates: int
-    tracks: int
-    margin: int
-
-
-def _embed(netlist, layout, width, height, ox, oy, allowed=None, led=("W", "E")):
-    """``layout`` at offset ``(ox, oy)`` of a ``width`` x ``height`` grid, its input lanes
-    led in from the N and W edges and its outputs out to the E and S edges by pass cells
-    (``led``: the W-lane inputs from the W edge, or from the N edge down columns left of the
-    layout then east; the E-lane outputs to the E edge, or east then down columns right of
-    the layout to the S edge; every crossing is a W-E with an N-S pass):
-    ``(config, portmap, report)``, or None if a cell it needs is not in ``allowed`` (a set
-    of ``(x, y)``, None for all) or the start cell would not be at tag 0 or 1 (SPEC section
-    4: its step from 0 to 1 must fall between the copies of rows -1 and 0)."""
-    h, w = layout.luts.shape[:2]
-    w_ins = sorted(k for k, (side, _) in layout.ins.items() if side == "W")
-    e_outs = sorted(k for k, (side, _) in layout.outs.items() if side == "E")
-    if ox + w + (len(e_outs) if led[1] == "S" else 0) > width or oy + h > height:
-        return None
-    if led[0] == "N" and ox < len(w_ins):
-        return None
-    if layout.start is not None and ox + layout.start + oy > 1:
-        return None
-    luts = np.zeros((height, width, 4), dtype=np.uint16)
-    luts[oy:oy + h, ox:ox + w] = layout.luts
-    in_lanes, out_lanes = {}, {}
-    for key, (side, lane) in layout.ins.items():
-        if side == "N":
-            x = ox + lane
-            luts[:oy, x, 2] = _COPY_N
-            in_lanes[key] = ("N", x, x)
-        elif led[0] == "W":
-            y = oy + lane
-            luts[y, :ox, 1] = _COPY_W
-            in_lanes[key] = ("W", y, y)
-        else:
-            y, x = oy + lane, ox - len(w_ins) + w_ins.index(key)
-            luts[:y, x, 2] = _COPY_N
-            luts[y, x, 1] = _COPY_N
-            luts[y, x + 1:ox, 1] = _COPY_W
-            in_lanes[key] = ("N", x, x)
-    for key, (side, lane) in layout.outs.items():
-        if side == "E" and led[1] == "E":
-            y = oy + lane
-            luts[y, ox + w:, 1] = _COPY_W
-            out_lanes[key] = ("E", y, width - 1 + y)
-        elif side == "E":
-            y, x = oy + lane, ox + w + e_outs.index(key)
-            luts[y, ox + w:x, 1] = _COPY_W
-            luts[y, x, 2] = _COPY_W
-            luts[y + 1:, x, 2] = _COPY_N
-            out_lanes[key] = ("S", x, x + height - 1)
-        else:
-            x = ox + lane
-            luts[oy + h:, x, 2] = _COPY_N
-            out_lanes[key] = ("S", x, x + height - 1)
-    used = (luts != 0).any(axis=2)
-    ys, xs = np.nonzero(used)
-    cells = {(int(x), int(y)) for y, x in zip(ys, xs)}
-    if allowed is not None and not cells <= allowed:
-        return None
-    taken = {(side, lane) for side, lane, _ in in_lanes.values()}
-    spare = [lane for lane in ([("W", y) for y in range(height)]
-                               + [("N", x) for x in range(width)]) if lane not in taken]
-    if allowed is not None:
-        inside = [(sd, ln) for sd, ln in spare
-                  if ((0, ln) if sd == "W" else (ln, 0)) in allowed]
-        spare = inside + [lane for lane in spare if lane not in inside]
-    latency = max([t + 1 for _, _, t in out_lanes.values()] + [1])
-    ports = []
-    for name, port in netlist.inputs.items():
-        bits = []
-        for i in range(len(port.bits)):
-            if (name, i) in in_lanes:
-                side, lane, tag = in_lanes[(name, i)]
-                skew = tag - tag % 2
-            elif spare:
-                (side, lane), skew = spare.pop(0), 0
-            else:
-                return None
-            bits.append({"side": side, "lane": lane, **({"skew": skew} if skew else {})})
-        ports.append({"name": name, "direction": "in", "signed": port.signed, "bits": bits})
-    for name, port in netlist.outputs.items():
-        bits = []
-        for i in range(len(port.bits)):
-            side, lane, tag = out_lanes[(name, i)]
-            skew = tag + 1 - latency
-            bits.append({"side": side, "lane": lane, **({"skew": skew} if skew else {})})
-        ports.append({"name": name, "direction": "out", "signed": port.signed, "bits": bits})
-    portmap = PortMap(width, height, ports, period=layout.period, latency=latency)
-    logic = {(x + ox, y + oy) for x, y in layout.logic}
-    box = [int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())] if len(xs) else None
-    report = {
-        "back_end": "sweep",
-        "grid": [width, height],
-        "region": None,
-        "bounding_box": box,
-        "cells": {"logic": len(logic & cells), "routing": len(cells - logic),
-                  "delay": 0, "total": len(cells)},
-        "luts": len(netlist.luts), "flip_flops": len(netlist.dffs),
-        "gates": layout.gates, "tracks": layout.tracks, "margin_rows": layout.margin,
-        "period": layout.period, "latency": latency,
-    }
-    return Configuration(width, height, luts), portmap, report
-
-
-def _offsets(layout, width, height, region):
-    """Offsets ``(ox, oy)`` to try, the smallest tags first."""
-    h, w = layout.luts.shape[:2]
-    x0, y0 = (region[0], region[1]) if region is not None else (0, 0)
-    found = sorted(((x, y) for x in range(x0, width - w + 1) for y in range(y0, height - h + 1)),
-                   key=lambda o: (o[0] + o[1], o[1]))
-    return found[:MAX_OFFSETS]
