@@ -57,7 +57,9 @@ __all__ = ["compile_sweep", "lower_sequential", "START"]
 
 #: How many rows of a column's vertical one more gate of a chain is worth when the jobs of a
 #: column are chosen (earliest end first, a chain's end moved up by this per extra gate).
-CHAIN_BONUS = 2
+CHAIN_BONUS = 8
+#: Most gates one job computes down a column's vertical.
+CHAIN_LIMIT = 6
 #: The ways the sweep is run, the best result kept: ``(lanes, order, gap)``: inputs on N
 #: lanes (one a column, just in time) or W lanes (all in column 0, every ``gap``-th track),
 #: ranked by first use or by a depth-first walk of the output cones.
@@ -184,10 +186,12 @@ class _Sweep:
                  n_only=(), gap=1, order="dfs", blocked=()):
         self.gates = gates
         self.height = height
+        # readers in the gates' order (lists, not sets: a compile must not depend on the
+        # process's string hashing)
         self.readers = {}
         for net, (ins, _) in gates.items():
-            for i in ins:
-                self.readers.setdefault(i, set()).add(net)
+            for i in dict.fromkeys(ins):
+                self.readers.setdefault(i, []).append(net)
         self.left = {net: len(r) for net, r in self.readers.items()}
         self.out_left = {}
         for _, _, net in outputs:
@@ -384,7 +388,7 @@ class _Sweep:
         if not cands:                # a second bit of one output net: out on an S lane
             for y, h in enumerate(self.tracks):
                 if h is not None and self.out_left.get(h, 0) > 1 \
-                        and not (self.readers.get(h, set()) - self.done):
+                        and all(g in self.done for g in self.readers.get(h, ())):
                     cands.append(_Job("emit", y, H, h, None, None, None))
                     break
         def gates_of(j):
@@ -412,7 +416,7 @@ class _Sweep:
         chosen.sort(key=lambda j: j.start)
         return chosen
 
-    def _chains(self, first, upper, below, limit=6):
+    def _chains(self, first, upper, below):
         """The ways to run the gate ``first`` ``(gate, row, pair)`` (picked-up operand
         ``upper``): ``[(steps, drop)]``, ``steps`` ``[(gate, row, pair)]`` computed down the
         vertical (a result whose only reader's other operand is lower down is carried on
@@ -431,7 +435,7 @@ class _Sweep:
             d = below[r + 1] if r + 1 < H else None
             if d is not None:
                 out.append((list(steps), d))
-            if len(steps) >= limit or self.out_left.get(carried, 0) or \
+            if len(steps) >= CHAIN_LIMIT or self.out_left.get(carried, 0) or \
                     self.ret_left.get(carried, 0):
                 return out
             users = [u for u in self.readers.get(carried, ()) if u not in self.done]
@@ -532,8 +536,9 @@ class _Sweep:
 
     def _pair(self, g, a, b):
         """Gates on the same two operands as ``g`` (computed in the same cell if possible)."""
-        both = (self.readers.get(a, set()) & self.readers.get(b, set())) - self.done
-        return {p for p in both if len(self.gates[p][0]) == 2}
+        of_b = set(self.readers.get(b, ()))
+        both = [p for p in self.readers.get(a, ()) if p in of_b and p not in self.done]
+        return [p for p in both if len(self.gates[p][0]) == 2]
 
     def _do_gate(self, x, y, gate, pair, h, v, cell):
         """Compute ``gate`` (and ``pair``) from ``h`` on the track and ``v`` on the vertical
