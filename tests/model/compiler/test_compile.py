@@ -223,7 +223,7 @@ def test_random_expressions_fast(tmp_path):
 
 
 def test_random_state_machines_fast(tmp_path):
-    _machine_batch(tmp_path, 8, 1, 2, 200)
+    _machine_batch(tmp_path, 8, 1, 2, 100)
 
 
 @pytest.mark.slow
