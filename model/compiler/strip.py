@@ -37,13 +37,15 @@ class Stuck(Exception):
 
 
 # Return routes ---------------------------------------------------------------------------------
-def plan_returns(items, min_half=1):
+def plan_returns(items, min_half=1, avoid=None):
     """Choose per flip-flop the return column ``a`` and the margin depth ``D``.
 
     :param items: ``[(q, c, r, earliest)]``: injection column, track row, earliest return
         column (the first after ``d`` reached its track).
+    :param avoid: ``avoid(c, r, a, D)`` true if that return route would cross a defect.
     :returns: ``(half, {q: (a, D)})`` with ``half = P / 2 = max(a - c, 0) + r + D`` for all.
     """
+    avoid = avoid or (lambda c, r, a, D: False)
     if not items:
         return 1, {}
     lower = max(max(e - c, 0) + r + 1 for _, c, r, e in items)
@@ -58,12 +60,12 @@ def plan_returns(items, min_half=1):
                 rest = half - r - D          # = max(a - c, 0)
                 if rest > 0:
                     a = c + rest
-                    if a >= e and a not in cols and D not in depths:
+                    if a >= e and a not in cols and D not in depths and not avoid(c, r, a, D):
                         found = (a, D)
                         break
                 elif D not in depths:
                     for a in range(e, c + 1):
-                        if a not in cols:
+                        if a not in cols and not avoid(c, r, a, D):
                             found = (a, D)
                             break
                     if found:
@@ -80,8 +82,19 @@ def plan_returns(items, min_half=1):
     raise CompileError("the feedback loops could not be given one period")
 
 
-def build_layout(netlist, sweep, state, outputs, H):
-    """The :class:`Layout` of a finished sweep, with the return routes of its flip-flops."""
+def _route_cells(c, r, a, D, M):
+    """The cells of a return route (layout coordinates, ``M`` margin rows)."""
+    m, Y = M - D, M + r
+    cells = {(a, y) for y in range(m, Y + 1)}
+    cells |= {(x, m) for x in range(min(a, c), max(a, c) + 1)}
+    cells |= {(c, y) for y in range(m, M)}
+    return cells
+
+
+def build_layout(netlist, sweep, state, outputs, H, margin=0, holes=frozenset()):
+    """The :class:`Layout` of a finished sweep, with the return routes of its flip-flops
+    (``margin``: at least that many rows above the strip; ``holes``: cells, in layout
+    coordinates with ``margin`` rows, that the return routes must not use)."""
     # return routes: choose columns and depths
     items = []
     for q, (d, _) in state.items():
@@ -89,8 +102,17 @@ def build_layout(netlist, sweep, state, outputs, H):
         r = sweep.rows[d]
         px = sweep.placed.get(d, (0, 0))[0] if d not in sweep.w_inputs else -1
         items.append((q, c, r, px + 1))
-    half, plan = plan_returns(items)
-    M = max((D for _, D in plan.values()), default=0)
+    avoid = None
+    if holes:
+        def avoid(c, r, a, D):
+            return D > margin or bool(_route_cells(c, r, a, D, margin) & holes)
+    try:
+        half, plan = plan_returns(items, avoid=avoid)
+    except CompileError:
+        if not holes:
+            raise
+        half, plan = plan_returns(items)
+    M = max([D for _, D in plan.values()] + [margin if state else 0])
     final = max([sweep.final + 1] + [a for a, _ in plan.values()])
     # output lanes: E lanes at the last column (one per net; further copies on S lanes)
     e_rows = {}

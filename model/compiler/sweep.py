@@ -183,7 +183,7 @@ class _Sweep:
     """
 
     def __init__(self, gates, outputs, sources, returns, height, *, w_lanes=False,
-                 n_only=(), gap=1, order="dfs", blocked=()):
+                 n_only=(), gap=1, order="dfs", blocked=(), no_inject=()):
         self.gates = gates
         self.height = height
         # readers in the gates' order (lists, not sets: a compile must not depend on the
@@ -207,6 +207,7 @@ class _Sweep:
         for x, y in blocked:
             self.cut.setdefault(x, set()).add(y)
         self.x = 0
+        self.no_inject = set(no_inject)     # columns whose N lane crosses a defect
         self.done = set()
         self.row = {}                   # net -> track row (each net on at most one track)
         self.tracks = [None] * height
@@ -317,7 +318,8 @@ class _Sweep:
         jobs = self._plan(free)
         inject = None
         cut = self.cut.get(x, ())
-        if self.pending_sources:
+        if self.pending_sources and (x not in self.no_inject
+                                     or self.pending_sources[0] == START):
             first_free = next((y for y in range(H) if free[y]), None)
             if first_free is not None and any(c <= first_free for c in cut):
                 first_free = None
@@ -643,20 +645,30 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
         nonlocal best, tried, steps
         lanes, order, gap = mode
         origin = (x0 if lanes == "N" or x0 == 0 else x0 + n_regular, y0)
-        blocked = {(x - origin[0], y - origin[1]) for x, y in holes
-                   if x >= origin[0] and origin[1] <= y < origin[1] + H}
-        try:
-            sweep = _Sweep(gates, outputs, sources, returns, H, w_lanes=lanes == "W",
-                           n_only=set(state) | {START}, gap=gap, order=order,
-                           blocked=blocked)
+        margin = len(state) + 2 if holes else 0    # margin rows above the strip (guessed)
+        for _ in range(3 if holes else 1):
+            top = origin[1] + margin
+            blocked = {(x - origin[0], y - top) for x, y in holes
+                       if x >= origin[0] and top <= y < top + H}
             try:
-                sweep.run(limit=limit)
-            finally:
-                steps += (sweep.x + 1) * H
-            layout = build_layout(netlist, sweep, state, outputs, H)
-        except Stuck as stuck:
-            errors.append(str(stuck))
-            return False
+                sweep = _Sweep(gates, outputs, sources, returns, H, w_lanes=lanes == "W",
+                               n_only=set(state) | {START}, gap=gap, order=order,
+                               blocked=blocked,
+                               no_inject={x - origin[0] for x, y in holes
+                                          if origin[1] <= y < top})
+                try:
+                    sweep.run(limit=limit)
+                finally:
+                    steps += (sweep.x + 1) * H
+                layout = build_layout(netlist, sweep, state, outputs, H, margin=margin,
+                                      holes=frozenset((x - origin[0], y - origin[1])
+                                                      for x, y in holes))
+            except Stuck as stuck:
+                errors.append(str(stuck))
+                return False
+            if layout.margin == margin:
+                break
+            margin = layout.margin
         tried += 1
         if progress is not None:
             progress("place_route", tried, 0)
