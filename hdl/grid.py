@@ -227,6 +227,15 @@ class Grid(wiring.Component):
         register per group of 8 rows, :attr:`cfg` ``.r_data``) with ``r_ready`` high once
         ``row`` and ``addr`` have been held for three cycles without a step in the second
         (:class:`ConfigSignature`). Stepping is unchanged: one subcycle per clock.
+    early_step : bool
+        Only with ``pipelined``: add the :attr:`step_early` member, and take each row's copy
+        of the step request from it, a register per row, so that the row's parity enables are
+        one LUT after that row's own registers and the step request's one net (from the
+        driver's step register to every row) ends in flip-flops (default false: the enables
+        are one LUT after the driver's ``step``, a net to ``2 x height`` LUTs). The grid
+        then runs a subcycle in a cycle where :attr:`step` is high only if
+        :attr:`step_early` was high in the cycle before: the driver gives the next value of
+        its step register (:class:`bitgrid.hdl.host.ProtocolEngine` ``.step_next``).
 
     Members
     -------
@@ -249,6 +258,8 @@ class Grid(wiring.Component):
         Subcycles run since reset.
     cfg : In(:class:`ConfigSignature`)
         Configuration port.
+    step_early : In(1)
+        Only with ``early_step``: the value :attr:`step` will have in the next cycle.
     state : Out(4 * width * height)
         Only with ``expose_state``: bit ``4 * (y * width + x) + d`` is output ``d`` of cell
         ``(x, y)`` (row-major, the layout of :attr:`bitgrid.Emulator.outputs` read in that
@@ -260,13 +271,14 @@ class Grid(wiring.Component):
         For an odd, zero or negative size.
     ValueError
         For an unknown storage kind, an ``init`` of another size, a fault outside the grid
-        or malformed, ``pipelined`` with ``storage="latch"``, or a ``row_storage`` that is not
+        or malformed, ``pipelined`` with ``storage="latch"``, ``early_step`` without
+        ``pipelined``, or a ``row_storage`` that is not
         ``height`` kinds of :data:`bitgrid.terms.STORAGES` (or is given with ``"latch"``).
     """
 
     def __init__(self, width, height, *, storage="ff", init=None, counter_width=32,
                  cell_instances=False, expose_state=False, faults=(), pipelined=False,
-                 row_storage=None):
+                 row_storage=None, early_step=False):
         self._width, self._height = check_grid_size(width, height)
         self._storage = check_storage(storage, GATEWARE_STORAGES)
         self._row_storage = self._check_row_storage(row_storage)
@@ -284,9 +296,13 @@ class Grid(wiring.Component):
         self._pipelined = check_bool(pipelined, "pipelined")
         if self._pipelined and self._storage == "latch":
             raise ValueError("A pipelined grid needs storage 'ff' or 'memory', not 'latch'")
+        self._early_step = check_bool(early_step, "early_step")
+        if self._early_step and not self._pipelined:
+            raise ValueError("early_step is an option of the pipelined grid (pipelined=True)")
         self._faults = self._check_faults(faults)
         state = {"state": Out(4 * width * height)} if self._expose_state else {}
-        super().__init__({**state, **grid_members(width, height, counter_width)})
+        early = {"step_early": In(1)} if self._early_step else {}
+        super().__init__({**state, **early, **grid_members(width, height, counter_width)})
 
     @property
     def width(self):
@@ -304,6 +320,11 @@ class Grid(wiring.Component):
     def pipelined(self):
         """See the ``pipelined`` parameter."""
         return self._pipelined
+
+    @property
+    def early_step(self):
+        """See the ``early_step`` parameter."""
+        return self._early_step
 
     @property
     def row_storage(self):
@@ -493,9 +514,16 @@ class Grid(wiring.Component):
             valid_row = Signal(init=1, reset_less=True, name=f"valid_{y}", attrs=keep)
             phase_row = Signal(name=f"phase_{y}", attrs=keep)
             m.d.sync += [valid_row.eq(valid_next), phase_row.eq(phase_next)]
+            if self._early_step:
+                # The step request of this cycle, registered per row from the driver's next
+                # value (reset_less: it follows step, not the grid's reset).
+                step_row = Signal(reset_less=True, name=f"step_{y}", attrs=keep)
+                m.d.sync += step_row.eq(self.step_early)
+            else:
+                step_row = self.step
             pair = [Signal(name=f"en_{p}_{y}") for p in (0, 1)]
-            m.d.comb += [pair[0].eq(self.step & valid_row & ~phase_row),
-                         pair[1].eq(self.step & valid_row & phase_row)]
+            m.d.comb += [pair[0].eq(step_row & valid_row & ~phase_row),
+                         pair[1].eq(step_row & valid_row & phase_row)]
             enable.append(pair)
             addr = Signal(4, name=f"addr_{y}", attrs=keep)
             we = Signal(name=f"we_{y}")

@@ -55,7 +55,8 @@ class HostController(wiring.Component):
                                  link_ports=link_ports, engine=engine, evaluators=evaluators)
         else:
             # pipelined: the boards' grid (per-row enables, registered readback; Grid).
-            options = {"pipelined": pipelined} if pipelined else {}
+            # early_step: each row registers the engine's next step (engine.step_next).
+            options = {"pipelined": True, "early_step": True} if pipelined else {}
             if engine != "direct":
                 # The protocol engine holds its edge inputs through a STEP: no latch needed.
                 options["latch_edges"] = False
@@ -121,6 +122,8 @@ def attach_grid(m, engine, grid, grid_rst):
         # it is accepted and answers once the last subcycle's outputs are out.
         m.d.comb += [grid.step.eq(engine.step), engine.step_ready.eq(grid.step_ready),
                      engine.busy.eq(~grid.step_ready)]
+        if getattr(grid, "early_step", False):
+            m.d.comb += grid.step_early.eq(engine.step_next)
     m.d.comb += engine.subcycle.eq(grid.subcycle)
     wiring.connect(m, engine.edges_in, grid.i)
     wiring.connect(m, grid.o, engine.edges_out)

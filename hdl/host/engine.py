@@ -103,6 +103,9 @@ class ProtocolEngine(wiring.Component):
         To the grid's configuration port.
     step, grid_rst : Out(1)
         Grid step request, and a reset of the grid's outputs and counter (after a load, RESET).
+    step_next : Out(1)
+        The value :attr:`step` has in the next cycle (its register's input), for a grid that
+        registers the request per row (``Grid(early_step=True)``).
     edges_in : Out(EdgeSignature(width, height))
         To the grid's edge inputs (``grid.i``).
     edges_out : In(EdgeSignature(width, height))
@@ -138,7 +141,7 @@ class ProtocolEngine(wiring.Component):
             "rx": In(stream.Signature(8, always_ready=True)),
             "tx": Out(stream.Signature(8)),
             "cfg": Out(ConfigSignature(width, height)),
-            "step": Out(1), "grid_rst": Out(1),
+            "step": Out(1), "step_next": Out(1), "grid_rst": Out(1),
             "edges_in": Out(EdgeSignature(width, height)),
             "edges_out": In(EdgeSignature(width, height)),
             "subcycle": In(COUNTER_WIDTH),
@@ -242,8 +245,10 @@ class ProtocolEngine(wiring.Component):
         s.count = Signal(range(s.frames + 1))        # configuration frames staged
         s.steps_left = Signal(16)
         s.step, s.grid_rst = Signal(), Signal()
-        m.d.sync += [s.step.eq(0), s.grid_rst.eq(0)]
-        m.d.comb += [self.step.eq(s.step), self.grid_rst.eq(s.grid_rst)]
+        s.step_next = Signal()                       # the step register's next value
+        m.d.sync += [s.step.eq(s.step_next), s.grid_rst.eq(0)]
+        m.d.comb += [self.step.eq(s.step), self.step_next.eq(s.step_next),
+                     self.grid_rst.eq(s.grid_rst)]
         s.index = Signal(range(s.frames))            # frame being applied
 
     def _counters(self, m, s):
@@ -611,9 +616,10 @@ class ProtocolEngine(wiring.Component):
             # outputs are visible in ANSWER. A request the grid has not accepted yet
             # (`step_ready` low, SPEC section 7) is held.
             with m.If(s.step & ~self.step_ready):
-                m.d.sync += s.step.eq(1)
+                m.d.comb += s.step_next.eq(1)
             with m.Elif(s.steps_left != 0):
-                m.d.sync += [s.step.eq(1), s.steps_left.eq(s.steps_left - 1)]
+                m.d.comb += s.step_next.eq(1)
+                m.d.sync += s.steps_left.eq(s.steps_left - 1)
             with m.Else():
                 m.next = "STEP_WAIT"
         with m.State("STEP_WAIT"):

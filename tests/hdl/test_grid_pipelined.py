@@ -168,3 +168,49 @@ def test_replicas_survive_synthesis(tmp_path):
             "design"]["num_cells_by_type"]["TRELLIS_FF"]
     copies = 16 + 16 + 64 + 2 * 3
     assert counts[True] - counts[False] >= copies - (1 + 1 + 4 + 3)
+
+
+def test_early_step_against_emulator():
+    """``early_step=True`` (what the boards' host controller builds): ``step_early`` is
+    driven one cycle ahead of ``step``, as the protocol engine's ``step_next``; random runs of
+    steps and idle cycles (seeded) give the emulator's edge outputs and counter after every
+    cycle. A ``step`` without ``step_early`` in the cycle before does not update the cells
+    (the rows' copies of the request are registers): the check can fail."""
+    width, height = 4, 6
+    rng = random.Random(46)
+    config = Configuration.random(width, height, seed=46)
+    dut = Grid(width, height, storage="memory", pipelined=True, early_step=True, init=config)
+    emulator = Emulator(config)
+    problems, late = [], []
+
+    async def testbench(ctx):
+        plan = [rng.random() < 0.4 for _ in range(200)] + [False]
+        for cycle, stepping in enumerate(plan[:-1]):
+            edges = random_edges(rng, width, height)
+            set_edges(ctx, dut, edges)
+            ctx.set(dut.step, stepping)
+            ctx.set(dut.step_early, plan[cycle + 1])
+            await ctx.tick()
+            expected = emulator.step(edges) if stepping else emulator.edge_outputs()
+            if get_edges(ctx, dut) != expected or ctx.get(dut.subcycle) != emulator.subcycle:
+                problems.append(f"cycle {cycle}: {get_edges(ctx, dut)} != {expected}")
+        before = get_edges(ctx, dut)
+        ctx.set(dut.step_early, 0)
+        ctx.set(dut.step, 1)
+        set_edges(ctx, dut, Edges(0xF, 0x3F, 0xF, 0x3F))
+        await ctx.tick()
+        ctx.set(dut.step, 0)
+        await ctx.tick()
+        late.append(get_edges(ctx, dut) == before)
+
+    simulate(dut, testbench, name="grid_pipelined_early_step")
+    assert not problems, "\n".join(problems[:10])
+    assert late == [True]
+
+
+def test_early_step_needs_pipelined():
+    with raises_exactly(ValueError, "early_step is an option of the pipelined grid "
+                                    "(pipelined=True)"):
+        Grid(2, 2, early_step=True)
+    assert "step_early" in Grid(2, 2, pipelined=True, early_step=True).signature.members
+    assert "step_early" not in Grid(2, 2, pipelined=True).signature.members

@@ -2,7 +2,8 @@
 """The protocol engine driving the pipelined direct grid (``Grid(pipelined=True)``, what the
 ECP5 and Gowin boards build) in Amaranth's simulator: a conformance program loaded, read back
 (READBACK waits for ``r_ready``) and run through the engine (answers from a shift register,
-``registered_answer``, as the boards build it) answers byte for byte as the Python model of the
+``registered_answer``, and the grid's rows registering its ``step_next``, ``early_step``, as the
+boards build them) answers byte for byte as the Python model of the
 engine (``bitgrid.host.DeviceModel``)."""
 
 from amaranth.hdl import Fragment, Module, ResetInserter, Signal
@@ -21,7 +22,7 @@ class PipelinedBench(EngineBench):
 
     def __init__(self, width, height, storage):
         self.engine = ProtocolEngine(width, height, storage=storage, registered_answer=True)
-        self.grid = Grid(width, height, storage=storage, pipelined=True)
+        self.grid = Grid(width, height, storage=storage, pipelined=True, early_step=True)
         m = Module()
         rst = Signal()
         m.submodules.grid = ResetInserter(rst)(self.grid)
@@ -56,3 +57,4 @@ def test_controller_builds_the_pipelined_grid():
         Fragment.get(controller, None)
         assert controller.grid.pipelined is pipelined
         assert controller.engine.registered_answer is pipelined
+        assert controller.grid.early_step is pipelined
