@@ -58,6 +58,9 @@ __all__ = ["compile_sweep", "lower_sequential", "START"]
 #: How many rows of a column's vertical one more gate of a chain is worth when the jobs of a
 #: column are chosen (earliest end first, a chain's end moved up by this per extra gate).
 CHAIN_BONUS = 8
+#: Columns ahead in which a defect keeps a net from being dropped on its track (so that few
+#: nets must move off their tracks just before a defect): tried in turn while none fits.
+DEFECT_LOOKAHEAD = (6, 12, 3)
 #: Most gates one job computes down a column's vertical.
 CHAIN_LIMIT = 6
 #: The ways the sweep is run, the best result kept: ``(lanes, order, gap)``: inputs on N
@@ -183,7 +186,7 @@ class _Sweep:
     """
 
     def __init__(self, gates, outputs, sources, returns, height, *, w_lanes=False,
-                 n_only=(), gap=1, order="dfs", blocked=(), no_inject=()):
+                 n_only=(), gap=1, order="dfs", blocked=(), no_inject=(), lookahead=6):
         self.gates = gates
         self.height = height
         # readers in the gates' order (lists, not sets: a compile must not depend on the
@@ -208,6 +211,7 @@ class _Sweep:
             self.cut.setdefault(x, set()).add(y)
         self.x = 0
         self.no_inject = set(no_inject)     # columns whose N lane crosses a defect
+        self.lookahead = lookahead
         self.done = set()
         self.row = {}                   # net -> track row (each net on at most one track)
         self.tracks = [None] * height
@@ -224,7 +228,7 @@ class _Sweep:
         rest = sorted((s for s in needed if s != START), key=lambda s: rank.get(s, 1 << 30))
         if w_lanes:
             regular = [s for s in rest if s not in n_only]
-            dead = self.cut.get(0, set()) | self.cut.get(1, set())
+            dead = set().union(*(self.cut.get(k, set()) for k in range(lookahead)))
             rows = [y for y in range(0, height - 1, gap) if y not in dead]
             for net, y in zip(regular, rows):
                 self._put(net, y, 0, initial=True)
@@ -313,7 +317,7 @@ class _Sweep:
                 self.row.pop(h, None)
                 self.tracks[y] = None
         self.x = x
-        dead = self.cut.get(x, set()) | self.cut.get(x + 1, set())
+        dead = set().union(*(self.cut.get(x + k, set()) for k in range(self.lookahead)))
         free = [t is None and y not in dead for y, t in enumerate(self.tracks)]
         jobs = self._plan(free)
         inject = None
@@ -641,7 +645,7 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
         holes = {(x, y) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)} - allowed
     n_regular = sum(len(p.bits) for p in netlist.inputs.values())
 
-    def attempt(H, mode):
+    def attempt(H, mode, lookahead=DEFECT_LOOKAHEAD[0]):
         nonlocal best, tried, steps
         lanes, order, gap = mode
         origin = (x0 if lanes == "N" or x0 == 0 else x0 + n_regular, y0)
@@ -655,7 +659,8 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
                                n_only=set(state) | {START}, gap=gap, order=order,
                                blocked=blocked,
                                no_inject={x - origin[0] for x, y in holes
-                                          if origin[1] <= y < top})
+                                          if origin[1] <= y < top},
+                               lookahead=lookahead)
                 try:
                     sweep.run(limit=limit)
                 finally:
@@ -697,20 +702,23 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
     def spent():
         return best is not None and steps > SEARCH_STEPS
 
-    for mode in MODES:
-        H, found = min(start, cap), None
-        while H <= cap and not spent():
-            if attempt(H, mode):
-                found = H
-                break
-            if H == cap:
-                break
-            H = min(cap, max(H + 2, int(H * 1.3)))
-        if found is not None:
-            start = max(4, int(found * 0.8))
-            for more in (int(found * 1.3) + 2, int(found * 1.7) + 4):
-                if more <= cap and not spent():
-                    attempt(more, mode)
+    for lookahead in DEFECT_LOOKAHEAD if holes else DEFECT_LOOKAHEAD[:1]:
+        for mode in MODES:
+            H, found = min(start, cap), None
+            while H <= cap and not spent():
+                if attempt(H, mode, lookahead):
+                    found = H
+                    break
+                if H == cap:
+                    break
+                H = min(cap, max(H + 2, int(H * 1.3)))
+            if found is not None:
+                start = max(4, int(found * 0.8))
+                for more in (int(found * 1.3) + 2, int(found * 1.7) + 4):
+                    if more <= cap and not spent():
+                        attempt(more, mode, lookahead)
+        if best is not None:
+            break
     best = best[1] if best is not None else None
     if best is None and width is not None:
         free, _, free_report = compile_sweep(netlist)
