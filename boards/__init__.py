@@ -93,11 +93,10 @@ _ECP5 = {"12f": (0x21111043, 12000, 1552), "25f": (0x41111043, 24288, 3036),
          "45f": (0x41112043, 43848, 5616), "85f": (0x41113043, 83640, 10455)}
 
 
-#: RAM16SDP4 primitives a Tang Nano 9K grid uses, of the GW1NR-9's 270 sites: 224 (16x14)
-#: placed and routed, 256 did not; a 16 x 16 grid gets 15 rows of LUT RAM and one of
-#: flip-flops. (With 224, two flip-flop rows, placement failed on the flip-flops: nextpnr
-#: counted 5,865 of the 6,480 DFF positions used, a RAM16SDP4 taking a whole CFU's 6.)
-TANGNANO9K_LUT_RAM_SITES = 240
+#: RAM16SDP4 primitives a Tang Nano 9K grid uses, of the GW1NR-9's 270 sites: 224, the most
+#: that placed and routed (16x14; 256 did not). A 16 x 16 grid would keep rows 14 and 15 in
+#: flip-flops; it did not place (nor with 240 sites and one flip-flop row): docs/boards.md.
+TANGNANO9K_LUT_RAM_SITES = 224
 
 
 def _ulx3s(size, platform, default_size):
@@ -125,8 +124,8 @@ BOARDS = {board.name: board for board in [
     _ulx3s("45f", ULX3S_45F_Platform, (48, 48)),
     _ulx3s("85f", ULX3S_85F_Platform, (64, 64)),
     # GW1NR-9: 270 RAM16SDP4 sites, one per cell; nextpnr-himbaechel cannot legalise 256 of
-    # them (16x16) even with LUTs at 65 %; 16x14 (224) places and routes. With 240 sites a
-    # 16x16 grid keeps its last row in flip-flops (hdl.grid.rows_in_lut_ram).
+    # them (16x16) even with LUTs at 65 %; 16x14 (224) places and routes. Rows beyond 224
+    # sites are flip-flop rows (hdl.grid.rows_in_lut_ram); 16x16 so did not place either.
     Board("tangnano9k", "gowin", "Gowin GW1NR-LV9 (QN88)",
           with_lut_ram(HimbaechelGowin, gowin_ram16sdp4, sites=TANGNANO9K_LUT_RAM_SITES),
           (16, 14), "memory",

@@ -21,8 +21,8 @@ write_data, write_en)`` and returns an :class:`amaranth.hdl.Instance`:
 A platform can also limit the primitives a grid uses (``with_lut_ram(..., sites=N)``: its
 ``lut_ram_sites``): :class:`bitgrid.hdl.grid.Grid` then builds its ``"memory"`` rows beyond
 ``N // width`` rows in flip-flops (:func:`bitgrid.hdl.grid.rows_in_lut_ram`), whole rows at a
-time: the Tang Nano 9K's 16 x 16 grid has 15 rows in RAM16SDP4 and one in flip-flops
-(``docs/boards.md``, "Mixed storage by row").
+time: on the Tang Nano 9K (224 sites) a 16 x 16 grid would have 14 rows in RAM16SDP4 and two
+in flip-flops (it did not place: ``docs/boards.md``, "Mixed storage by row").
 """
 
 from amaranth.hdl import ClockSignal, Const, Instance

@@ -16,15 +16,15 @@ can be used (:data:`USABLE`). The figures (``docs/boards.md``, "Measured builds"
   cell (synthesis of an 8 x 8 grid);
 * Gowin with LUT memory: 19 LUT4 a cell and 791 besides (the Tang Nano 9K at 16 x 14, 5,041
   LUT4, and 16 x 16, 5,648), one RAM16SDP4 a cell, of which nextpnr-himbaechel places at most
-  about 90 % (224 of 270 placed, 256 did not); with flip-flops about 85 LUT4 and 70.5 FFs a
+  224 of 270 (83 %: 224 placed; 256, and 240 with a flip-flop row, did not); with flip-flops about 85 LUT4 and 70.5 FFs a
   cell (``synth_gowin -nowidelut``: a 4 x 4 pipelined grid synthesised; with wide LUTs it was
   about 430). Flip-flops as nextpnr-himbaechel counts them: 1,449 besides the cells, 68 a
   flip-flop cell, 10 a LUT-RAM cell (its 4 outputs and the 6 DFF positions of the CFU its
   RAM16SDP4 takes), from the 16 x 16 build with two flip-flop rows (5,865 of 6,480: it failed
-  in placement, so 85 % is the usable share). The Tang Nano 9K's platform allows 240 RAM16SDP4
-  (``lut_ram_sites``): the rows beyond them are costed as flip-flop rows
-  (:func:`bitgrid.hdl.grid.rows_in_lut_ram`), so 16 x 16 is 240 LUT-RAM cells and 16
-  flip-flop cells.
+  in placement, so 85 % is the usable share). The Tang Nano 9K's platform allows 224 RAM16SDP4
+  (``lut_ram_sites``, the most that placed): the rows beyond them are costed as flip-flop rows
+  (:func:`bitgrid.hdl.grid.rows_in_lut_ram`), so 16 x 16 is 224 LUT-RAM cells and 32
+  flip-flop cells, refused by the flip-flops.
 
 These are estimates: the largest grids built so far (iCEBreaker 6 x 4, Tang Nano 9K 16 x 14,
 ULX3S-12F 24 x 24, ULX3S-85F 64 x 64) are within them, and a build of a larger grid is refused
@@ -61,7 +61,7 @@ CELL_COSTS = {
 }
 
 #: Resource -> the share of it place and route can use (1.0 if not listed).
-USABLE = {"RAM16SDP4": 0.9, "FF": 0.85}
+USABLE = {"RAM16SDP4": 224 / 270, "FF": 0.85}      # the most RAM16SDP4 that placed
 
 #: Resource -> its name in messages.
 RESOURCE_NAMES = {"LC": "logic cells", "LUT4": "LUT4", "RAMW": "LUT-RAM sites (TRELLIS_RAMW)",

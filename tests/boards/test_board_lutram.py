@@ -132,11 +132,11 @@ def test_sites_turn_the_last_rows_to_flip_flops():
             with_lut_ram(type("P", (), {}), gowin_ram16sdp4, sites=sites)
 
 
-def test_tang_nano_16x16_has_a_row_of_flip_flops():
-    """The Tang Nano 9K platform builds a 16 x 16 grid with 240 RAM16SDP4 (rows 0 to 14) and
-    row 15 in flip-flops; a 16 x 14 grid is all primitives."""
+def test_tang_nano_rows_beyond_224_sites_are_flip_flops():
+    """The Tang Nano 9K platform (224 RAM16SDP4) builds a 16 x 16 grid with rows 0 to 13 in
+    primitives and rows 14 and 15 in flip-flops; its 16 x 14 default is all primitives."""
     board = get_board("tangnano9k")
-    for height, memory_rows in ((16, 15), (14, 14)):
+    for height, memory_rows in ((16, 14), (14, 14)):
         grid = Grid(16, height, storage="memory", pipelined=True)
         assert grid.storage_of_rows(board.platform()) == \
             ("memory",) * memory_rows + ("ff",) * (height - memory_rows)

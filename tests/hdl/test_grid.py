@@ -118,8 +118,8 @@ class TestConstructor:
         (("memory",) * 4, 4, 0, ("ff",) * 4),
         (("ff", "memory", "ff", "memory"), 2, 2, ("ff", "memory", "ff", "ff")),
         (("latch",) * 2, 2, 0, ("latch",) * 2),                       # only memory rows move
-        (("memory",) * 16, 16, 224, ("memory",) * 14 + ("ff",) * 2),
-        (("memory",) * 16, 16, 240, ("memory",) * 15 + ("ff",)),       # the Tang Nano 9K
+        (("memory",) * 16, 16, 224, ("memory",) * 14 + ("ff",) * 2),  # the Tang Nano 9K
+        (("memory",) * 16, 16, 240, ("memory",) * 15 + ("ff",)),
     ])
     def test_rows_in_lut_ram(self, kinds, width, sites, expected):
         assert rows_in_lut_ram(kinds, width, sites) == expected
