@@ -6,7 +6,7 @@ back: hand-made adders, counters, accumulators and shift registers, then random 
 
 Every netlist must compile and match: a netlist that does not route is a failing test. The fast
 set holds 50 small random combinational and 30 small sequential netlists (in chunks of 10,
-each chunk a few seconds); the slow set several hundred more, larger.
+each chunk a few seconds); the slow set 200 combinational and 50 sequential more, larger.
 """
 
 import itertools
@@ -232,7 +232,7 @@ def test_random_combinational(seeds):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seeds", _chunks(1000, 150, size=25))
+@pytest.mark.parametrize("seeds", _chunks(1000, 50, size=25))
 def test_random_state_machines(seeds):
     """Larger random state machines (up to 8 flip-flops, 6 to 30 LUTs): every one compiles and
     matches Netlist.simulate for 300 cycles."""

@@ -153,25 +153,41 @@ def test_icarus_batch_small(compiled):
     _rtl_batch(compiled, [("multiplier", {"n": 2, "signed": False})], 24, mesh=False)
 
 
-def _slow_cases():
-    return [pytest.param(case, id=_top(case)) for case in designs.TEST_DESIGNS]
+#: The test designs run on the RTL grid (Icarus) and on a 2 x 2 mesh in the slow set: those
+#: whose programs are small enough for CI (measured 2026-12-01 at load 9: 25 to 76 s each on
+#: Icarus, 96 s for crc8 on the mesh). The others (multipliers from 4 x 4, adders, the ALU,
+#: the counter and accumulator: thousands of cells, periods of 100 subcycles and more) would
+#: take hours on Icarus, whose netlist evaluation costs about 9 us per cell per clock; they
+#: are checked on the emulators only until the layouts are denser (issue 12).
+RTL_DESIGNS = ("mul2s", "popcount8", "parity16", "crc8", "detector", "cmp8u")
+MESH_DESIGNS = ("crc8", "mul2s")
+
+
+def _slow_cases(tops):
+    return [pytest.param(case, id=_top(case)) for case in designs.TEST_DESIGNS
+            if _top(case) in tops]
+
+
+def test_rtl_designs_are_test_designs():
+    tops = {_top(case) for case in designs.TEST_DESIGNS}
+    assert set(RTL_DESIGNS) <= tops and set(MESH_DESIGNS) <= tops
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", _slow_cases())
+@pytest.mark.parametrize("case", _slow_cases(RTL_DESIGNS))
 def test_design_on_icarus(compiled, case):
-    """Every test design on the RTL grid in Icarus: 16 rows (cycles), 8 for a sequential one
-    (its period is many subcycles). One design a test: each has a grid size of its own, so
-    this is one simulator batch (one build, one process) per grid size."""
+    """Test designs on the RTL grid in Icarus (:data:`RTL_DESIGNS`): 16 rows (cycles), 8 for
+    a sequential one (its period is many subcycles). One design a test: each has a grid size
+    of its own, so this is one simulator batch (one build, one process) per grid size."""
     _rtl_batch(compiled, [case], 8 if designs.design(case[0], **case[1]).sequential else 16,
                mesh=False)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", _slow_cases())
+@pytest.mark.parametrize("case", _slow_cases(MESH_DESIGNS))
 def test_design_on_a_2x2_mesh(compiled, case):
-    """Every test design on a 2 x 2 mesh of RTL grids (Icarus): 8 rows (cycles), 4 for a
-    sequential one."""
+    """Test designs on a 2 x 2 mesh of RTL grids (Icarus, :data:`MESH_DESIGNS`): 8 rows
+    (cycles), 4 for a sequential one."""
     _rtl_batch(compiled, [case], 4 if designs.design(case[0], **case[1]).sequential else 8,
                mesh=True)
 
@@ -227,13 +243,13 @@ def test_random_state_machines_fast(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [21, 22, 23, 24])
+@pytest.mark.parametrize("seed", [21, 22])
 def test_random_expressions_compiled(tmp_path, seed):
     _expression_batch(tmp_path, seed, 5, 3)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [31, 32, 33])
+@pytest.mark.parametrize("seed", [31])
 def test_random_state_machines_compiled(tmp_path, seed):
     _machine_batch(tmp_path, seed, 4, 2, 500)
 
