@@ -89,7 +89,10 @@ def _summary(report, paths):
               help="Use only the cells of this rectangle (corners inclusive), leaving the rest "
                    "of the grid untouched (with --size: the whole grid; default: just large "
                    "enough for the region).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Placement seed.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Placement seed of the older back ends (fixed pins, or a region or "
+                   "defect map the default sweep back end cannot fit); the sweep is "
+                   "deterministic.")
 @click.option("-o", "--output", type=click.Path(file_okay=False), required=True,
               metavar="DIR", help="Folder for NAME.bgbs, NAME.ports.json, NAME.report.json.")
 @click.option("--progress/--no-progress", "show_progress", default=None,
@@ -109,7 +112,7 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
     \b
     Examples:
       bitgrid compile --expr "p = a * b" --vars a:8,b:8 -o out/mul
-      bitgrid compile counter.v --top counter --size 16x16 -o out/counter
+      bitgrid compile counter.v --top counter --size 48x32 -o out/counter
       bitgrid compile --amaranth 'mypkg.alu:ALU(width=8)' -o out/alu
       bitgrid eval out/mul/expr.bgbs --ports out/mul/expr.ports.json --csv in.csv
     """

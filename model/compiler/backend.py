@@ -440,6 +440,7 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
                                    period, width, height)
     routing = min(cells["routing"], unpadded)
     report = {
+        "back_end": "general",
         "grid": [width, height],
         "region": list(region) if region is not None else None,
         "bounding_box": cells["box"],
@@ -449,7 +450,8 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
         "luts": len(netlist.luts), "flip_flops": len(netlist.dffs),
         "packed_luts": design.luts, "blocks": len(design.blocks),
         "period": period, "latency": portmap.latency,
-        "times": {k: round(v, 4) for k, v in times.items()},
+        "times": {**{k: round(v, 4) for k, v in times.items()},
+                  "total": round(time.perf_counter() - started, 4)},
     }
     return CompileResult(config, portmap, report)
 

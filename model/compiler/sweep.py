@@ -720,6 +720,11 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
         if best is not None:
             break
     best = best[1] if best is not None else None
+    if best is None and netlist.dffs and region is not None and region[0] + region[1] > 1:
+        raise CompileError(
+            f"the region {','.join(map(str, region))} does not contain the grid's north-west "
+            "corner: a design with flip-flops starts its layout there (its start cell must "
+            "be at cell 0,0, docs/compiler.md); give a region that starts at 0,0, or none")
     if best is None and width is not None:
         free, _, free_report = compile_sweep(netlist)
         where = (f"the region {','.join(map(str, region))}" if region is not None
