@@ -336,7 +336,7 @@ def build_design(verilog, toplevel, stem, label, *, simulator, waves, quiet, wid
     key = sha256(text, toplevel, simulator, version, json.dumps(build_args),
                  json.dumps(options), json.dumps(backend.replace_build_args),
                  json.dumps(backend.make_args), waves, extra_source, dist_version("cocotb"),
-                 recipe_digest())
+                 recipe_digest(), _installation(backend))
     name = f"{simulator}-{stem}{'-' + waves if waves else ''}-{key[:20]}"
     root = cache_dir() / "build"
     final = root / name
@@ -453,6 +453,16 @@ def _build_into(directory, backend, verilog, build_args, waves, extra_source, op
     if not reused:
         _keep_runtime(backend, runtime, directory)
     return bool(reused)
+
+
+def _installation(backend):
+    """Where this installation's simulator tools and cocotb live: a built model links cocotb's
+    libraries by path (a Verilator binary loads ``libcocotbvpi_verilator.so`` from the
+    virtualenv that built it), so a build made by another installation, perhaps since
+    removed, must not be reused."""
+    import cocotb
+    tools = [os.path.realpath(shutil.which(tool) or tool) for tool in backend.tools]
+    return json.dumps([os.path.realpath(os.path.dirname(cocotb.__file__)), tools])
 
 
 def _runtime_dir(backend, waves):

@@ -573,3 +573,43 @@ def test_verilator_runtime_is_kept_per_installation(monkeypatch, tmp_path):
     assert len(folders) == 2
     monkeypatch.setattr(builds.shutil, "which", lambda tool: f"/venv-a/bin/{tool}")
     assert builds._runtime_dir(backend, None) in folders
+
+
+def test_built_models_are_kept_per_installation(monkeypatch, tmp_path):
+    """A built model links cocotb's libraries from the installation that built it (a Verilator
+    binary loads libcocotbvpi_verilator.so by path): the build's cache key follows the
+    installation (tools and cocotb), so another one, or a cocotb elsewhere, gets its own
+    build; the same one finds it again."""
+    import cocotb
+
+    from bitgrid.sim import backends, builds
+    monkeypatch.setattr(backends, "simulator_version", lambda name: "Verilator 5.0")
+    verilog = tmp_path / "top.v"
+    verilog.write_text("module top(input a, output b); assign b = a; endmodule\n")
+
+    class Stop(Exception):
+        pass
+
+    def stop():
+        raise Stop                     # called right after the key is made
+
+    keys = []
+    real = builds.sha256
+    monkeypatch.setattr(builds, "sha256", lambda *parts: keys.append(real(*parts)) or keys[-1])
+    monkeypatch.setattr(builds, "cache_dir", stop)
+
+    def key():
+        with pytest.raises(Stop):
+            builds.build_design(verilog, "top", "t", "t", simulator="verilator", waves=None,
+                                quiet=True, width=2, height=2, storage="ff")
+        return keys[-1]
+
+    seen = {}
+    for root in ("/venv-a", "/venv-b"):
+        monkeypatch.setattr(builds.shutil, "which", lambda tool, root=root: f"{root}/bin/{tool}")
+        seen[root] = key()
+    assert seen["/venv-a"] != seen["/venv-b"]
+    monkeypatch.setattr(builds.shutil, "which", lambda tool: f"/venv-a/bin/{tool}")
+    assert key() == seen["/venv-a"]
+    monkeypatch.setattr(cocotb, "__file__", "/elsewhere/cocotb/__init__.py")
+    assert key() != seen["/venv-a"]
