@@ -259,14 +259,22 @@ def _collapse(luts, protected):
                 changed = True
 
 
-def prepare(netlist, *, max_luts_per_cell=MAX_LUTS_PER_CELL):
-    """Clean, gate, collapse and pack ``netlist`` (module docstring) into a :class:`Design`."""
+def cleaned(netlist):
+    """``(luts, dffs, outputs, input_nets)`` of ``netlist`` after :func:`_clean`: ``luts``
+    ``net -> (inputs, table)``, ``dffs`` ``net -> (d, init)``, ``outputs`` ``[(port, index,
+    net)]``, ``input_nets`` the input ports' nets (shared by both back ends)."""
     luts = {net: (tuple(l.inputs), l.table) for net, l in netlist.luts.items()}
     dffs = {net: (f.d, f.init) for net, f in netlist.dffs.items()}
     input_nets = {net for port in netlist.inputs.values() for net in port.bits}
     outputs = [(name, i, net) for name, port in netlist.outputs.items()
                for i, net in enumerate(port.bits)]
     _clean(luts, dffs, outputs, input_nets)
+    return luts, dffs, outputs, input_nets
+
+
+def prepare(netlist, *, max_luts_per_cell=MAX_LUTS_PER_CELL):
+    """Clean, gate, collapse and pack ``netlist`` (module docstring) into a :class:`Design`."""
+    luts, dffs, outputs, input_nets = cleaned(netlist)
     # Register gating where the reset state is not the initial state (module docstring).
     encoding, _ = _encodings(luts, dffs)
     gates = set()

@@ -49,7 +49,7 @@ import typing
 from ..netlist import CONST0, CONST1
 from .decompose import decompose_luts
 from .errors import CompileError
-from .pack import _clean
+from .pack import _clean, cleaned
 from .strip import _TABLE_N, _TABLE_W, LEADS, START, Stuck, build_layout, embed, offsets
 from .systolic import _fold_inverters, _share
 
@@ -85,12 +85,7 @@ def lower_sequential(netlist):
     (``start ? d : init``); ``sources``: the nets that enter the strip (input bits in port
     order, then :data:`START` and the flip-flop outputs if there are flip-flops).
     """
-    luts = {net: (tuple(l.inputs), l.table) for net, l in netlist.luts.items()}
-    dffs = {q: (ff.d, ff.init) for q, ff in netlist.dffs.items()}
-    input_nets = {net for port in netlist.inputs.values() for net in port.bits}
-    outputs = [(name, i, net) for name, port in netlist.outputs.items()
-               for i, net in enumerate(port.bits)]
-    _clean(luts, dffs, outputs, input_nets)
+    luts, dffs, outputs, input_nets = cleaned(netlist)
     state_in = {}
     for q, (d, init) in dffs.items():
         gate = f"{q}$next"
