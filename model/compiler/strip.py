@@ -99,13 +99,11 @@ def build_layout(netlist, sweep, state, outputs, H, margin=0, holes=frozenset())
     items = []
     for q, (d, _) in state.items():
         c = sweep.injected[q]
-        r = sweep.rows[d]
+        r = sweep.row[d]
         px = sweep.placed.get(d, (0, 0))[0] if d not in sweep.w_inputs else -1
         items.append((q, c, r, px + 1))
-    avoid = None
-    if holes:
-        def avoid(c, r, a, D):
-            return D > margin or bool(_route_cells(c, r, a, D, margin) & holes)
+    avoid = ((lambda c, r, a, D: D > margin or bool(_route_cells(c, r, a, D, margin) & holes))
+             if holes else None)
     try:
         half, plan = plan_returns(items, avoid=avoid)
     except CompileError:
@@ -121,13 +119,13 @@ def build_layout(netlist, sweep, state, outputs, H, margin=0, holes=frozenset())
             continue
         if net in (CONST0, CONST1):
             continue
-        if net not in sweep.rows:
+        if net not in sweep.row:
             raise Stuck(f"output net {net} is not on a track")
-        r = sweep.rows[net]
+        r = sweep.row[net]
         if r in e_rows.values():
             raise Stuck(f"two output bits of net {net} want track {r}")
         e_rows[(port, index)] = r
-    busy = set(e_rows.values()) | set(sweep.rows.values())
+    busy = set(e_rows.values()) | set(sweep.row.values())
     free_rows = [r for r in range(H) if r not in busy]
     consts = [(p, i, n) for p, i, n in outputs if n in (CONST0, CONST1)]
     if len(consts) > len(free_rows):
@@ -181,7 +179,7 @@ def build_layout(netlist, sweep, state, outputs, H, margin=0, holes=frozenset())
                 luts[y, c, 2] = _COPY_N
     for q, (d, _) in state.items():
         a, D = plan[q]
-        c, r = sweep.injected[q], sweep.rows[d]
+        c, r = sweep.injected[q], sweep.row[d]
         m = M - D
         Y = M + r
         for x in range(sweep.final + 1, a):

@@ -177,7 +177,7 @@ class _Sweep:
     cells, ``y`` counted in the strip), ``injected`` ``{net: column}``, ``w_inputs`` ``{net:
     row}``, ``placed`` ``{net: (column, row)}`` (where a net went onto its track),
     ``emitted`` ``[(column, port, index)]`` (S lanes), ``final`` (the last column) and
-    ``rows`` (``{net: row}`` at the end).
+    ``row`` (``{net: track}``, at the end the nets left on the tracks).
     """
 
     def __init__(self, gates, outputs, sources, returns, height, *, w_lanes=False,
@@ -577,7 +577,7 @@ class _Sweep:
     def run(self, limit):
         x, idle = 0, 0
         while True:
-            left = [g for g in self.gates if g not in self.done]
+            left = len(self.gates) - len(self.done)
             if not left and not self.pending_sources and not self._extra_outputs():
                 break
             if x >= limit:
@@ -585,11 +585,10 @@ class _Sweep:
             changed = self.column(x)
             idle = 0 if changed else idle + 1
             if idle > 2:
-                raise Stuck(f"no progress at column {x} with {len(left)} gates left "
+                raise Stuck(f"no progress at column {x} with {left} gates left "
                              f"on {self.height} tracks")
             x += 1
         self.final = x - 1          # -1: no column was swept
-        self.rows = dict(self.row)
 
     def _extra_outputs(self):
         """Output bits that still need an S lane: more bits of one net than tracks."""

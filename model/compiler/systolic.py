@@ -56,9 +56,8 @@ import numpy as np
 from ..config import Configuration
 from ..netlist import CONST0, CONST1
 from ..ports import PortMap
-from .decompose import decompose_luts
 from .errors import CompileError
-from .pack import _clean, compose, simplify_lut
+from .pack import compose, simplify_lut
 
 __all__ = ["compile_combinational", "lower"]
 
@@ -78,24 +77,8 @@ def lower(netlist):
     """
     if netlist.dffs:
         raise CompileError("the systolic back end takes combinational netlists only")
-    luts = {net: (tuple(l.inputs), l.table) for net, l in netlist.luts.items()}
-    dffs = {}
-    input_nets = {net for port in netlist.inputs.values() for net in port.bits}
-    outputs = [(name, i, net) for name, port in netlist.outputs.items()
-               for i, net in enumerate(port.bits)]
-    _clean(luts, dffs, outputs, input_nets)
-    gates, alias = decompose_luts(luts)
-    for net, target in alias.items():
-        gates[net] = (((target,), 0b10) if target not in (CONST0, CONST1)
-                      else ((), int(target == CONST1)))
-    _clean(gates, dffs, outputs, input_nets)
-    output_nets = {net for _, _, net in outputs}
-    changed = True
-    while changed:
-        changed = _fold_inverters(gates, output_nets)
-        changed |= _share(gates, outputs)
-        _clean(gates, dffs, outputs, input_nets)
-        output_nets = {net for _, _, net in outputs}
+    from .sweep import lower_sequential        # the one lowering (imports this module)
+    gates, outputs, _, _ = lower_sequential(netlist)
     return gates, outputs
 
 
