@@ -65,11 +65,29 @@ class _RouteFailure(Exception):
     pass
 
 
+def _figure_of_merit(result):
+    """What :func:`compile_netlist` minimises among the programs of one design: cells used
+    times the period (area x time per row; the period is 2 for every combinational program),
+    then the cells, then the grid's area."""
+    cells = result.report["cells"]["total"]
+    return (cells * result.portmap.period, cells, result.config.width * result.config.height)
+
+
 def compile_netlist(netlist, *, width=None, height=None, region=None, defects=None,
-                    pins=None, seed=0, progress=None):
+                    pins=None, seed=0, progress=None, alternatives=None):
     """Pack, place, route and time ``netlist`` into a program (module docstring).
 
-    :param netlist: a :class:`bitgrid.netlist.Netlist`.
+    Each mapping of the design (``netlist`` and the ``alternatives``) is compiled, and the
+    program with the fewest cells x period is kept (:func:`_figure_of_merit`); only ``netlist``
+    falls back to the older back ends (fixed pins; a region or defect map the sweep does not
+    fit). The report names the mapping kept (``mapping``: ``lut4``, ``lut3``, ``lut2``) and
+    lists every candidate's back end, cells and period (``candidates``); ``times["total"]``
+    covers them all.
+
+    :param netlist: a :class:`bitgrid.netlist.Netlist` (the LUT4 mapping).
+    :param alternatives: ``{name: Netlist}``, other mappings of the same design (same ports
+        and flip-flops), such as :attr:`bitgrid.compiler.SynthesisResult.alternatives`; or
+        None.
     :param width, height: grid size in cells (even); ``None``: chosen to fit.
     :param region: ``(x0, y0, x1, y1)``, corners inclusive (SPEC section 10): only those cells
         are used and the ports are on the grid-edge lanes whose boundary cell is inside.
@@ -80,13 +98,42 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     :param progress: ``progress(stage, done, total)`` (total 0 when unknown), or ``None``.
     :returns: :class:`CompileResult`.
     :raises CompileError: if the design does not fit the size or region (naming how many cells
-        or lanes it needs and has), or cannot be routed there.
+        or lanes it needs and has), or cannot be routed there (the LUT4 mapping's error when
+        no mapping fits).
     """
+    started = time.perf_counter()
+    options = dict(width=width, height=height, region=region, defects=defects, pins=pins,
+                   seed=seed, progress=progress)
+    candidates, first_error = [], None
+    for name, candidate in [("lut4", netlist), *(alternatives or {}).items()]:
+        if candidate is not netlist and pins:
+            continue
+        try:
+            candidates.append((name, _compile_mapping(candidate, fallback=candidate is netlist,
+                                                      **options)))
+        except CompileError as error:
+            first_error = first_error or error
+    if not candidates:
+        raise first_error
+    name, best = min(candidates, key=lambda c: _figure_of_merit(c[1]))
+    report = dict(best.report, mapping=name,
+                  candidates=[{"mapping": n, "back_end": r.report.get("back_end"),
+                               "cells": r.report["cells"]["total"],
+                               "period": r.portmap.period} for n, r in candidates])
+    report["times"] = dict(report.get("times", {}),
+                           total=round(time.perf_counter() - started, 4))
+    return best._replace(report=report)
+
+
+def _compile_mapping(netlist, *, width, height, region, defects, pins, seed, progress,
+                     fallback):
+    """One mapping of the design: the sweep; the older back ends with fixed pins, or (with
+    ``fallback``) where the sweep does not fit a region or defect map."""
     if not pins:
         try:
             return _compile_sweep(netlist, width, height, region, defects, progress)
         except CompileError as error:
-            if region is None and defects is None:
+            if region is None and defects is None or not fallback:
                 raise
             first = error       # a region or defects: the older back ends route around them
         try:

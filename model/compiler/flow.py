@@ -144,7 +144,8 @@ def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, param
         progress("synthesis", 1, 1)
     netlist = synthesis.netlist
     result = compile_netlist(netlist, width=width, height=height, region=region,
-                             defects=defects, pins=pins, seed=seed, progress=progress)
+                             defects=defects, pins=pins, seed=seed, progress=progress,
+                             alternatives=synthesis.alternatives)
     report = {"top": netlist.name, **info,
               "yosys": {"luts": synthesis.stats["luts"],
                         "flip_flops": synthesis.stats["flip_flops"]},

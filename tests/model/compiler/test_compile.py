@@ -68,7 +68,8 @@ def compiled(synthesized):
         key = (name, tuple(sorted(params.items())))
         if key not in cache:
             design, synthesis = synthesized(name, **params)
-            cache[key] = design, synthesis, compile_netlist(synthesis.netlist, seed=1)
+            cache[key] = design, synthesis, compile_netlist(
+                synthesis.netlist, alternatives=synthesis.alternatives, seed=1)
         return cache[key]
     return get
 
@@ -133,7 +134,8 @@ def _rtl_batch(compiled, cases, rows_each, *, mesh):
             width = _round_up(result.config.width, 4)
             height = _round_up(result.config.height, 4)
             if (width, height) != (result.config.width, result.config.height):
-                result = compile_netlist(synthesis.netlist, width=width, height=height, seed=1)
+                result = compile_netlist(synthesis.netlist, width=width, height=height,
+                                         alternatives=synthesis.alternatives, seed=1)
         rows = rows_for(synthesis.netlist, count=rows_each, exhaustive_limit=0,
                         weights=RARE_RESET)
         jobs.append((design, name, params, result.portmap, rows))
@@ -207,13 +209,16 @@ def _expression_batch(tmp_path, seed, designs_, per_design):
         _, verilog = expression_design(text, "a:3,b:s3,c:2", top=top)
         path = tmp_path / f"{top}.v"
         path.write_text(verilog)
-        netlist = synthesize(path, top=top).netlist
-        result = compile_netlist(netlist, seed=d)
-        rows = rows_for(netlist)
+        synthesis = synthesize(path, top=top)
+        rows = rows_for(synthesis.netlist)
         assert len(rows) == 256
-        got = run_rows(result.config, result.portmap, rows)
-        assert got == [eval_expression(text, row) for row in rows], text
-        assert result.portmap.period == 2
+        expected = [eval_expression(text, row) for row in rows]
+        # every mapping of the front end, each compiled on its own
+        for mapping in (synthesis.netlist, *synthesis.alternatives.values()):
+            result = compile_netlist(mapping, seed=d)
+            got = run_rows(result.config, result.portmap, rows)
+            assert got == expected, text
+            assert result.portmap.period == 2
 
 
 def _machine_batch(tmp_path, seed, designs_, machines, cycles):
@@ -226,12 +231,16 @@ def _machine_batch(tmp_path, seed, designs_, machines, cycles):
         group, text = machines_design(rng, machines, top=top)
         path = tmp_path / f"{top}.v"
         path.write_text(text)
-        netlist = synthesize(path, top=top).netlist
-        result = compile_netlist(netlist, seed=d)
-        rows = rows_for(netlist, count=cycles, seed=d, weights={"rst": 0.05})
-        assert evaluate(result.config, result.portmap, rows, target="fast") == \
-            machines_rows(group, rows), text
-        assert result.portmap.period % 2 == 0
+        synthesis = synthesize(path, top=top)
+        rows = rows_for(synthesis.netlist, count=cycles, seed=d, weights={"rst": 0.05})
+        expected = machines_rows(group, rows)
+        # every mapping of the front end, each compiled on its own (the LUT4 one also by
+        # the general back end where it is small enough)
+        for mapping in (synthesis.netlist, *synthesis.alternatives.values()):
+            result = compile_netlist(mapping, seed=d)
+            assert evaluate(result.config, result.portmap, rows, target="fast") == \
+                expected, text
+            assert result.portmap.period % 2 == 0
 
 
 def test_random_expressions_fast(tmp_path):
