@@ -71,6 +71,8 @@ MODES = (("W", "dfs", 1), ("N", "first", 1), ("W", "dfs", 2), ("W", "first", 1))
 #: over the attempts): a count, not a time, so that a compile gives the same program on
 #: every machine and load.
 SEARCH_STEPS = 1_500_000
+#: A carried result whose drop row the planner chooses (:meth:`_Sweep._resolve`).
+_FLEX = -1
 #: Most tracks tried for an automatic grid.
 MAX_TRACKS = 2048
 
@@ -181,7 +183,8 @@ class _Sweep:
     """
 
     def __init__(self, gates, outputs, sources, returns, height, *, w_lanes=False,
-                 n_only=(), gap=1, order="dfs", blocked=(), no_inject=(), lookahead=6):
+                 n_only=(), gap=1, order="dfs", blocked=(), no_inject=(), lookahead=6,
+                 swaps=True):
         self.gates = gates
         self.height = height
         # readers in the gates' order (lists, not sets: a compile must not depend on the
@@ -205,6 +208,8 @@ class _Sweep:
         for x, y in blocked:
             self.cut.setdefault(x, set()).add(y)
         self.x = 0
+        # carried results may be swapped into the track the next job frees (not with defects)
+        self.swaps = swaps and not blocked
         self.no_inject = set(no_inject)     # columns whose N lane crosses a defect
         self.lookahead = lookahead
         self.done = set()
@@ -384,7 +389,11 @@ class _Sweep:
                         and not self._needed(o, minus={g, p})]
                 first = (g, r, pair[0] if pair else None)
                 for steps, drop in self._chains(first, h, below):
-                    end = drop if drop is not None else steps[-1][1]
+                    # end: the drop row as the priority (a swap may take the result earlier)
+                    end = (drop if drop not in (None, _FLEX) else
+                           steps[-1][1] if drop is None else H + steps[-1][1])
+                    if drop is not None and self.swaps:
+                        drop = _FLEX    # the planner drops it (a free track, or a swap)
                     cands.append(_Job("gate", y, end, g, steps, drop, first[2]))
         if not cands:                # a second bit of one output net: out on an S lane
             for y, h in enumerate(self.tracks):
@@ -402,6 +411,8 @@ class _Sweep:
             cands = [j for j in cands if not any(j.start <= c <= j.end for c in cut)]
         cands.sort(key=lambda j: (j.end - CHAIN_BONUS * (len(gates_of(j)) - 1), j.end,
                                   -self._height_of.get(j.gate, 0)))
+        if self.swaps:
+            return self._select(cands, below, gates_of)
         chosen, taken = [], set()
         for j in forced + cands:
             mine = gates_of(j) if j.kind != "move" else set()
@@ -416,6 +427,60 @@ class _Sweep:
             taken |= mine
         chosen.sort(key=lambda j: j.start)
         return chosen
+
+    def _frees(self, job):
+        """Whether ``job`` picks its upper operand up for good (its last use), so that its
+        track can take the result the job above carries down (a swap)."""
+        return job.kind == "gate" and not self._needed(
+            self.tracks[job.start], minus=self._job_gates(job))
+
+    @staticmethod
+    def _job_gates(job):
+        return {g for g, _, _ in job.at} | {p for _, _, p in job.at if p}
+
+    def _resolve(self, jobs, below):
+        """``jobs`` (sorted by start) with every carried result given its drop row: the
+        nearest free track below its last gate if that comes before the next job, else the
+        next job's start if that job frees its track (a swap: the cell drops the carried
+        result on the track and picks the next operand up); None if some result has nowhere
+        to go or two jobs overlap."""
+        H = self.height
+        out, last = [], -1
+        for k, j in enumerate(jobs):
+            if j.start <= last:
+                return None
+            if j.drop is _FLEX:
+                c = j.at[-1][1]
+                f = below[c + 1] if c + 1 < H else None
+                nxt = jobs[k + 1] if k + 1 < len(jobs) else None
+                if f is not None and (nxt is None or f < nxt.start):
+                    j = j._replace(drop=f, end=f)
+                elif nxt is not None and nxt.start > c and self._frees(nxt):
+                    j = j._replace(drop=nxt.start, end=nxt.start)
+                    out.append(j)
+                    last = nxt.start - 1        # the next job starts in the swap cell
+                    continue
+                else:
+                    return None
+            out.append(j)
+            last = j.end
+        return out
+
+    def _select(self, cands, below, gates_of):
+        """The column's jobs, chosen greedily in ``cands``' order (earliest end first) while
+        the set stays feasible (:meth:`_resolve`); carried results are dropped on free tracks
+        or swapped into the track the next job frees."""
+        chosen, taken = [], set()
+        for j in cands:
+            mine = gates_of(j)
+            if mine & taken:
+                continue
+            trial = sorted(chosen + [j], key=lambda c: c.start)
+            if self._resolve(trial, below) is None:
+                continue
+            chosen = trial
+            taken |= mine
+        return self._resolve(chosen, below) if chosen else []
 
     def _chains(self, first, upper, below):
         """The ways to run the gate ``first`` ``(gate, row, pair)`` (picked-up operand
@@ -434,8 +499,8 @@ class _Sweep:
                 out.append((list(steps), None))
                 return out
             d = below[r + 1] if r + 1 < H else None
-            if d is not None:
-                out.append((list(steps), d))
+            if d is not None or self.swaps:
+                out.append((list(steps), d if d is not None else _FLEX))
             if len(steps) >= CHAIN_LIMIT or self.out_left.get(carried, 0) or \
                     self.ret_left.get(carried, 0):
                 return out
@@ -509,6 +574,11 @@ class _Sweep:
                 cell[1] = _TABLE_N
                 e_net, s_net, v_keep = v, None, False
                 job = None
+                if queue and queue[0].start == y:       # a swap: the next job starts here
+                    job, step = queue.pop(0), 0
+                    cell[2] = _TABLE_W
+                    s_net = h
+                    progress = True
             elif e_net is not None and e_net == h:
                 g = self._unary_in_place(h)
                 if g is not None:
