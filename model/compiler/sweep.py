@@ -21,7 +21,10 @@ linear in columns x tracks.
 
 Inputs enter on the N lanes, one per column, just before their first use (or on the W lanes
 of column 0: both are tried); outputs leave on the E lanes of the last column (a second copy
-or a constant on an S lane).
+or a constant on an S lane), or as soon as they are finished on the S lane of their column
+(also tried). A result carried down the vertical is dropped on an empty track, or swapped
+into the track of the next job's operand where that operand is read for the last time
+(:meth:`_Sweep._resolve`).
 
 Flip-flops (SPEC section 4's timing, issue 12's cycle semantics): a flip-flop ``q <= d``
 with initial value ``init`` becomes a loop carrying ``q XOR init``, so that the grid's reset
@@ -63,10 +66,15 @@ CHAIN_BONUS = 8
 DEFECT_LOOKAHEAD = (6, 12, 3)
 #: Most gates one job computes down a column's vertical.
 CHAIN_LIMIT = 6
-#: The ways the sweep is run, the best result kept: ``(lanes, order, gap)``: inputs on N
-#: lanes (one a column, just in time) or W lanes (all in column 0, every ``gap``-th track),
-#: ranked by first use or by a depth-first walk of the output cones.
-MODES = (("W", "dfs", 1), ("N", "first", 1), ("W", "dfs", 2), ("W", "first", 1))
+#: The ways the sweep is run, the best result kept: ``(lanes, order, gap, early)``: inputs
+#: on N lanes (one a column, just in time) or W lanes (all in column 0, every ``gap``-th
+#: track), ranked by first use or by a depth-first walk of the output cones; with ``early``,
+#: a finished output leaves on the S lane of a column whose vertical is free below it
+#: instead of riding its track to the last column (cheaper for the multipliers' low product
+#: bits, dearer for the adders').
+MODES = tuple((lanes, order, gap, early) for early in (True, False)
+              for lanes, order, gap in (("W", "dfs", 1), ("N", "first", 1), ("W", "dfs", 2),
+                                        ("W", "first", 1)))
 #: Work the search may spend once it has a layout, in cells swept (columns x tracks summed
 #: over the attempts): a count, not a time, so that a compile gives the same program on
 #: every machine and load.
@@ -184,7 +192,7 @@ class _Sweep:
 
     def __init__(self, gates, outputs, sources, returns, height, *, w_lanes=False,
                  n_only=(), gap=1, order="dfs", blocked=(), no_inject=(), lookahead=6,
-                 swaps=True):
+                 swaps=True, early_outputs=True):
         self.gates = gates
         self.height = height
         # readers in the gates' order (lists, not sets: a compile must not depend on the
@@ -210,6 +218,7 @@ class _Sweep:
         self.x = 0
         # carried results may be swapped into the track the next job frees (not with defects)
         self.swaps = swaps and not blocked
+        self.early_outputs = early_outputs and not blocked
         self.no_inject = set(no_inject)     # columns whose N lane crosses a defect
         self.lookahead = lookahead
         self.done = set()
@@ -401,6 +410,13 @@ class _Sweep:
                         and all(g in self.done for g in self.readers.get(h, ())):
                     cands.append(_Job("emit", y, H, h, None, None, None))
                     break
+        elif self.early_outputs:
+            # a finished output leaves on an S lane now instead of riding its track to the
+            # last column (chosen last: only where the vertical is free down to the bottom)
+            for y, h in enumerate(self.tracks):
+                if h is not None and self.out_left.get(h, 0) and not self.ret_left.get(h) \
+                        and all(g in self.done for g in self.readers.get(h, ())):
+                    cands.append(_Job("emit", y, 2 * H, h, None, None, None))
         def gates_of(j):
             if j.kind != "gate":
                 return {j.gate}
@@ -711,7 +727,7 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
 
     def attempt(H, mode, lookahead=DEFECT_LOOKAHEAD[0]):
         nonlocal best, tried, steps
-        lanes, order, gap = mode
+        lanes, order, gap, early = mode
         origin = (x0 if lanes == "N" or x0 == 0 else x0 + n_regular, y0)
         margin = len(state) + 2 if holes else 0    # margin rows above the strip (guessed)
         for _ in range(3 if holes else 1):
@@ -721,6 +737,7 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
             try:
                 sweep = _Sweep(gates, outputs, sources, returns, H, w_lanes=lanes == "W",
                                n_only=set(state) | {START}, gap=gap, order=order,
+                               early_outputs=early,
                                blocked=blocked,
                                no_inject={x - origin[0] for x, y in holes
                                           if origin[1] <= y < top},
