@@ -713,9 +713,11 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
     t1 = time.perf_counter()
     returns = [d for d, _ in state.values()]
     limit = 8 * (len(gates) + len(sources)) + 64
-    margin = len(state) + 2 if state else 0
     room = height if region is None else (region[3] - region[1] + 1)
-    cap = MAX_TRACKS if height is None else max(2, room - margin)
+    # every track count up to the grid's height is tried: the margin rows a layout with
+    # flip-flops needs above its strip are known only once it is laid out (embed refuses a
+    # layout that does not fit)
+    cap = MAX_TRACKS if height is None else max(2, room)
     best, errors, tried, steps = None, [], 0, 0
 
     x0, y0, x1, y1 = region if region is not None else (0, 0, (width or 1) - 1,

@@ -156,13 +156,19 @@ def test_icarus_batch_small(compiled):
 
 
 #: The test designs run on the RTL grid (Icarus) and on a 2 x 2 mesh in the slow set: those
-#: whose programs are small enough for CI (measured 2026-12-01 at load 9: 25 to 76 s each on
-#: Icarus, 96 s for crc8 on the mesh). The others (multipliers from 4 x 4, adders, the ALU,
-#: the counter and accumulator: thousands of cells, periods of 100 subcycles and more) would
-#: take hours on Icarus, whose netlist evaluation costs about 9 us per cell per clock; they
-#: are checked on the emulators only until the layouts are denser (issue 12).
-RTL_DESIGNS = ("mul2s", "popcount8", "parity16", "crc8", "detector", "cmp8u")
-MESH_DESIGNS = ("crc8", "mul2s")
+#: whose programs are small enough for CI. Icarus costs about 20 us per cell per clock, and a
+#: run is about 32 clocks per grid row (the configuration loaded and read back, one frame a
+#: clock) plus the subcycles, so a run grows with the square of the grid: measured
+#: 2026-12-01 on the 2-core machine with one core free, 5 to 31 s per design up to 50 x 26
+#: cells (mul4s), then mul5u 52 s (60 x 38), mul5s 77 s (84 x 38), add16 96 s (64 x 54),
+#: mul6s 226 s (108 x 44) and mul6u 277 s (80 x 60). Left out, emulator-only: mul7u, mul7s,
+#: mul8u, mul8s, alu and acc8 (7,000 to 14,000 grid cells each: about 5 to 15 minutes each
+#: on Icarus by the same measure, 50 minutes in all, beyond CI's budget; a Verilator build of
+#: a 200 x 80 grid ran more than 15 minutes).
+RTL_DESIGNS = ("mul2s", "mul3u", "mul3s", "mul4u", "mul4s", "mul5u", "mul5s", "mul6u",
+               "mul6s", "add8", "add16", "cmp8u", "cmp8s", "popcount8", "popcount16",
+               "parity16", "crc8", "barrel8", "counter8", "detector")
+MESH_DESIGNS = ("crc8", "mul2s", "mul3u", "parity16", "cmp8u", "detector")
 
 
 def _slow_cases(tops):
