@@ -96,7 +96,8 @@ def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None
               "flip_flops": figure(stats["flip_flops"], "flip-flops")}
     if synthesized is not None:
         synthesized(counts)
-    result = compile_netlist(synthesis.netlist, seed=seed, progress=progress)
+    result = compile_netlist(synthesis.netlist, seed=seed, progress=progress,
+                             alternatives=synthesis.alternatives)
     seconds = timer() - start
     report = result.report
     cells, luts = report["cells"], stats["luts"]
@@ -115,6 +116,7 @@ def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None
         "grid": list(report["grid"]),
         "bounding_box": [x1 - x0 + 1, y1 - y0 + 1],
         "back_end": report.get("back_end"),
+        "mapping": report.get("mapping"),
         "seconds": figure(seconds, "s"),
         "stage_seconds": {k: figure(v, "s") for k, v in times.items()},
     }
@@ -211,7 +213,8 @@ def measure(designs=SUITE_DESIGNS, *, seed=0, progress=True, time_limit=TIME_LIM
         ``logic_cells``, ``routing_cells``, ``delay_cells``, ``total_cells`` (``cells``),
         ``cells_per_lut`` (``1``), ``period`` and ``latency`` (``subcycles``), ``seconds``
         and ``stage_seconds`` (``{stage: figure}``, ``s``), ``grid``, ``bounding_box`` (cells
-        wide and high) and ``back_end``; a design that fails to compile has ``error`` (the
+        wide and high), ``back_end`` and ``mapping`` (the front end's mapping kept: ``lut4``,
+        ``lut3`` or ``lut2``); a design that fails to compile has ``error`` (the
         reason) instead of the figures, and one stopped at the time limit also ``timeout``
         (a figure, ``s``) and, if its synthesis had finished, ``yosys_luts`` and
         ``flip_flops``. ``lut_exponents`` fit ``seconds`` against ``yosys_luts``.
@@ -267,7 +270,8 @@ def format_part(part):
             if stage not in stages:
                 stages.append(stage)
     head = (f"{'design':<26} {'LUTs':>5} {'FFs':>4} {'logic':>6} {'route':>6} {'delay':>6} "
-            f"{'total':>6} {'c/LUT':>5} {'box':>7} {'P':>3} {'lat':>4} {'time':>7}  "
+            f"{'total':>6} {'c/LUT':>5} {'box':>7} {'P':>3} {'lat':>4} {'map':>4} "
+            f"{'time':>7}  "
             + " ".join(f"{s[:7]:>7}" for s in stages))
     lines = ["Compiler (bitgrid compile: cells used, period and latency in subcycles, wall "
              "seconds per stage" + (f", at most {value(part['time_limit']):g} s a design"
@@ -288,7 +292,8 @@ def format_part(part):
             f"{value(r['logic_cells']):>6} {value(r['routing_cells']):>6} "
             f"{value(r['delay_cells']):>6} {value(r['total_cells']):>6} "
             f"{value(r['cells_per_lut']):>5.2f} {box:>7} {value(r['period']):>3} "
-            f"{value(r['latency']):>4} {value(r['seconds']):>7.1f}  "
+            f"{value(r['latency']):>4} {r.get('mapping') or '':>4} "
+            f"{value(r['seconds']):>7.1f}  "
             + " ".join(f"{value(r['stage_seconds'][s]):>7.2f}" if s in r["stage_seconds"]
                        else f"{'':>7}" for s in stages))
     fits = part.get("lut_exponents") or {}
