@@ -447,12 +447,9 @@ class _Sweep:
     def _frees(self, job):
         """Whether ``job`` picks its upper operand up for good (its last use), so that its
         track can take the result the job above carries down (a swap)."""
+        # the same test as the pick-up in _execute
         return job.kind == "gate" and not self._needed(
-            self.tracks[job.start], minus=self._job_gates(job))
-
-    @staticmethod
-    def _job_gates(job):
-        return {g for g, _, _ in job.at} | {p for _, _, p in job.at if p}
+            self.tracks[job.start], minus={job.gate} | ({job.pair} if job.pair else set()))
 
     def _resolve(self, jobs, below):
         """``jobs`` (sorted by start) with every carried result given its drop row: the

@@ -161,14 +161,18 @@ def test_icarus_batch_small(compiled):
 #: clock) plus the subcycles, so a run grows with the square of the grid: measured
 #: 2026-12-01 on the 2-core machine with one core free, 5 to 31 s per design up to 50 x 26
 #: cells (mul4s), then mul5u 52 s (60 x 38), mul5s 77 s (84 x 38), add16 96 s (64 x 54),
-#: mul6s 226 s (108 x 44) and mul6u 277 s (80 x 60). Left out, emulator-only: mul7u, mul7s,
+#: mul6s 226 s (108 x 44) and mul6u 277 s (80 x 60). On the 2 x 2 mesh (each program
+#: recompiled on tiles of even size), with the machine shared three ways: 22 s (mul2s) to 293 s
+#: (counter8, 8 rows of 94 subcycles). Left out, emulator-only: mul7u, mul7s,
 #: mul8u, mul8s, alu and acc8 (7,000 to 14,000 grid cells each: about 5 to 15 minutes each
 #: on Icarus by the same measure, 50 minutes in all, beyond CI's budget; a Verilator build of
 #: a 200 x 80 grid ran more than 15 minutes).
 RTL_DESIGNS = ("mul2s", "mul3u", "mul3s", "mul4u", "mul4s", "mul5u", "mul5s", "mul6u",
                "mul6s", "add8", "add16", "cmp8u", "cmp8s", "popcount8", "popcount16",
                "parity16", "crc8", "barrel8", "counter8", "detector")
-MESH_DESIGNS = ("crc8", "mul2s", "mul3u", "parity16", "cmp8u", "detector")
+MESH_DESIGNS = ("mul2s", "mul3u", "mul3s", "mul4u", "mul4s", "add8", "cmp8u", "cmp8s",
+                "popcount8", "popcount16", "parity16", "crc8", "barrel8", "counter8",
+                "detector")
 
 
 def _slow_cases(tops):
