@@ -37,6 +37,7 @@ import re
 import subprocess
 import tempfile
 import time
+import types
 import typing
 
 from .. import toolchain
@@ -92,7 +93,7 @@ class SynthesisResult(typing.NamedTuple):
     """
     netlist: Netlist
     stats: dict
-    alternatives: dict = {}
+    alternatives: typing.Mapping = types.MappingProxyType({})     # read-only: shared default
 
 
 def _tcl_word(text):

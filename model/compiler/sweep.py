@@ -50,11 +50,9 @@ import time
 import typing
 
 from ..netlist import CONST0, CONST1
-from .decompose import decompose_luts
 from .errors import CompileError
-from .pack import _clean, cleaned
+from .lower import lower_sequential
 from .strip import _TABLE_N, _TABLE_W, LEADS, START, Stuck, build_layout, embed, offsets
-from .systolic import _fold_inverters, _share
 
 __all__ = ["compile_sweep", "lower_sequential", "START"]
 
@@ -83,61 +81,6 @@ SEARCH_STEPS = 1_500_000
 _FLEX = -1
 #: Most tracks tried for an automatic grid.
 MAX_TRACKS = 2048
-
-
-# Lowering --------------------------------------------------------------------------------------
-def lower_sequential(netlist):
-    """``(gates, outputs, state, sources)`` of ``netlist`` (flip-flops allowed).
-
-    ``gates``: ``net -> (inputs, table)`` with 1 or 2 inputs, acyclic (flip-flop outputs are
-    sources); ``outputs``: ``[(port, index, net)]`` (a net, an input bit, a flip-flop output
-    or a constant); ``state``: ``{q: (d, init)}`` with ``d`` the gated next state
-    (``start ? d : init``); ``sources``: the nets that enter the strip (input bits in port
-    order, then :data:`START` and the flip-flop outputs if there are flip-flops).
-    """
-    luts, dffs, outputs, input_nets = cleaned(netlist)
-    state_in = {}
-    for q, (d, init) in dffs.items():
-        gate = f"{q}$next"
-        # the loop carries q XOR init (so that the grid's reset 0 is the initial value):
-        # next = start & (d ^ init); inputs (start, d), address start | d << 1
-        luts[gate] = ((START, d), 0b0010 if init else 0b1000)
-        state_in[q] = (gate, init)
-    inverted = {q for q, (_, init) in dffs.items() if init}
-    if inverted:
-        for net, (ins, table) in list(luts.items()):
-            for i, name in enumerate(ins):
-                if name in inverted:
-                    table = sum(((table >> (a ^ (1 << i))) & 1) << a
-                                for a in range(1 << len(ins)))
-            luts[net] = (ins, table)
-        for k, (port, index, net) in enumerate(outputs):
-            if net in inverted:
-                luts.setdefault(f"{net}$value", ((net,), 0b01))
-                outputs[k] = (port, index, f"{net}$value")
-    sources_set = input_nets | set(dffs) | ({START} if dffs else set())
-    protected = {net for _, _, net in outputs} | {g for g, _ in state_in.values()}
-    gates, alias = decompose_luts(luts, protected=protected)
-    for net, target in alias.items():
-        gates[net] = (((target,), 0b10) if target not in (CONST0, CONST1)
-                      else ((), int(target == CONST1)))
-    # The gated next states are pseudo-outputs, so that the clean-up keeps them.
-    pseudo = [("$next", q, g) for q, (g, _) in state_in.items()]
-    every = outputs + pseudo
-    changed = True
-    while True:
-        _clean(gates, {}, every, sources_set)
-        if not changed:
-            break
-        names = {net for _, _, net in every}
-        changed = _fold_inverters(gates, names)
-        changed |= _share(gates, every)
-    outputs = every[:len(outputs)]
-    state = {q: (net, state_in[q][1]) for (_, q, net) in every[len(outputs):]}
-    sources = [net for port in netlist.inputs.values() for net in port.bits]
-    if state:
-        sources += [START] + sorted(state)
-    return gates, outputs, state, sources
 
 
 # Cell tables ----------------------------------------------------------------------------------

@@ -57,77 +57,15 @@ from ..config import Configuration
 from ..netlist import CONST0, CONST1
 from ..ports import PortMap
 from .errors import CompileError
-from .pack import compose, simplify_lut
+from .lower import lower
 
-__all__ = ["compile_combinational", "lower"]
+__all__ = ["compile_combinational"]
 
 #: Input lanes used: every LANE_STEP-th, from 1 (so that N and W lanes enter distinct cells).
 LANE_STEP = 2
 
 _E, _S = 0, 1          # the two output wires of a cell: 2 * cell + _E / _S
 _COPY_N, _COPY_W = 0xAAAA, 0xFF00
-
-
-# Lowering --------------------------------------------------------------------------------------
-def lower(netlist):
-    """``(gates, outputs)``: ``gates`` ``net -> (inputs, table)`` with 1 or 2 inputs, acyclic;
-    ``outputs`` a list of ``(port, index, net)`` (net possibly an input bit or a constant).
-
-    :raises CompileError: if the netlist has flip-flops (the systolic flow is combinational).
-    """
-    if netlist.dffs:
-        raise CompileError("the systolic back end takes combinational netlists only")
-    from .sweep import lower_sequential        # the one lowering (imports this module)
-    gates, outputs, _, _ = lower_sequential(netlist)
-    return gates, outputs
-
-
-def _readers(gates):
-    readers = {}
-    for net, (inputs, _) in gates.items():
-        for i in inputs:
-            readers.setdefault(i, set()).add(net)
-    return readers
-
-
-def _fold_inverters(gates, output_nets):
-    changed = False
-    readers = _readers(gates)
-    for net in list(gates):
-        inputs, table = gates[net]
-        if len(inputs) != 1 or table != 0b01 or net in output_nets:
-            continue
-        users = readers.get(net, set())
-        if not users:
-            continue
-        for u in users:
-            uin, utab = gates[u]
-            gates[u] = simplify_lut(*compose(uin, utab, net, inputs, table))
-        del gates[net]
-        readers = _readers(gates)
-        changed = True
-    return changed
-
-
-def _share(gates, outputs):
-    """Structural hashing: gates with the same operands and function become one."""
-    seen, alias = {}, {}
-    for net in sorted(gates):
-        inputs, table = gates[net]
-        if len(inputs) == 2 and inputs[0] > inputs[1]:
-            inputs = (inputs[1], inputs[0])
-            table = ((table & 1) | ((table >> 1) & 1) << 2 | ((table >> 2) & 1) << 1
-                     | (table & 8))
-        key = (inputs, table)
-        if key in seen:
-            alias[net] = seen[key]
-        else:
-            seen[key] = net
-    if not alias:
-        return False
-    for net, target in alias.items():
-        gates[net] = ((target,), 0b10)       # a buffer: the clean-up removes it
-    return True
 
 
 def _blocks(gates, pair=True):
