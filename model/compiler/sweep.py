@@ -370,7 +370,7 @@ class _Sweep:
             cands = [j for j in cands if not any(j.start <= c <= j.end for c in cut)]
         cands.sort(key=lambda j: (j.end - CHAIN_BONUS * (len(gates_of(j)) - 1), j.end,
                                   -self._height_of.get(j.gate, 0)))
-        if self.swaps:
+        if self.swaps:      # (never with defects, so no forced moves)
             return self._select(cands, below, gates_of)
         chosen, taken = [], set()
         for j in forced + cands:
