@@ -220,17 +220,18 @@ class Grid(wiring.Component):
 
     pipelined : bool
         The boards' grid (default false; :class:`bitgrid.hdl.host.HostController` builds it
-        for boards): per row, registered copies of ``valid`` and the phase make that row's
-        parity enables (no net to half the grid), and the row's address and write enable are
+        for boards): per row and segment of :data:`ENABLE_SEGMENT` cells, registered copies
+        of ``valid`` and the phase make that segment's parity enables (no net to half the
+        grid), and the row's address and write enable are
         registered (the frame data once), so a frame is written one cycle after it is
         accepted (inside the ``w_ready`` gap); readback is three cycles deep (cells, a
         register per group of 8 rows, :attr:`cfg` ``.r_data``) with ``r_ready`` high once
         ``row`` and ``addr`` have been held for three cycles without a step in the second
         (:class:`ConfigSignature`). Stepping is unchanged: one subcycle per clock.
     early_step : bool
-        Only with ``pipelined``: add the :attr:`step_early` member, and take each row's copy
-        of the step request from it, a register per row, so that the row's parity enables are
-        one LUT after that row's own registers and the step request's one net (from the
+        Only with ``pipelined``: add the :attr:`step_early` member, and take each segment's
+        copy of the step request from it, a register per row and segment, so that the parity
+        enables are one LUT after the segment's own registers and the step request's one net (from the
         driver's step register to every row) ends in flip-flops (default false: the enables
         are one LUT after the driver's ``step``, a net to ``2 x height`` LUTs). The grid
         then runs a subcycle in a cycle where :attr:`step` is high only if
@@ -429,10 +430,12 @@ class Grid(wiring.Component):
         if self._pipelined:
             enable, row_addr, row_we, data_lines = self._pipeline_port(
                 m, run, valid_next, subcycle, write)
+            segment = self.ENABLE_SEGMENT
         else:
             shared = [Signal(name=f"en_{p}") for p in (0, 1)]
             m.d.comb += [en.eq(run & (subcycle[0] == p)) for p, en in enumerate(shared)]
-            enable = [shared] * h
+            enable = [[shared]] * h
+            segment = w
             row_addr = [cfg.addr] * h
             row_we = [Signal(name=f"we_{y}") for y in range(h)]
             m.d.comb += [we.eq(write & (cfg.row == y)) for y, we in enumerate(row_we)]
@@ -464,7 +467,7 @@ class Grid(wiring.Component):
                              outs[y][x + 1][3] if x < w - 1 else self.i.e[y],
                              outs[y + 1][x][0] if y < h - 1 else self.i.s[x],
                              outs[y][x - 1][1] if x > 0 else self.i.w[y]),
-                    "en": enable[y][(x + y) % 2],
+                    "en": enable[y][x // segment][(x + y) % 2],
                     "cfg_addr": row_addr[y],
                     "cfg_data": data_lines[4 * x:4 * x + 4],
                     **({"cfg_wl": lines.lines[16 * y:16 * y + 16]} if self._storage == "latch"
@@ -499,32 +502,46 @@ class Grid(wiring.Component):
     #: Rows per group of the pipelined readback's first stage.
     READBACK_GROUP = 8
 
+    #: Cells of a row per copy of the pipelined grid's enable registers: each segment of a row
+    #: has its own registered ``valid``, phase and (with ``early_step``) step, and its own
+    #: parity enables, so an enable LUT drives ``ENABLE_SEGMENT / 2`` cells placed together.
+    #: At 32 x 32 on the ULX3S-85F the one enable a row and parity had 6.4 ns of routing to
+    #: its 16 cells, the largest part of the critical path (docs/boards.md).
+    ENABLE_SEGMENT = 8
+
     def _pipeline_port(self, m, run, valid_next, subcycle, write):
-        """The registered configuration port and enables of a pipelined grid: per row, copies
-        of ``valid`` and the phase (loaded with their next values) and a parity enable made
-        from them and ``step`` (one LUT driving ``width / 2`` cells instead of one net to
-        half the grid); the row's address and write enable, and the frame data once,
-        registered (a write lands one cycle after it is accepted, within the ``w_ready`` gap).
-        Returns ``(enable[y][p], row_addr[y], row_we[y], data_lines)``."""
+        """The registered configuration port and enables of a pipelined grid: per row and
+        segment of :data:`ENABLE_SEGMENT` cells, copies of ``valid`` and the phase (loaded with
+        their next values) and a parity enable made from them and ``step`` (one LUT driving a
+        few cells placed together instead of one net to half the grid); the row's address and
+        write enable, and the frame data once, registered (a write lands one cycle after it is
+        accepted, within the ``w_ready`` gap). Returns ``(enable[y][k][p], row_addr[y],
+        row_we[y], data_lines)``, ``k`` the segment ``x // ENABLE_SEGMENT``."""
         w, h, cfg = self._width, self._height, self.cfg
-        keep = REPLICA            # one copy per row: Yosys must not merge them
+        keep = REPLICA            # one copy per row or segment: Yosys must not merge them
         phase_next = subcycle[0] ^ run
+        segments = -(-w // self.ENABLE_SEGMENT)
         enable, row_addr, row_we = [], [], []
         for y in range(h):
-            valid_row = Signal(init=1, reset_less=True, name=f"valid_{y}", attrs=keep)
-            phase_row = Signal(name=f"phase_{y}", attrs=keep)
-            m.d.sync += [valid_row.eq(valid_next), phase_row.eq(phase_next)]
-            if self._early_step:
-                # The step request of this cycle, registered per row from the driver's next
-                # value (reset_less: it follows step, not the grid's reset).
-                step_row = Signal(reset_less=True, name=f"step_{y}", attrs=keep)
-                m.d.sync += step_row.eq(self.step_early)
-            else:
-                step_row = self.step
-            pair = [Signal(name=f"en_{p}_{y}") for p in (0, 1)]
-            m.d.comb += [pair[0].eq(step_row & valid_row & ~phase_row),
-                         pair[1].eq(step_row & valid_row & phase_row)]
-            enable.append(pair)
+            row = []
+            for k in range(segments):
+                suffix = f"{y}" if segments == 1 else f"{y}_{k}"
+                valid_copy = Signal(init=1, reset_less=True, name=f"valid_{suffix}",
+                                    attrs=keep)
+                phase_copy = Signal(name=f"phase_{suffix}", attrs=keep)
+                m.d.sync += [valid_copy.eq(valid_next), phase_copy.eq(phase_next)]
+                if self._early_step:
+                    # The step request of this cycle, registered per segment from the
+                    # driver's next value (reset_less: it follows step, not the grid's reset).
+                    step_copy = Signal(reset_less=True, name=f"step_{suffix}", attrs=keep)
+                    m.d.sync += step_copy.eq(self.step_early)
+                else:
+                    step_copy = self.step
+                pair = [Signal(name=f"en_{p}_{suffix}") for p in (0, 1)]
+                m.d.comb += [pair[0].eq(step_copy & valid_copy & ~phase_copy),
+                             pair[1].eq(step_copy & valid_copy & phase_copy)]
+                row.append(pair)
+            enable.append(row)
             addr = Signal(4, name=f"addr_{y}", attrs=keep)
             we = Signal(name=f"we_{y}")
             m.d.sync += [addr.eq(cfg.addr), we.eq(write & (cfg.row == y))]

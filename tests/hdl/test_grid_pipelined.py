@@ -75,13 +75,14 @@ def test_conformance_pipelined(name):
 
 
 @pytest.mark.parametrize("storage", ["ff", "memory", "mixed"])
-@pytest.mark.parametrize("width, height", [(4, 6), (2, 18)])
+@pytest.mark.parametrize("width, height", [(4, 6), (2, 18), (18, 2)])
 def test_random_mix_against_emulator(storage, width, height):
     """Random cycles (seeded) of steps, idle cycles and readback addresses that change or
     hold, with a reload halfway: after every cycle the edge outputs and counter equal the
     emulator's, and in every cycle where ``r_ready`` is high ``r_data`` is the frame of the
     current configuration at the previous cycle's row and address; ``r_ready`` does rise
-    (2 x 18 has three readback groups)."""
+    (2 x 18 has three readback groups, 18 x 2 three enable segments a row, the last of two
+    cells)."""
     seed = 100 * width + height + len(storage)
     rng = random.Random(seed)
     configs = [Configuration.random(width, height, seed=seed + k) for k in range(2)]
@@ -175,8 +176,9 @@ def test_early_step_against_emulator():
     driven one cycle ahead of ``step``, as the protocol engine's ``step_next``; random runs of
     steps and idle cycles (seeded) give the emulator's edge outputs and counter after every
     cycle. A ``step`` without ``step_early`` in the cycle before does not update the cells
-    (the rows' copies of the request are registers): the check can fail."""
-    width, height = 4, 6
+    (the rows' copies of the request are registers): the check can fail. 18 cells a row:
+    three enable segments (:data:`Grid.ENABLE_SEGMENT`), the last of two cells."""
+    width, height = 18, 4
     rng = random.Random(46)
     config = Configuration.random(width, height, seed=46)
     dut = Grid(width, height, storage="memory", pipelined=True, early_step=True, init=config)

@@ -117,7 +117,7 @@ def _round_up(value, quantum):
     return -(-value // quantum) * quantum
 
 
-def _rtl_batch(compiled, cases, rows_each, *, mesh):
+def _rtl_batch(compiled, cases, rows_each, *, mesh, fixed=False):
     """Every case's program on the RTL grid in Icarus (``mesh`` false) or on a 2 x 2 mesh of
     them (``mesh`` true), its outputs decoded by port names and compared with the model.
 
@@ -142,7 +142,7 @@ def _rtl_batch(compiled, cases, rows_each, *, mesh):
         sim_cases.append(make_case(result.config, edge_inputs(result.portmap, rows),
                                    name=design.name))
     runs = run_mesh_cases(sim_cases, "2x2", quiet=True) if mesh else \
-        run_cases(sim_cases, quiet=True)
+        run_cases(sim_cases, quiet=True, fixed=fixed)
     for (design, name, params, portmap, rows), run in zip(jobs, runs):
         assert not run.emulator_mismatches, (design.top, run.emulator_mismatches[:3])
         assert sample(portmap, run.outputs, len(rows)) == model_rows(name, params, rows), \
@@ -155,24 +155,26 @@ def test_icarus_batch_small(compiled):
     _rtl_batch(compiled, [("multiplier", {"n": 2, "signed": False})], 24, mesh=False)
 
 
-#: The test designs run on the RTL grid (Icarus) and on a 2 x 2 mesh in the slow set: those
-#: whose programs are small enough for CI. Icarus costs about 20 us per cell per clock, and a
-#: run is about 32 clocks per grid row (the configuration loaded and read back, one frame a
-#: clock) plus the subcycles, so a run grows with the square of the grid: measured
-#: 2026-12-01 on the 2-core machine with one core free, 5 to 31 s per design up to 50 x 26
-#: cells (mul4s), then mul5u 52 s (60 x 38), mul5s 77 s (84 x 38), add16 96 s (64 x 54),
-#: mul6s 226 s (108 x 44) and mul6u 277 s (80 x 60). On the 2 x 2 mesh (each program
-#: recompiled on tiles of even size), with the machine shared three ways: 22 s (mul2s) to 293 s
-#: (counter8, 8 rows of 94 subcycles). Left out, emulator-only: mul7u, mul7s,
-#: mul8u, mul8s, alu and acc8 (7,000 to 14,000 grid cells each: about 5 to 15 minutes each
-#: on Icarus by the same measure, 50 minutes in all, beyond CI's budget; a Verilator build of
-#: a 200 x 80 grid ran more than 15 minutes).
-RTL_DESIGNS = ("mul2s", "mul3u", "mul3s", "mul4u", "mul4s", "mul5u", "mul5s", "mul6u",
-               "mul6s", "add8", "add16", "cmp8u", "cmp8s", "popcount8", "popcount16",
-               "parity16", "crc8", "barrel8", "counter8", "detector")
-MESH_DESIGNS = ("mul2s", "mul3u", "mul3s", "mul4u", "mul4s", "add8", "cmp8u", "cmp8s",
-                "popcount8", "popcount16", "parity16", "crc8", "barrel8", "counter8",
-                "detector")
+#: Every test design runs in the slow set on the RTL grid in Icarus and on a 2 x 2 mesh of RTL
+#: grids; ``mul2u`` also on Icarus in the fast set (:func:`test_icarus_batch_small`).
+#:
+#: The programs up to 50 x 26 cells are loaded through the grid's configuration port
+#: (:data:`RTL_DESIGNS`). The larger ones are compiled into the gateware (fixed-configuration
+#: builds, SPEC section 7: present from power-up, read back, then run;
+#: :data:`FIXED_RTL_DESIGNS`): a load takes about ``16 * height * (4 + width / 2)`` clocks
+#: (the frame CRC takes a byte a clock), each clock costing Icarus about 0.7 us a cell, so it
+#: grows with the square of the grid: mul8s (180 x 71) would spend some 110,000 clocks loading
+#: (about 15 minutes). The mesh loads every program, the largest included, through its tiles'
+#: configuration ports (four smaller loads side by side). Measured 2026-12-02 on the 2-core
+#: machine with the other core busy: through the port 5 to 31 s per design; fixed mul7u 116 s,
+#: mul7s 112 s, mul8u 102 s, acc8 208 s, alu 219 s, mul8s 330 s (each with its
+#: synthesis, compile, Verilog and simulator build).
+RTL_DESIGNS = ("mul2s", "mul3u", "mul3s", "mul4u", "mul4s", "add8", "cmp8u", "cmp8s",
+               "popcount8", "popcount16", "parity16", "crc8", "barrel8", "counter8",
+               "detector")
+FIXED_RTL_DESIGNS = ("mul5u", "mul5s", "mul6u", "mul6s", "add16", "mul7u", "mul7s", "mul8u",
+                     "mul8s", "alu", "acc8")
+MESH_DESIGNS = tuple(_top(case) for case in designs.TEST_DESIGNS)
 
 
 def _slow_cases(tops):
@@ -181,8 +183,12 @@ def _slow_cases(tops):
 
 
 def test_rtl_designs_are_test_designs():
+    """Every test design is on an RTL simulator once (through the port, compiled into the
+    gateware, or ``mul2u`` in the fast set), and the lists name nothing else."""
     tops = {_top(case) for case in designs.TEST_DESIGNS}
-    assert set(RTL_DESIGNS) <= tops and set(MESH_DESIGNS) <= tops
+    assert len(RTL_DESIGNS) + len(FIXED_RTL_DESIGNS) + 1 == len(tops)
+    assert set(RTL_DESIGNS) | set(FIXED_RTL_DESIGNS) | {"mul2u"} == tops
+    assert set(MESH_DESIGNS) == tops
 
 
 @pytest.mark.slow
@@ -193,6 +199,16 @@ def test_design_on_icarus(compiled, case):
     of its own, so this is one simulator batch (one build, one process) per grid size."""
     _rtl_batch(compiled, [case], 8 if designs.design(case[0], **case[1]).sequential else 16,
                mesh=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", _slow_cases(FIXED_RTL_DESIGNS))
+def test_large_design_on_icarus(compiled, case):
+    """The larger test designs on the RTL grid in Icarus (:data:`FIXED_RTL_DESIGNS`), each
+    program compiled into the gateware (a fixed-configuration build, SPEC section 7), read
+    back and run: 16 rows (cycles), 8 for a sequential one."""
+    _rtl_batch(compiled, [case], 8 if designs.design(case[0], **case[1]).sequential else 16,
+               mesh=False, fixed=True)
 
 
 @pytest.mark.slow
