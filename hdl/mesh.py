@@ -207,6 +207,10 @@ class MeshTile(wiring.Component):
         :mod:`bitgrid.hdl.link.ddr`: on ECP5 the DDR output takes 3).
     expose_state : bool
         Add the :attr:`state` member (as :class:`~bitgrid.hdl.grid.Grid`), for test benches.
+    cell_instances : bool
+        The direct grid's cells as instances of cell modules written once
+        (:class:`~bitgrid.hdl.grid.Grid` ``cell_instances``; for Verilog, not for Amaranth's
+        simulator). Default false.
     engine, evaluators :
         The tile's grid (:func:`bitgrid.hdl.engines.make_grid`): ``"direct"`` (default) or
         ``"multiplexed"`` with ``evaluators`` cells per clock; the links and the barrier work
@@ -254,7 +258,7 @@ class MeshTile(wiring.Component):
     def __init__(self, width, height, *, links="", lanes=1, ddr=False, storage="ff",
                  faults=False, replay_depth=4, timeout=256, counter_width=32, fault_seed=1,
                  line_delay=0, link_ports=None, expose_state=False, input_latency=1,
-                 output_latency=1, engine="direct", evaluators=None):
+                 output_latency=1, engine="direct", evaluators=None, cell_instances=False):
         self._width, self._height = check_grid_size(width, height)
         self._links = parse_sides(links, what="links")
         self._lanes = check_int(lanes, "lanes", minimum=1)
@@ -268,6 +272,9 @@ class MeshTile(wiring.Component):
         self._engine, self._evaluators = check_engine(engine), evaluators
         if self._engine != "direct" and self._expose_state:
             raise ValueError("expose_state needs the direct engine")
+        self._cell_instances = check_bool(cell_instances, "cell_instances")
+        if self._engine != "direct" and self._cell_instances:
+            raise ValueError("cell_instances needs the direct engine")
         link_ports = dict(link_ports or {})
         unknown = set(link_ports) - set(self._links)
         if unknown:
@@ -318,6 +325,8 @@ class MeshTile(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         options = {"expose_state": True} if self._expose_state else {}
+        if self._cell_instances:
+            options["cell_instances"] = True
         m.submodules.grid = grid = make_grid(self._width, self._height, engine=self._engine,
                                              evaluators=self._evaluators, storage=self._storage,
                                              counter_width=len(self.subcycle), **options)
@@ -438,7 +447,7 @@ class Mesh(wiring.Component):
     tile_width, tile_height : int
         Tile size in cells (even).
     lanes, ddr, storage, faults, replay_depth, timeout, counter_width, line_delay,
-    input_latency, output_latency
+    input_latency, output_latency, cell_instances
         As :class:`MeshTile`.
 
     Members
@@ -468,7 +477,7 @@ class Mesh(wiring.Component):
 
     def __init__(self, cols, rows, tile_width, tile_height, *, lanes=1, ddr=False,
                  storage="ff", faults=False, replay_depth=4, timeout=256, counter_width=32,
-                 line_delay=0, input_latency=1, output_latency=1):
+                 line_delay=0, input_latency=1, output_latency=1, cell_instances=False):
         self._cols = check_int(cols, "Mesh cols", minimum=1)
         self._rows = check_int(rows, "Mesh rows", minimum=1)
         self._tile = check_grid_size(tile_width, tile_height)
@@ -479,7 +488,8 @@ class Mesh(wiring.Component):
         # The tiles, built here so that they check the options (the mesh answers for them).
         self._tiles = {(c, r): silence_unused(MeshTile(
                            *self._tile, links=tile_links(cols, rows, c, r),
-                           fault_seed=1 + r * cols + c, expose_state=True, **self._options))
+                           fault_seed=1 + r * cols + c, expose_state=True,
+                           cell_instances=cell_instances, **self._options))
                        for r in range(rows) for c in range(cols)}
         n = cols * rows
         width, height = cols * tile_width, rows * tile_height

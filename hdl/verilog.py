@@ -107,8 +107,9 @@ def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, sto
     mesh = Mesh(cols, rows, tile_width, tile_height, lanes=lanes, ddr=ddr, storage=storage,
                 faults=faults, replay_depth=replay_depth, timeout=timeout,
                 line_delay=line_delay, input_latency=input_latency,
-                output_latency=output_latency)
-    return _convert(mesh, name)
+                output_latency=output_latency, cell_instances=True)
+    # Every tile's cells are instances of the one cell module of an unconfigured tile.
+    return _convert(mesh, name, silence_unused(Grid(tile_width, tile_height, storage=storage)))
 
 
 def _convert(top, name, grid=None):
