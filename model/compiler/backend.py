@@ -104,7 +104,7 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     started = time.perf_counter()
     options = dict(width=width, height=height, region=region, defects=defects, pins=pins,
                    seed=seed, progress=progress)
-    candidates, first_error = [], None
+    candidates, errors = [], []
     for name, candidate in [("lut4", netlist), *(alternatives or {}).items()]:
         if candidate is not netlist and pins:
             continue
@@ -112,9 +112,11 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
             candidates.append((name, _compile_mapping(candidate, fallback=candidate is netlist,
                                                       **options)))
         except CompileError as error:
-            first_error = first_error or error
+            errors.append(error)
     if not candidates:
-        raise first_error
+        # the mapping that needs the smallest grid names the size (the sweep's errors say
+        # what it needs: ``needs``); else the LUT4 mapping's error
+        raise min(errors, key=lambda e: getattr(e, "needs", (float("inf"),)))
     name, best = min(candidates, key=lambda c: _figure_of_merit(c[1]))
     report = dict(best.report, mapping=name,
                   candidates=[{"mapping": n, "back_end": r.report.get("back_end"),
@@ -204,6 +206,15 @@ def _grid_and_cells(width, height, region, defects):
             raise TypeError(f"defects must be a bitgrid.defects.DefectMap, not {defects!r}")
         width, height = defects.width, defects.height
     if region is not None and (width is None or height is None):
+        if width is None and height is None and region[2] % 2 == 0 and region[3] % 2 == 0:
+            # the grid (even sides) would end a column and a row beyond the region
+            raise CompileError(
+                f"the region {','.join(map(str, region))} ends on column {region[2]} and row "
+                f"{region[3]}, but without --size the grid is {_even_up(region[2] + 1)} x "
+                f"{_even_up(region[3] + 1)} (sides are even): the region would touch neither "
+                "its E nor its S edge, where the outputs leave; end the region on an odd "
+                f"column or row (e.g. {region[0]},{region[1]},{region[2] + 1},"
+                f"{region[3] + 1}) or give --size")
         width = _even_up(region[2] + 1) if width is None else width
         height = _even_up(region[3] + 1) if height is None else height
     allowed = None

@@ -32,6 +32,10 @@ from .errors import CompileError
 __all__ = ["MAX_WIDTH", "Variable", "Expression", "parse_vars", "parse_expression",
            "expression_design"]
 
+#: How the message names an operator that is not supported.
+_UNSUPPORTED = {ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
+                ast.MatMult: "@"}
+
 #: Widest value (bits) of a variable or an intermediate result.
 MAX_WIDTH = 1024
 
@@ -260,7 +264,9 @@ class _Builder:
             lo, hi = min(candidates), max(candidates)
             (x,) = self.operands([a], lo < 0)
             return self.emit(node, lo, hi, f"{x} {symbol} {b.wire}")
-        self.fail(node, f"the operator {type(op).__name__} is not supported (no division)")
+        symbol = _UNSUPPORTED.get(type(op), type(op).__name__)
+        self.fail(node, f"the operator {symbol} is not supported (the operators are + - * & | "
+                        "^ ~ << >>; no division, modulo or power)")
 
     def visit_Compare(self, node):
         if len(node.ops) != 1:

@@ -69,6 +69,13 @@ _CHECKS = (
     ("t:$adff t:$adffe t:$aldff t:$aldffe t:$dffsr t:$dffsre t:$sr",
      "the design has an asynchronous reset, set or load ({what}): a BitGrid changes state only "
      "at the design clock; use a synchronous reset (always @(posedge clk) if (rst) ...)"),
+    # flip-flops whose clock is no wire (a constant): the flip-flops minus those reached
+    # through a clock wire
+    ("t:$*dff* t:$*dff* %x:+[CLK] t:$*dff* %d %x:+[CLK] %d",
+     "the design has flip-flops with a constant clock ({what}): they would never change; a "
+     "clock domain defined inside the design (Amaranth: m.domains.sync = ClockDomain()) is "
+     "left undriven; use the sync domain without defining it (the compiler gives it the "
+     "design clock), or clock the flip-flops by a clock input"),
     (f"t:$mem_v2 r:SIZE>{MAX_MEMORY_WORDS} %i",
      f"the design has a memory deeper than {MAX_MEMORY_WORDS} words ({{what}}): a BitGrid has "
      "no block RAM, memories become flip-flops and multiplexers; use a smaller memory"),
@@ -120,10 +127,12 @@ def yosys_script(sources, top, output, folder, parameters=None):
     for name, value in (parameters or {}).items():
         commands.append(f"chparam -set {_tcl_word(name)} {_parameter_value(name, value)} "
                         f"{_tcl_word(top)}")
-    commands += [f"hierarchy -check -top {_tcl_word(top)}", "proc", "flatten", "tribuf"]
-    commands += [f"select -assert-none {selection}" for selection, _ in _CHECKS[:3]]
+    # check: warns of signals read but never driven (_undriven)
+    commands += [f"hierarchy -check -top {_tcl_word(top)}", "proc", "flatten", "tribuf",
+                 "check"]
+    commands += [f"select -assert-none {selection}" for selection, _ in _CHECKS[:4]]
     commands += ["memory -nomap"]
-    commands += [f"select -assert-none {selection}" for selection, _ in _CHECKS[3:]]
+    commands += [f"select -assert-none {selection}" for selection, _ in _CHECKS[4:]]
 
     def mapping(path):
         # each LUT size from the same gate-level design (saved as "premap")
@@ -267,10 +276,10 @@ def synthesize(sources, *, top, parameters=None):
     with tempfile.TemporaryDirectory(prefix="bitgrid-yosys-") as folder:
         output = pathlib.Path(folder) / "netlist.json"
         try:
-            run_yosys(yosys_script(sources, top, output, folder, parameters), folder=folder,
-                      top=top, names=sources,
-                      skip_ok=lambda: _mapping_path(output, LUT_SIZES[-1]).is_file()
-                      and not _booth_path(output).exists())
+            log = run_yosys(yosys_script(sources, top, output, folder, parameters),
+                            folder=folder, top=top, names=sources,
+                            skip_ok=lambda: _mapping_path(output, LUT_SIZES[-1]).is_file()
+                            and not _booth_path(output).exists())
         except CompileError as error:
             if str(error).startswith("no module"):
                 modules = _module_names(sources)
@@ -278,6 +287,15 @@ def synthesize(sources, *, top, parameters=None):
                     raise CompileError(f"{error}; the modules are: {', '.join(modules)}") \
                         from None
             raise
+        undriven = _undriven(log)
+        if undriven:
+            raise CompileError(
+                f"the design reads {', '.join(undriven[:4])}"
+                f"{' and more' if len(undriven) > 4 else ''}, which nothing drives (Yosys' "
+                "check): an undriven signal, or a clock domain defined inside the design "
+                "(Amaranth: m.domains.sync = ClockDomain()), whose flip-flops would never "
+                "change; drive it or make it an input port (a BitGrid design's one clock is "
+                "an input; in Amaranth, use the sync domain without defining it)")
         # Per LUT size, the smaller of the plain and the Booth-encoded mapping (the plain
         # one on a tie).
         documents = {k: [json.loads(path.read_text()) for path in
@@ -291,6 +309,17 @@ def synthesize(sources, *, top, parameters=None):
     result.stats["times"] = {"synthesis": synthesis,
                              "parse": time.perf_counter() - start - synthesis}
     return result
+
+
+def _undriven(log):
+    """The signals that Yosys' ``check`` found read but never driven, in ``log`` (names
+    without the module, bits merged: ``clk``, ``u``)."""
+    names = []
+    for match in re.finditer(r"Wire [^.\s]+\.\\?(\S+?)(?: \[\d+\])? is used but has no "
+                             r"driver", log):
+        if match.group(1) not in names:
+            names.append(match.group(1))
+    return names
 
 
 def _module_names(sources):

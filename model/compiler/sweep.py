@@ -757,11 +757,13 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
         holes = allowed is not None and len(allowed) < width * height and region is None
         extra += ("; with flip-flops the layout starts at the grid's north-west corner"
                   if netlist.dffs and (region is not None or holes) else "")
-        raise CompileError(
+        error = CompileError(
             f"the design does not fit {where}{' with these defects' if holes else ''}: "
             f"the sweep lays it out on {free.width} x {free.height} "
             f"({free_report['cells']['total']} cells used){extra}; give a larger --size or "
             "region, or none")
+        error.needs = (free.width * free.height, free_report["cells"]["total"])
+        raise error
     if best is None:
         raise CompileError(f"the sweep back end found no layout ({errors[-1] if errors else ''})")
     config, portmap, report = best

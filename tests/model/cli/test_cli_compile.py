@@ -1,6 +1,9 @@
 """``bitgrid compile`` on the command line: bad input exits 2 with one line saying what is not
 supported and why (the front end's refusals are in tests/model/compiler/test_frontend.py)."""
 
+import json
+import re
+
 import pytest
 from click.testing import CliRunner
 
@@ -53,6 +56,9 @@ def test_refused_designs(tmp_path, text, top, pattern):
     (["--vars", "a:8"], "nothing to compile"),
     (["--expr", "p = a * b", "--vars", "a:8"], "b is not declared"),
     (["--expr", "p = a / b", "--vars", "a:8,b:8"], "no division"),
+    (["--expr", "p = a ** b", "--vars", "a:8,b:8"], "the operator ** is not supported"),
+    (["--expr", "p = a", "--vars", "a:8", "--region", "0,0,100,100"],
+     "end the region on an odd column or row (e.g. 0,0,101,101)"),
     (["--expr", "p = a", "--vars", "a:8", "--region", "1,2,3"], "--region is x0,y0,x1,y1"),
     (["--expr", "p = a", "--vars", "a:8", "--size", "7x8"], "even"),
     (["--expr", "p = a", "--vars", "a:8", "--defects", "{missing}"], "No such file"),
@@ -67,6 +73,20 @@ def test_bad_options(tmp_path, args, pattern):
     assert result.exit_code == 2, result.output
     assert pattern in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_too_small_size_names_a_size_that_fits(tmp_path):
+    """The "does not fit" message names the smallest layout over the mappings compiled (the
+    LUT4 one alone named 26 x 18 here), and that size does fit."""
+    args = ["--expr", "p = a * b", "--vars", "a:3,b:3"]
+    result = invoke(*args, "--size", "8x8", "-o", tmp_path / "small")
+    assert result.exit_code == 2
+    size = re.search(r"lays it out on (\d+) x (\d+)", result.stderr)
+    assert size, result.stderr
+    fits = invoke(*args, "--size", f"{size[1]}x{size[2]}", "-o", tmp_path / "fits")
+    assert fits.exit_code == 0, fits.stderr
+    report = json.loads((tmp_path / "fits" / "expr.report.json").read_text())
+    assert report["grid"] == [int(size[1]), int(size[2])]
 
 
 def test_help_has_an_example():

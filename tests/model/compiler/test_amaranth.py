@@ -8,7 +8,7 @@ import pytest
 from bitgrid.compiler import CompileError, load_amaranth, netlist_from_amaranth
 
 DESIGN = '''
-from amaranth import Elaboratable, Module, Signal, signed
+from amaranth import ClockDomain, Elaboratable, Module, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -35,6 +35,18 @@ class Inverter(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         m.d.comb += self.y.eq(~self.a)
+        return m
+
+
+class LocalSync(wiring.Component):
+    """Defines its own sync domain: Amaranth leaves its clock constant 0."""
+    a: In(2)
+    y: Out(2)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.sync = ClockDomain()
+        m.d.sync += self.y.eq(self.a)
         return m
 
 
@@ -94,6 +106,15 @@ def test_name(module):
 def test_refused(module, text, pattern):
     with pytest.raises(CompileError, match=pattern):
         load_amaranth(text.format(m=module))
+
+
+def test_clock_domain_defined_inside_is_refused(module):
+    """A design that defines its own ``sync`` domain would otherwise compile to nothing (its
+    flip-flops on a constant clock): refused, in one line."""
+    with pytest.raises(CompileError, match=r"flip-flops with a constant clock .*"
+                       r"m\.domains\.sync = ClockDomain\(\)") as info:
+        netlist_from_amaranth(load_amaranth(f"{module}:LocalSync"))
+    assert "\n" not in str(info.value)
 
 
 def test_not_an_elaboratable(module):

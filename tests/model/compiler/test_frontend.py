@@ -150,6 +150,14 @@ BAD = {
                "  always @(posedge clk) begin if (we) m[addr] <= d; q <= m[addr]; end\n"
                "endmodule\n", "mem", r"memory deeper than 64 words .*no block RAM"),
     "no outputs": ("module z(input a);\nendmodule\n", "z", r"no output ports"),
+    "undriven clock": ("module u(input d, output reg q);\n  wire clk;\n"
+                       "  always @(posedge clk) q <= d;\nendmodule\n", "u",
+                       r"reads clk, which nothing drives"),
+    "undriven data": ("module ud(input [1:0] d, output [1:0] y);\n  wire [1:0] t;\n"
+                      "  assign y = d & t;\nendmodule\n", "ud", r"reads t, which nothing drives"),
+    "constant clock": ("module c0(input d, output reg q);\n"
+                       "  always @(posedge 1'b0) q <= d;\nendmodule\n", "c0",
+                       r"flip-flops with a constant clock"),
     "comb loop": ("module cl(input a, output y);\n  wire w;\n  assign w = ~(w & a);\n"
                   "  assign y = w;\nendmodule\n", "cl", r"[Cc]ombinational loop|logic loop"),
 }
