@@ -222,7 +222,7 @@ class Grid(wiring.Component):
         The boards' grid (default false; :class:`bitgrid.hdl.host.HostController` builds it
         for boards): per row and segment of :data:`ENABLE_SEGMENT` cells, registered copies
         of ``valid`` and the phase make that segment's parity enables (no net to half the
-        grid), and the row's address and write enable are
+        grid), and the segment's address and the row's write enable are
         registered (the frame data once), so a frame is written one cycle after it is
         accepted (inside the ``w_ready`` gap); readback is three cycles deep (cells, a
         register per group of 8 rows, :attr:`cfg` ``.r_data``) with ``r_ready`` high once
@@ -436,7 +436,7 @@ class Grid(wiring.Component):
             m.d.comb += [en.eq(run & (subcycle[0] == p)) for p, en in enumerate(shared)]
             enable = [[shared]] * h
             segment = w
-            row_addr = [cfg.addr] * h
+            row_addr = [[cfg.addr]] * h
             row_we = [Signal(name=f"we_{y}") for y in range(h)]
             m.d.comb += [we.eq(write & (cfg.row == y)) for y, we in enumerate(row_we)]
             data_lines = cfg.w_data
@@ -468,7 +468,7 @@ class Grid(wiring.Component):
                              outs[y + 1][x][0] if y < h - 1 else self.i.s[x],
                              outs[y][x - 1][1] if x > 0 else self.i.w[y]),
                     "en": enable[y][x // segment][(x + y) % 2],
-                    "cfg_addr": row_addr[y],
+                    "cfg_addr": row_addr[y][x // segment],
                     "cfg_data": data_lines[4 * x:4 * x + 4],
                     **({"cfg_wl": lines.lines[16 * y:16 * y + 16]} if self._storage == "latch"
                        else {"cfg_we": row_we[y]}),
@@ -502,28 +502,31 @@ class Grid(wiring.Component):
     #: Rows per group of the pipelined readback's first stage.
     READBACK_GROUP = 8
 
-    #: Cells of a row per copy of the pipelined grid's enable registers: each segment of a row
-    #: has its own registered ``valid``, phase and (with ``early_step``) step, and its own
-    #: parity enables, so an enable LUT drives ``ENABLE_SEGMENT / 2`` cells placed together.
-    #: At 32 x 32 on the ULX3S-85F the one enable a row and parity had 6.4 ns of routing to
-    #: its 16 cells, the largest part of the critical path (docs/boards.md).
+    #: Cells of a row per copy of the pipelined grid's enable and address registers: each
+    #: segment of a row has its own registered ``valid``, phase, (with ``early_step``) step
+    #: and address, and its own parity enables, so an enable LUT drives
+    #: ``ENABLE_SEGMENT / 2`` cells placed together. At 32 x 32 on the ULX3S-85F the one
+    #: enable a row and parity had 6.4 ns of routing to its 16 cells, the largest part of the
+    #: critical path; with the enables split, the row's one address register had 10.3 ns
+    #: (docs/boards.md).
     ENABLE_SEGMENT = 8
 
     def _pipeline_port(self, m, run, valid_next, subcycle, write):
         """The registered configuration port and enables of a pipelined grid: per row and
         segment of :data:`ENABLE_SEGMENT` cells, copies of ``valid`` and the phase (loaded with
         their next values) and a parity enable made from them and ``step`` (one LUT driving a
-        few cells placed together instead of one net to half the grid); the row's address and
-        write enable, and the frame data once, registered (a write lands one cycle after it is
-        accepted, within the ``w_ready`` gap). Returns ``(enable[y][k][p], row_addr[y],
-        row_we[y], data_lines)``, ``k`` the segment ``x // ENABLE_SEGMENT``."""
+        few cells placed together instead of one net to half the grid), and a copy of the
+        address (the cells' read address while they do not step); the row's write enable and
+        the frame data once, registered (a write lands one cycle after it is accepted, within
+        the ``w_ready`` gap). Returns ``(enable[y][k][p], row_addr[y][k], row_we[y],
+        data_lines)``, ``k`` the segment ``x // ENABLE_SEGMENT``."""
         w, h, cfg = self._width, self._height, self.cfg
         keep = REPLICA            # one copy per row or segment: Yosys must not merge them
         phase_next = subcycle[0] ^ run
         segments = -(-w // self.ENABLE_SEGMENT)
         enable, row_addr, row_we = [], [], []
         for y in range(h):
-            row = []
+            row, addresses = [], []
             for k in range(segments):
                 suffix = f"{y}" if segments == 1 else f"{y}_{k}"
                 valid_copy = Signal(init=1, reset_less=True, name=f"valid_{suffix}",
@@ -541,11 +544,13 @@ class Grid(wiring.Component):
                 m.d.comb += [pair[0].eq(step_copy & valid_copy & ~phase_copy),
                              pair[1].eq(step_copy & valid_copy & phase_copy)]
                 row.append(pair)
+                addr = Signal(4, name=f"addr_{suffix}", attrs=keep)
+                m.d.sync += addr.eq(cfg.addr)
+                addresses.append(addr)
             enable.append(row)
-            addr = Signal(4, name=f"addr_{y}", attrs=keep)
+            row_addr.append(addresses)
             we = Signal(name=f"we_{y}")
-            m.d.sync += [addr.eq(cfg.addr), we.eq(write & (cfg.row == y))]
-            row_addr.append(addr)
+            m.d.sync += we.eq(write & (cfg.row == y))
             row_we.append(we)
         data_lines = Signal(4 * w, name="w_data_r")
         m.d.sync += data_lines.eq(cfg.w_data)
