@@ -82,6 +82,21 @@ MEASURED = [
                    "Yosys 62.9 s, nextpnr 626.5 s, ecppack 4.7 s at load average 7-9 on the "
                    "shared 2-core machine; critical path the frame-write row's fan-out to the "
                    "configuration banks' block selects (27.5 of its 28.4 ns routing)"},
+    {"board": "ulx3s-85f", "engine": "direct", "grid": "32x32", "cells": 1024,
+     "storage": "memory", "pipelined": True, "cycles_per_subcycle": 1, "fmax_mhz": 69.76,
+     "build_seconds": 226, "date": "2026-12-02",
+     "conditions": "TRELLIS_DPR16X4 primitives, pipelined grid with enables and addresses per "
+                   "segment of 8 cells, early_step; CPU: Yosys 26 s, nextpnr 163 s, load about "
+                   "3 on the 2-core machine; critical path in the protocol engine's error "
+                   "counters, not the grid"},
+    {"board": "ulx3s-85f", "engine": "direct", "grid": "64x64", "cells": 4096,
+     "storage": "memory", "pipelined": True, "cycles_per_subcycle": 1, "fmax_mhz": 32.41,
+     "build_seconds": 3226, "date": "2026-12-02",
+     "conditions": "TRELLIS_DPR16X4 primitives, pipelined grid with enables and addresses per "
+                   "segment of 8 cells, early_step; router2 converged in 75 iterations; CPU: "
+                   "Yosys 121 s, nextpnr 1,467 s on the 2-core machine shared with test runs "
+                   "(load 2 to 6); critical path the readback group multiplexer (29.4 of "
+                   "30.9 ns routing)"},
 ]
 
 
