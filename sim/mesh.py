@@ -10,10 +10,7 @@ configuration port.
 
 import dataclasses
 
-import numpy as np
-
 from bitgrid.checks import check_bool, check_int
-from bitgrid.config import Configuration
 from bitgrid.faults import FaultSpec
 from bitgrid.hdl.link.ddr import MAX_LATENCY
 from bitgrid.mesh import MeshShape
@@ -99,10 +96,9 @@ class MeshDesign:
     def gateware(self):
         """A new :class:`~bitgrid.hdl.mesh.Mesh` of this design."""
         from bitgrid.hdl.mesh import Mesh
+        from bitgrid.hdl.verilog import as_configuration
         arguments = self.verilog_arguments()
-        if self.init is not None:
-            arguments["init"] = Configuration(self.width, self.height, np.asarray(
-                self.init, dtype=np.uint16).reshape(self.height, self.width, 4))
+        arguments["init"] = as_configuration(arguments.get("init"), self.width, self.height)
         return Mesh(**arguments)
 
     @property
