@@ -97,7 +97,8 @@ def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None
     if synthesized is not None:
         synthesized(counts)
     result = compile_netlist(synthesis.netlist, seed=seed, progress=progress,
-                             alternatives=synthesis.alternatives)
+                             alternatives=synthesis.alternatives,
+                             operation=synthesis.operation)
     seconds = timer() - start
     report = result.report
     cells, luts = report["cells"], stats["luts"]

@@ -49,7 +49,8 @@ from .config import Configuration
 from .ports import MAX_PORT_BITS, PortMap
 from .terms import Edges
 
-__all__ = ["TARGETS", "CsvError", "check_target", "check_rows", "edge_inputs", "sample_points",
+__all__ = ["TARGETS", "CsvError", "check_target", "check_rows", "edge_inputs", "lane_inputs",
+           "sample_lanes", "sample_points",
            "run_edges", "sample", "evaluate", "check_subcycles", "parse_value", "read_csv",
            "parse_csv", "format_csv",
            "MAX_ROWS", "MAX_SUBCYCLES", "MAX_CSV_BYTES"]
@@ -66,8 +67,6 @@ MAX_SUBCYCLES = 1 << 22
 MAX_CSV_BYTES = 64 << 20
 #: Most subcycles one STEP request of the host protocol runs (protocol.host.MAX_STEPS).
 _MAX_STEP_REQUEST = 0xFFFF
-#: Subcycles of edge inputs built at once.
-_CHUNK = 1 << 14
 #: Most characters of one CSV value's digits (a 4096-bit port in decimal, with separators).
 _MAX_DIGITS = 2 * 1234
 
@@ -143,39 +142,68 @@ def check_subcycles(portmap, count):
     return total
 
 
+def lane_inputs(portmap, rows):
+    """The edge inputs of every subcycle that runs ``rows`` (see the module docstring), as a
+    lane array: shape ``(portmap.cycles_needed(len(rows)), 2 * (width + height))`` of 0/1
+    ``uint8``, the buses N, E, S, W side by side (:func:`bitgrid.kernel.lane_slices`); row
+    ``t`` is applied during subcycle ``t``.
+
+    :param rows: checked rows (:func:`check_rows`), one per design cycle.
+    """
+    from .kernel import lane_count, lane_slices
+    rows = check_rows(portmap, rows)
+    width, height = portmap.width, portmap.height
+    if not rows:
+        return np.zeros((0, lane_count(width, height)), dtype=np.uint8)
+    total, period, last = check_subcycles(portmap, len(rows)), portmap.period, len(rows) - 1
+    lanes = np.zeros((total, lane_count(width, height)), dtype=np.uint8)
+    offsets = [side.start for side in lane_slices(width, height)]
+    t = np.arange(total)
+    for port in portmap.inputs:
+        values = _row_bits(port, [row[port.name] for row in rows])
+        for i, bit in enumerate(port.bits):
+            # bit row (t - skew) // period of the input bit (the last row after the end, 0
+            # before the first)
+            row = np.clip((t - bit.skew) // period, 0, last)
+            lanes[:, offsets[int(bit.side)] + bit.lane] = np.where(t >= bit.skew,
+                                                                   values[row, i], 0)
+    return lanes
+
+
 def edge_inputs(portmap, rows):
     """The edge inputs of every subcycle that runs ``rows`` (see the module docstring).
 
     :param rows: checked rows (:func:`check_rows`), one per design cycle.
     :returns: list of :class:`~bitgrid.terms.Edges`, ``portmap.cycles_needed(len(rows))`` long
-        (empty for no rows); element ``t`` is applied during subcycle ``t``.
+        (empty for no rows); element ``t`` is applied during subcycle ``t``
+        (:func:`lane_inputs` as edge words).
     """
-    rows = check_rows(portmap, rows)
-    if not rows:
-        return []
-    total, period, last = check_subcycles(portmap, len(rows)), portmap.period, len(rows) - 1
-    # Each input bit: (side, lane, skew, its value in every row as a uint8 array).
-    lanes = []
-    for port in portmap.inputs:
-        values = _row_bits(port, [row[port.name] for row in rows])
-        for i, bit in enumerate(port.bits):
-            lanes.append((int(bit.side), bit.lane, bit.skew, values[:, i]))
-    words = np.zeros((4, total), dtype=object)
-    for first in range(0, total, _CHUNK):
-        t = np.arange(first, min(first + _CHUNK, total))
-        for side in range(4):
-            mine = [lane for lane in lanes if lane[0] == side]
-            if not mine:
-                continue
-            # Lane bits of this side per subcycle: bit row (t - skew) // period of each input
-            # bit (the last row after the end, 0 before the first).
-            bits = np.zeros((len(t), max(lane for _, lane, _, _ in mine) + 1), dtype=np.uint8)
-            for _, lane, skew, values in mine:
-                row = np.clip((t - skew) // period, 0, last)
-                bits[:, lane] = np.where(t >= skew, values[row], 0)
-            packed = np.packbits(bits, axis=1, bitorder="little")
-            words[side, t] = [int.from_bytes(b.tobytes(), "little") for b in packed]
-    return [Edges(*step) for step in words.T.tolist()]
+    from .kernel import lanes_to_edges
+    lanes = lane_inputs(portmap, rows)
+    return lanes_to_edges(lanes, portmap.width, portmap.height) if len(lanes) else []
+
+
+def sample_lanes(portmap, outputs, count):
+    """:func:`sample` from a lane array of edge outputs (``FastEmulator.run(n,
+    inputs=lanes)``: row ``t`` the edge outputs after subcycle ``t``), vectorised."""
+    from .kernel import lane_slices
+    offsets = [side.start for side in lane_slices(portmap.width, portmap.height)]
+    k = np.arange(check_int(count, "Rows", minimum=0)) * portmap.period + portmap.latency - 1
+    columns = {}
+    for port in portmap.outputs:
+        bits = np.stack([outputs[k + bit.skew, offsets[int(bit.side)] + bit.lane]
+                         for bit in port.bits], axis=1) if port.bits else None
+        if bits is None:
+            columns[port.name] = [0] * len(k)
+        elif port.width <= 62:
+            value = (bits.astype(np.int64) << np.arange(port.width)).sum(axis=1)
+            if port.signed:
+                top = 1 << (port.width - 1)
+                value = np.where(value & top, value - 2 * top, value)
+            columns[port.name] = value.tolist()
+        else:
+            columns[port.name] = [port.decode(row) for row in bits.tolist()]
+    return [{name: column[r] for name, column in columns.items()} for r in range(len(k))]
 
 
 def _row_bits(port, values):
@@ -351,6 +379,12 @@ def evaluate(config, portmap, rows, *, target="emu", simulator="icarus", progres
     if not rows:
         return []
     check_subcycles(portmap, len(rows))
+    if target == "fast":            # batched on lane arrays: no Python per subcycle
+        from .fastemu import FastEmulator
+        lanes = lane_inputs(portmap, rows)
+        outputs = FastEmulator(config).run(len(lanes), inputs=lanes)
+        _report(progress, len(lanes), len(lanes))
+        return sample_lanes(portmap, outputs, len(rows))
     steps = edge_inputs(portmap, rows)
     needed = {t for points in sample_points(portmap, len(rows))
               for indices in points.values() for t in indices}

@@ -13,7 +13,7 @@ __all__ = ["compile_"]
 
 #: Stage names as the progress display shows them.
 _STAGES = {"synthesis": "synthesis (Yosys)", "pack": "packing", "place": "placement",
-           "route": "routing", "timing": "timing"}
+           "route": "routing", "timing": "timing", "check": "check (emulator vs design)"}
 
 
 class _Progress:
@@ -60,6 +60,9 @@ def _summary(report, paths):
              f"{grid[0]} x {grid[1]} grid",
              f"period {report.get('period', '?')} subcycles, latency "
              f"{report.get('latency', '?')} subcycles",
+             *([f"block {', '.join(report['blocks'])}"] if report.get("blocks") else []),
+             (f"checked on {report['checked']} rows" if report.get("checked")
+              else "not checked"),
              f"{report.get('total_time', 0):.1f} s"]
     return "; ".join(parts) + "\nwrote " + ", ".join(str(p) for p in paths)
 
@@ -95,10 +98,15 @@ def _summary(report, paths):
                    "deterministic.")
 @click.option("-o", "--output", type=click.Path(file_okay=False), required=True,
               metavar="DIR", help="Folder for NAME.bgbs, NAME.ports.json, NAME.report.json.")
+@click.option("--check/--no-check", default=True, show_default=True,
+              help="Run the program on the bit-parallel emulator against the design's own "
+                   "simulation before writing it (every input combination up to 16 input "
+                   "bits, else 1,000 random rows or cycles); a difference is a compiler bug, "
+                   "exit 2, nothing written.")
 @click.option("--progress/--no-progress", "show_progress", default=None,
               help="Progress bars on stderr (default: only on a terminal).")
 def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_path, region,
-             seed, output, show_progress):
+             seed, output, check, show_progress):
     """Compile a design into a BitGrid program (.bgbs) with its port map and a report.
 
     One design: Verilog/SystemVerilog SOURCE files with --top (through Yosys), an Amaranth
@@ -107,7 +115,9 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
     resets and several clocks are refused, exit 2), packed, placed, routed and balanced so
     that a new input row can enter every period. Writes DIR/NAME.bgbs, DIR/NAME.ports.json
     (bitgrid-ports-v1: lanes, period, latency, skews) and DIR/NAME.report.json (cells used,
-    period, latency, times per stage). Run the program by port names with bitgrid eval.
+    period, latency, times per stage). Before writing, the program is run on the bit-parallel
+    emulator against the design's own simulation (--no-check skips it). Run the program by
+    port names with bitgrid eval.
 
     \b
     Examples:
@@ -141,7 +151,7 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
             list(sources) or None, top=top, amaranth=amaranth, expr=expr, vars=variables,
             parameters=dict(_parameter(p) for p in parameters) or None,
             width=size[0] if size else None, height=size[1] if size else None,
-            region=region, defects=defects_path, seed=seed, progress=progress)
+            region=region, defects=defects_path, seed=seed, progress=progress, check=check)
     finally:
         if progress is not None:
             progress.close()

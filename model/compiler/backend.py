@@ -74,20 +74,23 @@ def _figure_of_merit(result):
 
 
 def compile_netlist(netlist, *, width=None, height=None, region=None, defects=None,
-                    pins=None, seed=0, progress=None, alternatives=None):
+                    pins=None, seed=0, progress=None, alternatives=None, operation=None):
     """Pack, place, route and time ``netlist`` into a program (module docstring).
 
-    Each mapping of the design (``netlist`` and the ``alternatives``) is compiled, and the
-    program with the fewest cells x period is kept (:func:`_figure_of_merit`); only ``netlist``
-    falls back to the older back ends (fixed pins; a region or defect map the sweep does not
-    fit). The report names the mapping kept (``mapping``: ``lut4``, ``lut3``, ``lut2``) and
-    lists every candidate's back end, cells and period (``candidates``); ``times["total"]``
-    covers them all.
+    Each mapping of the design (``netlist`` and the ``alternatives``) is compiled, and so is
+    the library block of ``operation`` (:mod:`.blocks`; without a region, defect map or pins),
+    and the program with the fewest cells x period is kept (:func:`_figure_of_merit`); only
+    ``netlist`` falls back to the older back ends (fixed pins; a region or defect map the
+    sweep does not fit). The report names the mapping kept (``mapping``: ``lut4``, ``lut3``,
+    ``lut2`` or ``blocks``) and lists every candidate's back end, cells and period
+    (``candidates``); ``times["total"]`` covers them all.
 
     :param netlist: a :class:`bitgrid.netlist.Netlist` (the LUT4 mapping).
     :param alternatives: ``{name: Netlist}``, other mappings of the same design (same ports
         and flip-flops), such as :attr:`bitgrid.compiler.SynthesisResult.alternatives`; or
         None.
+    :param operation: the :class:`~.operations.Operation` the design is
+        (:attr:`bitgrid.compiler.SynthesisResult.operation`), or None.
     :param width, height: grid size in cells (even); ``None``: chosen to fit.
     :param region: ``(x0, y0, x1, y1)``, corners inclusive (SPEC section 10): only those cells
         are used and the ports are on the grid-edge lanes whose boundary cell is inside.
@@ -111,6 +114,13 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
         try:
             candidates.append((name, _compile_mapping(candidate, fallback=candidate is netlist,
                                                       **options)))
+        except CompileError as error:
+            errors.append(error)
+    if operation is not None and region is None and defects is None and not pins:
+        from .blocks import compile_operation
+        try:
+            candidates.append(("blocks", compile_operation(operation, netlist, width=width,
+                                                           height=height)))
         except CompileError as error:
             errors.append(error)
     if not candidates:

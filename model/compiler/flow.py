@@ -11,7 +11,9 @@ The report (``TOP.report.json``, a JSON object) holds the back end's figures (``
 ``front_end`` (``verilog``, ``amaranth`` or ``expr``), ``sources``, ``yosys`` (the LUT4 and
 flip-flop counts of Yosys' mapping), ``clock`` (the clock port removed, or null), ``times``
 (seconds per stage: ``elaborate`` for Amaranth, ``synthesis``, ``parse``, then the back
-end's ``pack``, ``place``, ``route``, ``timing``...) and ``total_time`` (seconds).
+end's ``pack``, ``place``, ``route``, ``timing``..., and ``check``), ``checked`` (the rows the
+program was checked on against the design, 0 with ``check=False``) and ``total_time``
+(seconds). A design the library has a block for also names it (``blocks``, ``operation``).
 """
 
 import json
@@ -108,7 +110,7 @@ def front_end(design=None, *, top=None, amaranth=None, expr=None, vars=None,
 
 def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, parameters=None,
             ports=None, width=None, height=None, region=None, defects=None, pins=None,
-            seed=0, progress=None):
+            seed=0, progress=None, check=True):
     """Compile a design into a BitGrid program (issue 12): one of
 
     * ``design``: Verilog/SystemVerilog source paths (a path or a list; ``.il`` files are
@@ -123,11 +125,17 @@ def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, param
     x1, y1)`` or ``"x0,y0,x1,y1"``, corners inclusive: only those cells are used), ``defects``
     (a :class:`~bitgrid.defects.DefectMap` or the path of a ``bitgrid-defects-v1`` file: its
     cells are avoided), ``pins``, ``seed`` (placement), ``progress`` (``progress(stage, done,
-    total)``; the front end reports stage ``"synthesis"``).
+    total)``; the front end reports stage ``"synthesis"``, the check ``"check"``).
+
+    With ``check`` (the default) the program is run on the bit-parallel emulator against the
+    netlist's own simulation before it is returned (:func:`.check.check_program`: every input
+    combination up to 16 input bits, else 1,000 random rows or cycles); the report's
+    ``checked`` gives the rows (0 without the check).
 
     :returns: a :class:`~bitgrid.compiler.backend.CompileResult` ``(config, portmap,
         report)``; the report is described in this module's docstring.
-    :raises CompileError: for a refused design (what and why) or one that does not fit.
+    :raises CompileError: for a refused design (what and why), one that does not fit, or a
+        program that differs from the design (``compiler bug: ...``, naming the row and port).
     :raises bitgrid.defects.DefectMapError: for a bad defect map file.
     :raises bitgrid.toolchain.ToolMissingError: if Yosys is not installed.
     """
@@ -145,12 +153,21 @@ def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, param
     netlist = synthesis.netlist
     result = compile_netlist(netlist, width=width, height=height, region=region,
                              defects=defects, pins=pins, seed=seed, progress=progress,
-                             alternatives=synthesis.alternatives)
+                             alternatives=synthesis.alternatives,
+                             operation=synthesis.operation)
+    checked = 0
+    if check:
+        from .check import check_program
+        started_check = time.perf_counter()
+        checked = check_program(netlist, result.config, result.portmap, progress=progress)
+        result.report.setdefault("times", {})["check"] = round(
+            time.perf_counter() - started_check, 4)
     report = {"top": netlist.name, **info,
               "yosys": {"luts": synthesis.stats["luts"],
                         "flip_flops": synthesis.stats["flip_flops"]},
               "clock": synthesis.stats["clock"]}
     report.update(result.report)
+    report["checked"] = checked
     report["times"] = {**synthesis.stats.get("times", {}), **result.report.get("times", {})}
     report["total_time"] = time.perf_counter() - started
     return result._replace(report=report)

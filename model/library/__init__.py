@@ -50,14 +50,21 @@ MACROS = {m.name: m for m in (
         # The sum has bits + 1 bits (the carry out), and a port has at most 4096.
         Param("bits", "int", 8, "operand width", 1, 4095),
         Param("carry_in", "bool", False, "take a carry in on N lane 0")], arith.adder),
-    Macro("multiplier", "A pipelined n x n unsigned multiplier (carry-save array)", [
-        Param("bits", "int", 8, "operand width n", 2, 64)], _multiplier.multiplier),
+    Macro("multiplier", "A pipelined n x n multiplier (carry-save array)", [
+        Param("bits", "int", 8, "operand width n", 2, 64),
+        Param("signed", "bool", False, "two's complement operands and product")],
+        _multiplier.multiplier),
     Macro("counter", "An n-bit counter adding its enable input every cycle", [
         Param("bits", "int", 8, "width", 1, 4096)], arith.counter),
     Macro("shift_register", "A serial-in, parallel-out shift register", [
         Param("length", "int", 8, "stages (output bits)", 1, 2048)], basic.shift_register),
-    Macro("comparator", "Unsigned comparator: a < b, a == b, a > b", [
-        Param("bits", "int", 8, "operand width", 1, 4096)], arith.comparator),
+    Macro("comparator", "Comparator: a < b, a == b, a > b", [
+        Param("bits", "int", 8, "operand width", 1, 4096),
+        Param("signed", "bool", False, "two's complement operands")], arith.comparator),
+    Macro("accumulator", "An n-bit register adding its addend every cycle, with a reset", [
+        Param("bits", "int", 16, "register width", 1, 4096),
+        Param("addend", "int", 8, "addend width (at most bits)", 1, 4096),
+        Param("reset", "bool", True, "a synchronous reset input rst")], arith.accumulator),
     Macro("text_stream", "The text-stream demo: lanes pass wires W to E", [
         Param("lanes", "int", 8, "bits per word (8: one byte per cycle)", 1, 4096),
         Param("length", "int", 8, "cells per lane", 1, 4096)], basic.text_stream),

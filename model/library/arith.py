@@ -8,9 +8,18 @@ cells long, so it too counts once per full cycle). Operand bits are skewed at th
 
 from ..terms import E, N, S, W
 from .basic import sketch
-from .block import block_from_program
+from .block import Block, block_from_program
 
-__all__ = ["SUM", "CARRY", "full_adder", "adder", "comparator", "counter"]
+__all__ = ["SUM", "CARRY", "full_adder", "adder", "comparator", "counter", "accumulator",
+           "invert_input"]
+
+
+def invert_input(tables, side):
+    """The four LUT tables ``tables`` (N, E, S, W) of a cell reading input ``side``
+    complemented: every table's entry ``a`` becomes its entry ``a ^ (1 << side)`` (SPEC
+    section 3: input N is address bit 0)."""
+    bit = 1 << int(side)
+    return tuple(sum(((t >> (a ^ bit)) & 1) << a for a in range(16)) for t in tables)
 
 
 def SUM(n, e, w):
@@ -57,8 +66,10 @@ def adder(bits, carry_in):
                               "bit i is skewed by i subcycles at every port.")
 
 
-def comparator(bits):
-    """Unsigned comparison of ``a`` and ``b``: ``lt``, ``eq``, ``gt``."""
+def comparator(bits, signed=False):
+    """Comparison of ``a`` and ``b``: ``lt``, ``eq``, ``gt``; two's complement with
+    ``signed`` (the top bits complemented on the way in: ``a < b`` signed is ``a ^ m < b ^ m``
+    unsigned, ``m`` the top bit)."""
     program = sketch(2, bits + 1)
     for i in range(bits):
         # Column 0: the borrow of a - b ripples south; E carries the difference bit d_i.
@@ -74,11 +85,17 @@ def comparator(bits):
             program.cell(1, i, w=lambda e: e, s=lambda n, w: n & (1 - w))
     program.cell(0, bits, s=lambda n: n, e=lambda n: n)           # lt on, and over to col 1
     program.cell(1, bits, e=lambda n: n, s=lambda n, w: (1 - n) & (1 - w))   # eq, gt
-    ports = [("a", "in", [(W, i) for i in range(bits)]),
-             ("b", "in", [(E, i) for i in range(bits)]),
+    ports = [("a", "in", [(W, i) for i in range(bits)], signed),
+             ("b", "in", [(E, i) for i in range(bits)], signed),
              ("lt", "out", [(S, 0)]), ("gt", "out", [(S, 1)]), ("eq", "out", [(E, bits)])]
-    return block_from_program(f"comparator(bits={bits})", program, 2, bits + 1, ports,
-                              doc=f"Unsigned compare of {bits}-bit a (W lanes 0..{bits - 1}) "
+    kind = "Signed (two's complement, the top bits complemented)" if signed else "Unsigned"
+    cells = {(x, y): program.tables(x, y) for x in range(2) for y in range(bits + 1)}
+    if signed:       # a's top bit enters (0, bits - 1) from W, b's (1, bits - 1) from E
+        cells[(0, bits - 1)] = invert_input(cells[(0, bits - 1)], W)
+        cells[(1, bits - 1)] = invert_input(cells[(1, bits - 1)], E)
+    return Block(f"comparator(bits={bits}{', signed=True' if signed else ''})",
+                              2, bits + 1, cells, ports,
+                              doc=f"{kind} compare of {bits}-bit a (W lanes 0..{bits - 1}) "
                               f"and b (E lanes 0..{bits - 1}): lt = a < b (S lane 0), gt = "
                               f"a > b (S lane 1), eq = a == b (E lane {bits}). Column 0 "
                               "ripples the borrow of a - b south, column 1 passes b west and "
@@ -104,3 +121,51 @@ def counter(bits):
                               "new bit back and out of E: the loop takes one full cycle, so it "
                               "counts once per design cycle. carry (S lane 0) is 1 in the row "
                               "where the count wraps to 0.")
+
+
+def _accumulate(has_carry, has_x):
+    """(sum, carry) LUT functions of an accumulator bit: q (E) + x (W) + carry (N), the
+    missing inputs 0."""
+    def total(n, e, w):
+        return e ^ (n & has_carry) ^ (w & has_x)
+
+    def carry(n, e, w):
+        a, b = n & has_carry, w & has_x
+        return (e & a) | (e & b) | (a & b)
+    return total, carry
+
+
+def accumulator(bits, addend, reset):
+    """A ``bits``-bit register ``q`` that adds the ``addend``-bit input ``x`` every design
+    cycle: ``q <= rst ? 0 : q + x`` (without ``reset``: ``q <= q + x``), 0 after reset."""
+    if addend > bits:
+        from .block import LibraryError
+        raise LibraryError(f"Macro accumulator: the addend ({addend} bits) is wider than the "
+                           f"register ({bits} bits)")
+    program = sketch(2, bits)
+    for i in range(bits):
+        # Cell (0, i): q_i (the loop, E) + x_i (W) + the carry (N); the carry on south.
+        total, carry = _accumulate(i > 0, i < addend)
+        program.cell(0, i, e=total, s=carry if i < bits - 1 else None)
+        # Cell (1, i): the new q_i back to (0, i) and out of E; rst comes down column 1.
+        if reset:
+            program.cell(1, i, w=lambda n, w: w & (1 - n), e=lambda n, w: w & (1 - n),
+                         s=(lambda n: n) if i < bits - 1 else None)
+        else:
+            program.cell(1, i, w=lambda w: w, e=lambda w: w)
+    ports = [("x", "in", [(W, i) for i in range(addend)])]
+    if reset:
+        ports.append(("rst", "in", [(N, 1)]))
+    ports.append(("q", "out", [(E, i) for i in range(bits)]))
+    rst = "rst ? 0 : " if reset else ""
+    return block_from_program(
+        f"accumulator(bits={bits}, addend={addend}, reset={reset})", program, 2, bits, ports,
+        registers={(1, i, W) for i in range(bits)},
+        output_delays={("q", i): 1 for i in range(bits)},
+        doc=f"A {bits}-bit register q <= {rst}q + x, x of {addend} bits on W lanes "
+        f"0..{addend - 1}{', rst on N lane 1' if reset else ''}; row k of q is the register "
+        "after k clock edges (0 in row 0: the state before row k's inputs, as a Verilog "
+        "register's output). Bit i is a loop of two cells: (0, i) adds x_i and the carry "
+        f"from N, (1, i) sends the sum back{' (0 when rst)' if reset else ''} and out of E; "
+        "the loop takes one full cycle, so the period is 2, and the carry ripples one row a "
+        "subcycle (bit i skewed by i).")

@@ -74,7 +74,8 @@ class _Timing:
         self.inputs, self.outputs, self.times = inputs, outputs, times
 
 
-def solve_timing(name, width, height, cells, ports, *, period=2, feedback=False):
+def solve_timing(name, width, height, cells, ports, *, period=2, feedback=False,
+                 registers=()):
     """Derive when every LUT of a box computes, from the LUTs' support (SPEC section 4).
 
     Each LUT ``(x, y, d)`` that depends on anything gets a subcycle ``T`` (that of design cycle
@@ -87,6 +88,10 @@ def solve_timing(name, width, height, cells, ports, *, period=2, feedback=False)
     :param ports: :class:`~bitgrid.ports.Port` objects with local lanes (skews ignored).
     :param feedback: allow loops whose length is a multiple of ``period`` (state carried from
         one design cycle to the next, e.g. a counter); without it every loop is an error.
+    :param registers: LUTs ``(x, y, d)`` that hold state: their readers use the value of the
+        design cycle before (a link ``1 - period`` subcycles long), so that every loop
+        through them closes exactly and the inputs of a stateful block are timed without
+        the one-period ambiguity of ``feedback``.
     :raises LibraryError: for a LUT whose inputs come from different design cycles, a loop,
         or a LUT reading an undeclared outside input.
     """
@@ -115,7 +120,7 @@ def solve_timing(name, width, height, cells, ports, *, period=2, feedback=False)
             if 0 <= nx < width and 0 <= ny < height:
                 source = (nx, ny, side.opposite)
                 if source in luts:
-                    link(source, (x, y, d), 1)
+                    link(source, (x, y, d), 1 - period if source in registers else 1)
                 # else: a constant input, no timing constraint
             else:
                 index = _on_boundary(x, y, side, width, height)
@@ -206,6 +211,7 @@ class Block:
         ...])`` tuples) with local indices; skews are derived (:func:`solve_timing`).
     :param period: subcycles per design cycle (even, >= 2).
     :param feedback: the block holds state across design cycles (see :func:`solve_timing`).
+    :param registers: the LUTs ``(x, y, d)`` that hold that state (see :func:`solve_timing`).
     :param output_delays: {(port, bit): cycles}: that output bit shows the result of design
         cycle ``k - cycles`` in row ``k`` (a shift register's taps); default 0.
     :param doc: one paragraph for the docs: what the block computes and its port layout.
@@ -218,7 +224,7 @@ class Block:
     """
 
     def __init__(self, name, width, height, cells, ports, *, period=2, feedback=False,
-                 output_delays=None, doc=""):
+                 registers=(), output_delays=None, doc=""):
         self.name = str(name)
         if not (isinstance(width, int) and isinstance(height, int) and width >= 1
                 and height >= 1):
@@ -257,7 +263,7 @@ class Block:
                                        f"leaves the box on lane {d.letter}{index}, which is no "
                                        "output port")
         timing = solve_timing(self.name, width, height, self.cells, ports, period=period,
-                              feedback=feedback)
+                              feedback=feedback, registers=frozenset(registers))
         delays = dict(output_delays or {})
         for key, cycles in delays.items():
             timing.outputs[key] -= cycles * period
@@ -414,6 +420,13 @@ class Block:
                 in_shift[(port.name, i)] = bit.skew - extend[bit.side]
         lift = max(0, -min(in_shift.values(), default=0))
         lift += lift % 2                      # keep the block's phase: shift by whole cycles
+        # An output must be read after subcycle 0 at the earliest (latency >= 1): a block
+        # whose outputs show the state before a row's inputs (output_delays) takes its inputs
+        # whole periods later.
+        first = min((self.latency + bit.skew + extend[bit.side] for port in self.outputs
+                     for bit in port.bits), default=1) + lift
+        if first < 1:
+            lift += -(-(1 - first) // self.period) * self.period
         ports = []
         out_times = []
         for port in self.outputs:

@@ -47,12 +47,13 @@ from .block import Block, logic_census
 __all__ = ["multiplier"]
 
 
-def _full_adder_cell(has_pp, has_sum, has_carry):
+def _full_adder_cell(has_pp, has_sum, has_carry, *, invert_pp=False, constant=0):
     """(sum, carry) LUT functions of a full adder cell: partial product ``s & e`` (a from S,
-    b from E), sum in from W, carry in from N; missing inputs are 0."""
+    b from E; inverted with ``invert_pp``), sum in from W, carry in from N; a missing sum
+    input is ``constant`` (0 or 1), a missing carry 0."""
     def parts(n, e, s, w):
-        pp = (s & e) if has_pp else 0
-        x = w if has_sum else 0
+        pp = ((s & e) ^ invert_pp) if has_pp else 0
+        x = w if has_sum else constant
         y = n if has_carry else 0
         return pp, x, y
 
@@ -66,9 +67,14 @@ def _full_adder_cell(has_pp, has_sum, has_carry):
     return total, carry
 
 
-def multiplier(bits):
+def multiplier(bits, signed=False):
     """The ``bits`` x ``bits`` pipelined multiplier (see the module docstring): ports ``a``
-    (W), ``b`` (N), ``p`` (E, ``2 * bits`` bits); period 2."""
+    (W), ``b`` (N), ``p`` (E, ``2 * bits`` bits); period 2.
+
+    With ``signed`` the operands and the product are two's complement (modified Baugh-Wooley):
+    the partial products ``a_i & b_j`` with exactly one of ``i``, ``j`` the top bit are
+    inverted, 1 is added at weight ``bits`` (the missing sum input of ``F(0, 1)``) and at
+    weight ``2 bits - 1`` (the top product bit inverted). The same cells, the same timing."""
     n = bits
     rows = 2 * n
 
@@ -90,7 +96,13 @@ def multiplier(bits):
             if not exists(u, v):
                 continue
             x, y = 3 * u + 1, row(v)
-            total, carry = _full_adder_cell(v < n, exists(u - 1, v - 1), exists(u, v - 1))
+            # F(u, v) forms a_v & b_(n-1-u): Baugh-Wooley inverts it where one index is the top
+            invert = signed and v < n and (v == n - 1) != (u == 0)
+            total, carry = _full_adder_cell(v < n, exists(u - 1, v - 1), exists(u, v - 1),
+                                            invert_pp=invert,
+                                            constant=int(signed and (u, v) == (0, 1)))
+            if signed and v == rows - 1:                      # + 2**(2n - 1): top bit inverted
+                total = (lambda f: lambda n, e, s, w: 1 ^ f(n, e, s, w))(total)
             outputs = {"e": total}
             if exists(u, v + 1):
                 outputs["s"] = carry
@@ -128,13 +140,16 @@ def multiplier(bits):
             program.cell(x, y, **outputs)
     cells = {(x - 1, y - 1): program.tables(x, y) for y in range(1, height)
              for x in range(1, width) if any(program.tables(x, y))}
-    ports = [("a", "in", [(W, 2 * v + 1) for v in range(n)]),
-             ("b", "in", [(N, 3 * (n - j) - 1) for j in range(n)]),
-             ("p", "out", [(E, row(v) - 1) for v in range(rows)])]
+    ports = [("a", "in", [(W, 2 * v + 1) for v in range(n)], signed),
+             ("b", "in", [(N, 3 * (n - j) - 1) for j in range(n)], signed),
+             ("p", "out", [(E, row(v) - 1) for v in range(rows)], signed)]
     tail = logic_census({xy: t for xy, t in cells.items() if xy[1] >= 2 * n})
+    kind = ("Signed (two's complement, modified Baugh-Wooley: the partial products of one top "
+            "bit inverted, 1 added at weights n and 2n - 1)" if signed else "Unsigned")
     return Block(
-        f"multiplier(bits={n})", width - 1, height - 1, cells, ports,
-        doc=f"Unsigned {n} x {n} multiplier, p = a * b ({2 * n} bits), a new pair every full "
+        f"multiplier(bits={n}{', signed=True' if signed else ''})", width - 1, height - 1,
+        cells, ports,
+        doc=f"{kind} {n} x {n} multiplier, p = a * b ({2 * n} bits), a new pair every full "
         f"cycle: a on W lanes 1, 3, .. {2 * n - 1}, b on N lanes {3 * n - 1}, {3 * n - 4}, .. 2 "
         f"(bit 0 first), p on E lanes 0, 2, .. {2 * n - 2}, then {2 * n} .. {3 * n - 1}. A "
         f"carry-save array of {n} x {n} adder cells, each forming its partial product a_v & "

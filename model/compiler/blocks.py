@@ -1,0 +1,87 @@
+"""The arithmetic-block back end: a design recognised as one operation
+(:func:`.operations.recognise`) becomes the library block for it, alone on a grid.
+
+:func:`compile_operation` builds the block (:data:`bitgrid.library.MACROS`), inverts the
+outputs the operation asks for (``le``, ``ge``, ``ne`` of a comparison: the LUT that drives
+the lane, so the timing is unchanged), places it at the grid's north-west corner
+(:meth:`bitgrid.library.Block.standalone`: port bits on the edge lanes, the skews and latency
+derived from the LUTs) and renames the block's ports to the design's. The result is a
+:class:`~bitgrid.compiler.backend.CompileResult` like every back end's; its report says
+``back_end: "blocks"`` and names the block (``blocks``).
+"""
+
+import time
+
+from ..library import MACROS, Block, LibraryError
+from ..library.block import logic_census
+from ..ports import PortMap
+from .errors import CompileError
+
+__all__ = ["compile_operation"]
+
+
+def _with_inverted_outputs(block, names):
+    """``block`` with the output ports ``names`` (1 bit each) inverted at their lanes."""
+    if not names:
+        return block
+    cells = dict(block.cells)
+    for port in block.outputs:
+        if port.name in names:
+            for bit in port.bits:
+                x, y = block.bit_cell(bit)
+                tables = list(cells.get((x, y), (0, 0, 0, 0)))
+                tables[bit.side] ^= 0xFFFF
+                cells[(x, y)] = tuple(tables)
+    return Block(block.name + " with " + ", ".join(sorted(names)) + " inverted", block.width,
+                 block.height, cells, block.ports, period=block.period, doc=block.doc)
+
+
+def compile_operation(operation, netlist, *, width=None, height=None):
+    """The program of ``operation`` (an :class:`.operations.Operation`) for ``netlist``'s
+    ports.
+
+    :param netlist: the design's :class:`~bitgrid.netlist.Netlist` (its port names, widths
+        and signedness; LUT and flip-flop counts for the report).
+    :param width, height: the grid (cells); None: the block's box rounded up to even.
+    :returns: :class:`~bitgrid.compiler.backend.CompileResult`.
+    :raises CompileError: if the block does not fit the given size.
+    """
+    from .backend import CompileResult
+    started = time.perf_counter()
+    try:
+        block = MACROS[operation.macro].build(**operation.params)
+        block = _with_inverted_outputs(block, operation.inverted)
+        alone = block.standalone(width=width, height=height)
+    except LibraryError as error:
+        raise CompileError(f"the {operation.describe()} block: {error}") from None
+    design_ports = {**netlist.inputs, **netlist.outputs}
+    ports = []
+    for port in alone.portmap.ports:
+        name = operation.ports.get(port.name)
+        if name is None:
+            continue                    # a block output the design does not use
+        own = design_ports[name]
+        ports.append(port._replace(name=name, bits=port.bits[:len(own.bits)],
+                                   signed=own.signed))
+    portmap = PortMap(alone.portmap.width, alone.portmap.height, ports,
+                      period=alone.portmap.period, latency=alone.portmap.latency)
+    config = alone.config
+    used = [(x, y) for y in range(config.height) for x in range(config.width)
+            if config.luts[y, x].any()]
+    census = logic_census({xy: config[xy] for xy in used})
+    logic = sum(census.values())
+    xs, ys = [x for x, _ in used], [y for _, y in used]
+    report = {
+        "back_end": "blocks",
+        "blocks": [block.name],
+        "operation": operation.kind,
+        "grid": [config.width, config.height],
+        "region": None,
+        "bounding_box": [min(xs), min(ys), max(xs), max(ys)],
+        "cells": {"logic": logic, "routing": len(used) - logic, "delay": 0,
+                  "total": len(used)},
+        "luts": len(netlist.luts), "flip_flops": len(netlist.dffs),
+        "period": portmap.period, "latency": portmap.latency,
+        "times": {"place_route": round(time.perf_counter() - started, 4)},
+    }
+    return CompileResult(config, portmap, report)

@@ -1,0 +1,271 @@
+"""Arithmetic operations recognised in Yosys' coarse netlist, for the arithmetic blocks.
+
+FPGA flows do not build adders and multipliers out of general LUTs: they keep Yosys' coarse
+cells (``$add``, ``$mul``, ``$lt``, ...) and map them onto carry chains and DSP blocks. The
+BitGrid compiler does the same with the library's hand-placed, fully pipelined blocks
+(:mod:`bitgrid.library`): the front end also writes the design as Yosys has it before
+techmapping (``proc; flatten; opt -fast; wreduce``), :func:`coarse_from_json` reads it, and
+:func:`recognise` finds a design that *is* one arithmetic operation on its ports. The back end
+(:mod:`.blocks`) then places that block as one more candidate beside the LUT mappings, and the
+smaller program wins (:func:`bitgrid.compiler.backend.compile_netlist`).
+
+Recognised (every input and output port of the design taking part, the clock aside):
+
+=============  ==========================================  ==================================
+operation      Yosys cells                                  block
+=============  ==========================================  ==================================
+multiply       one ``$mul`` of two input ports              ``multiplier(bits, signed)``
+add            ``$add`` of two input ports, optionally      ``adder(bits, carry_in)``
+               then ``$add`` of a 1-bit carry-in port
+compare        ``$lt $le $gt $ge $eq $ne`` of the same two  ``comparator(bits, signed)``, an
+               input ports, each to a 1-bit output port     output inverted for le, ge, ne
+accumulate     ``$add`` of the register and an input port   ``accumulator(bits, addend,
+               (or of 1 with an enable) into ``$dff``,      reset)``
+               ``$sdff`` (reset to 0) or ``$sdffe``
+=============  ==========================================  ==================================
+
+An unsigned operand narrower than the block is zero-extended for free (a lane no port drives
+is 0); a signed one must have the block's width. Anything else (glue logic, a second operation,
+a register with a non-zero initial value) is not recognised: :func:`recognise` returns None and
+the LUT mappings are the only candidates.
+"""
+
+import dataclasses
+import typing
+
+__all__ = ["Coarse", "Operation", "coarse_from_json", "recognise"]
+
+#: Cell types that only carry a name (no logic).
+_IGNORED = frozenset({"$scopeinfo"})
+#: Comparison cells: (block output, inverted).
+_COMPARE = {"$lt": ("lt", False), "$gt": ("gt", False), "$eq": ("eq", False),
+            "$ge": ("lt", True), "$le": ("gt", True), "$ne": ("eq", True)}
+
+
+class Coarse(typing.NamedTuple):
+    """A module of Yosys' coarse netlist: ``inputs`` and ``outputs`` ({port: tuple of bits}),
+    ``cells`` (tuple of ``(type, parameters, connections)``, parameters as ints, connections
+    {pin: tuple of bits}), ``init`` ({bit: 0/1} from the wires' ``init`` attributes). A bit is
+    an int (a net) or ``"0"``/``"1"``/``"x"`` (a constant)."""
+    inputs: dict
+    outputs: dict
+    cells: tuple
+    init: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class Operation:
+    """A design recognised as one arithmetic operation: build ``macro`` with ``params`` (a
+    macro of :data:`bitgrid.library.MACROS`), connect design port ``ports[block_port]`` to
+    each block port, and invert the block outputs in ``inverted``.
+
+    :param kind: ``"multiply"``, ``"add"``, ``"compare"`` or ``"accumulate"``.
+    :param ports: {block port: design port}; a design port may be narrower than its block
+        port (unsigned: zero-extended inputs, truncated outputs).
+    """
+    kind: str
+    macro: str
+    params: dict
+    ports: dict
+    inverted: frozenset = frozenset()
+
+    def describe(self):
+        """``multiplier(bits=8, signed=True)`` for the report."""
+        return self.macro + "(" + ", ".join(f"{k}={v}" for k, v in self.params.items()) + ")"
+
+
+def _parameter(value):
+    if isinstance(value, str) and value and set(value) <= set("01"):
+        return int(value, 2)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return value
+
+
+def coarse_from_json(document, top):
+    """The :class:`Coarse` module ``top`` of Yosys JSON ``document`` (a dict), or None if it
+    is not there."""
+    module = document.get("modules", {}).get(top)
+    if module is None:
+        return None
+    inputs, outputs = {}, {}
+    for name, port in module.get("ports", {}).items():
+        bits = tuple(port["bits"])
+        if port["direction"] == "input":
+            inputs[name] = bits
+        elif port["direction"] == "output":
+            outputs[name] = bits
+        else:
+            return None
+    cells = tuple((cell["type"], {k: _parameter(v) for k, v in cell.get("parameters",
+                                                                          {}).items()},
+                   {k: tuple(v) for k, v in cell.get("connections", {}).items()})
+                  for cell in module.get("cells", {}).values()
+                  if cell["type"] not in _IGNORED)
+    init = {}
+    for wire in module.get("netnames", {}).values():
+        value = wire.get("attributes", {}).get("init")
+        if isinstance(value, str) and set(value) <= set("01x"):
+            for position, bit in enumerate(reversed(wire["bits"])):
+                if position < len(value) and value[position] != "x":
+                    init[bit] = int(value[position])
+    return Coarse(inputs, outputs, cells, init)
+
+
+def _operand(bits, coarse, signed):
+    """``(port, width)`` if ``bits`` are a whole input port, zero-extended when unsigned
+    (constant ``"0"`` bits after it), else None."""
+    for name, port in coarse.inputs.items():
+        n = len(port)
+        if tuple(bits[:n]) == port and (len(bits) == n or not signed
+                                         and all(b == "0" for b in bits[n:])):
+            return name, n
+    return None
+
+
+def _output(bits, coarse):
+    """The output port whose bits are exactly ``bits``, or None."""
+    for name, port in coarse.outputs.items():
+        if port == tuple(bits):
+            return name
+    return None
+
+
+def _signed(parameters):
+    return bool(parameters.get("A_SIGNED")) and bool(parameters.get("B_SIGNED", 1))
+
+
+def recognise(coarse, inputs, outputs):
+    """The :class:`Operation` that ``coarse`` is, or None.
+
+    :param coarse: a :class:`Coarse` (or None).
+    :param inputs, outputs: the design's data port names (the LUT netlist's: the clock
+        removed); every one must take part.
+    """
+    if coarse is None or not coarse.cells:
+        return None
+    for match in (_multiply, _add, _compare, _accumulate):
+        operation = match(coarse)
+        if operation is not None:
+            used = set(operation.ports.values())
+            if used == set(inputs) | set(outputs):
+                return operation
+    return None
+
+
+def _binary(cell, coarse):
+    """``(signed, (a, width), (b, width))`` of a two-operand cell on input ports, or None."""
+    _, parameters, pins = cell
+    signed = _signed(parameters)
+    if bool(parameters.get("A_SIGNED")) != bool(parameters.get("B_SIGNED")):
+        return None
+    a, b = _operand(pins["A"], coarse, signed), _operand(pins["B"], coarse, signed)
+    if a is None or b is None or a[0] == b[0]:
+        return None
+    if signed and a[1] != b[1]:
+        return None
+    return signed, a, b
+
+
+def _multiply(coarse):
+    if len(coarse.cells) != 1 or coarse.cells[0][0] != "$mul":
+        return None
+    operands = _binary(coarse.cells[0], coarse)
+    product = _output(coarse.cells[0][2]["Y"], coarse)
+    if operands is None or product is None:
+        return None
+    signed, (a, wa), (b, wb) = operands
+    bits = max(wa, wb, 2)
+    if len(coarse.outputs[product]) > 2 * bits or signed and len(coarse.outputs[product]) \
+            != 2 * bits:
+        return None
+    return Operation("multiply", "multiplier", {"bits": bits, "signed": signed},
+                     {"a": a, "b": b, "p": product})
+
+
+def _add(coarse):
+    cells = coarse.cells
+    if not 1 <= len(cells) <= 2 or any(c[0] != "$add" for c in cells):
+        return None
+    carry = None
+    if len(cells) == 2:
+        first, second = cells
+        if tuple(second[2]["A"]) != tuple(first[2]["Y"]):
+            first, second = second, first
+        if tuple(second[2]["A"]) != tuple(first[2]["Y"]) or _signed(second[1]):
+            return None
+        carry = _operand(second[2]["B"], coarse, False)
+        if carry is None or carry[1] != 1:
+            return None
+        total = second[2]["Y"]
+    else:
+        first, total = cells[0], cells[0][2]["Y"]
+    operands = _binary(first, coarse)
+    result = _output(total, coarse)
+    if operands is None or result is None or operands[0]:
+        return None
+    _, (a, wa), (b, wb) = operands
+    bits = max(wa, wb)
+    if len(coarse.outputs[result]) > bits + 1 or len(first[2]["Y"]) < len(total):
+        return None
+    ports = {"a": a, "b": b, "sum": result}
+    if carry is not None:
+        ports["cin"] = carry[0]
+    return Operation("add", "adder", {"bits": bits, "carry_in": carry is not None}, ports)
+
+
+def _compare(coarse):
+    if not all(c[0] in _COMPARE for c in coarse.cells):
+        return None
+    found, ports, inverted, kinds = None, {}, set(), set()
+    for cell in coarse.cells:
+        operands = _binary(cell, coarse)
+        result = _output(cell[2]["Y"], coarse)
+        if operands is None or result is None or found not in (None, operands):
+            return None
+        found = operands
+        output, invert = _COMPARE[cell[0]]
+        if output in ports:
+            return None
+        ports[output] = result
+        if invert:
+            inverted.add(output)
+    signed, (a, wa), (b, wb) = found
+    ports.update(a=a, b=b)
+    return Operation("compare", "comparator", {"bits": max(wa, wb), "signed": signed}, ports,
+                     frozenset(inverted))
+
+
+def _accumulate(coarse):
+    adds = [c for c in coarse.cells if c[0] == "$add"]
+    registers = [c for c in coarse.cells if c[0] in ("$dff", "$sdff", "$sdffe")]
+    if len(adds) != 1 or len(registers) != 1 or len(coarse.cells) != 2:
+        return None
+    (_, add_parameters, add), (kind, parameters, register) = adds[0], registers[0]
+    q = tuple(register["Q"])
+    state = _output(q, coarse)
+    if (state is None or tuple(register["D"]) != tuple(add["Y"]) or tuple(add["A"]) != q
+            or _signed(add_parameters) or parameters.get("CLK_POLARITY", 1) != 1
+            or any(coarse.init.get(bit, 0) for bit in q)):
+        return None
+    ports = {"q": state}
+    if kind == "$sdffe":
+        # q <= rst ? 0 : en ? q + 1 : q, that is q + en: a 1-bit addend
+        if tuple(add["B"]) != ("1",) or parameters.get("EN_POLARITY", 1) != 1:
+            return None
+        addend = _operand(register["EN"], coarse, False)
+    else:
+        addend = _operand(add["B"], coarse, False)
+    if addend is None or addend[1] > len(q):
+        return None
+    ports["x"] = addend[0]
+    reset = kind in ("$sdff", "$sdffe")
+    if reset:
+        rst = _operand(register["SRST"], coarse, False)
+        if (rst is None or rst[1] != 1 or parameters.get("SRST_POLARITY", 1) != 1
+                or parameters.get("SRST_VALUE", 0) != 0):
+            return None
+        ports["rst"] = rst[0]
+    return Operation("accumulate", "accumulator",
+                     {"bits": len(q), "addend": addend[1], "reset": reset}, ports)
