@@ -37,7 +37,11 @@ RARE_RESET = {"rst": 0.003, "en": 0.9}
 STREAMS = 16
 
 #: Tops of the test designs in the fast set (the others are in the slow set).
-FAST = ("mul2u", "mul2s", "popcount8", "crc8")
+FAST = ("mul2u", "mul2s", "popcount8", "crc8", "cmp8s", "counter8")
+#: Test designs that are one arithmetic operation (the library block is what compiles): the
+#: slow set also runs their LUT mappings (the sweep) against the model.
+BLOCK_DESIGNS = tuple(f"mul{n}{s}" for s in "us" for n in range(2, 9)) + (
+    "add8", "add16", "cmp8u", "cmp8s", "counter8", "acc8")
 
 
 def _top(case):
@@ -61,17 +65,39 @@ def test_fast_designs_are_test_designs():
 
 @pytest.fixture(scope="session")
 def compiled(synthesized):
-    """``compiled(name, **params) -> (Design, SynthesisResult, CompileResult)``, cached."""
+    """``compiled(name, blocks=True, **params) -> (Design, SynthesisResult, CompileResult)``,
+    cached: what ``bitgrid compile`` makes (the arithmetic block where the design is one
+    operation), or with ``blocks=False`` the best LUT mapping (the sweep)."""
     cache = {}
 
-    def get(name, **params):
-        key = (name, tuple(sorted(params.items())))
+    def get(name, blocks=True, **params):
+        key = (name, blocks, tuple(sorted(params.items())))
         if key not in cache:
             design, synthesis = synthesized(name, **params)
             cache[key] = design, synthesis, compile_netlist(
-                synthesis.netlist, alternatives=synthesis.alternatives, seed=1)
+                synthesis.netlist, alternatives=synthesis.alternatives, seed=1,
+                operation=synthesis.operation if blocks else None)
         return cache[key]
     return get
+
+
+def _sweep_cases():
+    return [pytest.param(case, id=_top(case), marks=pytest.mark.slow)
+            for case in designs.TEST_DESIGNS if _top(case) in BLOCK_DESIGNS]
+
+
+def test_block_designs_compile_to_their_blocks(synthesized):
+    """The designs of BLOCK_DESIGNS, and only they, are recognised as one operation."""
+    for name, params in designs.TEST_DESIGNS:
+        design, synthesis = synthesized(name, **params)
+        assert (synthesis.operation is not None) == (design.top in BLOCK_DESIGNS), design.top
+
+
+@pytest.mark.parametrize("case", _sweep_cases())
+def test_block_design_lut_mappings_on_the_emulator(compiled, case):
+    """The LUT mappings (the sweep) of the designs the library has a block for, against the
+    model as in :func:`test_design_on_the_emulator`."""
+    _run_design(compiled, case, blocks=False)
 
 
 @pytest.mark.parametrize("case", _cases())
@@ -81,8 +107,16 @@ def test_design_on_the_emulator(compiled, case):
     (sequential designs: 10,000 random cycles, as 16 runs of 625 from reset), against the
     model; the first 48 rows also on the reference emulator; ports keep their names, widths
     and signedness; a combinational design is fully pipelined (period 2)."""
+    design, synthesis, result = _run_design(compiled, case)
+    if design.top in BLOCK_DESIGNS:
+        assert result.report["back_end"] == "blocks"
+
+
+def _run_design(compiled, case, blocks=True):
+    """Compile ``case`` and run it against the model (see :func:`test_design_on_the_emulator`);
+    returns ``(design, synthesis, result)``."""
     name, params = case
-    design, synthesis, result = compiled(name, **params)
+    design, synthesis, result = compiled(name, blocks=blocks, **params)
     netlist = synthesis.netlist
     rows = rows_for(netlist, count=10_000, weights=RARE_RESET)
     if design.sequential or input_bits(netlist) > 16:
@@ -111,6 +145,7 @@ def test_design_on_the_emulator(compiled, case):
         assert portmap.period % 2 == 0
     else:
         assert portmap.period == 2      # fully pipelined: a new row every full cycle
+    return design, synthesis, result
 
 
 def _round_up(value, quantum):

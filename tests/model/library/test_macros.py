@@ -8,7 +8,7 @@ import random
 import pytest
 
 from bitgrid.evaluate import evaluate
-from bitgrid.library import MACROS, build
+from bitgrid.library import MACROS, LibraryError, build
 
 from support.library import run_block
 
@@ -116,6 +116,44 @@ def test_comparator_all_pairs(bits):
         [(int(r["a"] < r["b"]), int(r["a"] == r["b"]), int(r["a"] > r["b"])) for r in rows]
 
 
+def signed_values(bits, *names):
+    """Rows of every combination of two's complement ``bits``-bit values of ``names``."""
+    span = range(-(1 << (bits - 1)), 1 << (bits - 1))
+    rows = [dict(zip(names, values)) for values in itertools.product(span, repeat=len(names))]
+    random.Random(bits).shuffle(rows)
+    return rows
+
+
+@pytest.mark.parametrize("bits", [1, 2, 3, 5])
+def test_signed_comparator_all_pairs(bits):
+    rows = signed_values(bits, "a", "b")
+    out = run(build("comparator", bits=bits, signed=True), rows)
+    assert [(r["lt"], r["eq"], r["gt"]) for r in out] == \
+        [(int(r["a"] < r["b"]), int(r["a"] == r["b"]), int(r["a"] > r["b"])) for r in rows]
+
+
+@pytest.mark.parametrize("bits,addend,reset", [(1, 1, True), (3, 1, True), (5, 3, True),
+                                               (4, 4, False), (6, 2, False)])
+def test_accumulator_adds_and_resets(bits, addend, reset):
+    """q after k rows is the sum of x since the last reset (exclusive of row k), mod 2**bits;
+    resets in about 1 row of 12, so the register wraps between them."""
+    rng = random.Random(bits * 10 + addend)
+    rows = [{"x": rng.randrange(1 << addend), **({"rst": int(rng.random() < 1 / 12)}
+                                                    if reset else {})} for _ in range(600)]
+    expected, q = [], 0
+    for row in rows:
+        expected.append(q)
+        q = 0 if row.get("rst") else (q + row["x"]) % (1 << bits)
+    block = build("accumulator", bits=bits, addend=addend, reset=reset)
+    assert [r["q"] for r in run(block, rows)] == expected
+    assert block.period == 2 and block.cell_count == 2 * bits
+
+
+def test_accumulator_refuses_a_wider_addend():
+    with pytest.raises(LibraryError, match="wider than the register"):
+        build("accumulator", bits=4, addend=5)
+
+
 @pytest.mark.parametrize("bits", [1, 2, 3, 5])
 def test_counter_counts_enables(bits):
     rng = random.Random(bits)
@@ -160,6 +198,24 @@ def test_multiplier_8_random_and_corner_pairs():
         [r["a"] * r["b"] for r in rows]
 
 
+@pytest.mark.parametrize("bits", [2, 3, 4, 5])
+def test_signed_multiplier_all_pairs(bits):
+    rows = signed_values(bits, "a", "b")
+    block = build("multiplier", bits=bits, signed=True)
+    assert [r["p"] for r in run(block, rows)] == [r["a"] * r["b"] for r in rows]
+    # the same cells and timing as the unsigned array: only LUTs change
+    plain = build("multiplier", bits=bits)
+    assert (block.cells.keys(), block.latency) == (plain.cells.keys(), plain.latency)
+
+
+def test_signed_multiplier_8_corners_and_random_pairs():
+    rng = random.Random(88)
+    rows = [{"a": a, "b": b} for a in (-128, -1, 0, 1, 127) for b in (-128, -1, 0, 1, 127)]
+    rows += [{"a": rng.randrange(-128, 128), "b": rng.randrange(-128, 128)} for _ in range(600)]
+    assert [r["p"] for r in run(build("multiplier", bits=8, signed=True), rows)] == \
+        [r["a"] * r["b"] for r in rows]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("bits", [6, 7, 8])
 def test_multiplier_all_pairs_slow(bits):
@@ -182,7 +238,8 @@ def test_eight_bit_all_pairs_slow(name, check):
 def test_every_macro_is_tested_here():
     """A new macro needs its own test above (this list is the reminder)."""
     tested = {"wire", "turn", "cross", "fanout", "delay", "constant", "inverter", "full_adder",
-              "adder", "comparator", "counter", "shift_register", "text_stream", "multiplier"}
+              "adder", "comparator", "counter", "shift_register", "text_stream", "multiplier",
+              "accumulator"}
     assert set(MACROS) == tested
 
 

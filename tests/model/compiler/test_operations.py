@@ -1,0 +1,138 @@
+"""The arithmetic blocks (issue 23): Yosys' coarse netlist read into operations
+(bitgrid.compiler.operations) and the library block placed for one (bitgrid.compiler.blocks).
+
+The table below is written by hand from the designs' Verilog (not read back from the code):
+which block each test design is, with which parameters and port connections. Designs that
+are more than one operation are not recognised, and a recognised design's program runs
+right against Python (the end-to-end runs are in test_compile.py)."""
+
+import pytest
+
+from bitgrid.compiler import CompileError, compile, compile_netlist, designs, synthesize
+from bitgrid.compiler.blocks import compile_operation
+from bitgrid.compiler.operations import recognise
+from bitgrid.evaluate import evaluate
+
+#: top -> (kind, macro, params, {block port: design port}, inverted outputs)
+EXPECTED = {
+    **{f"mul{n}{s}": ("multiply", "multiplier", {"bits": n, "signed": s == "s"},
+                      {"a": "a", "b": "b", "p": "p"}, set())
+       for n in range(2, 9) for s in "us"},
+    "add8": ("add", "adder", {"bits": 8, "carry_in": True},
+             {"a": "a", "b": "b", "cin": "cin", "sum": "s"}, set()),
+    "add16": ("add", "adder", {"bits": 16, "carry_in": True},
+              {"a": "a", "b": "b", "cin": "cin", "sum": "s"}, set()),
+    "cmp8u": ("compare", "comparator", {"bits": 8, "signed": False},
+              {"a": "a", "b": "b", "lt": "lt", "eq": "eq", "gt": "gt"}, set()),
+    "cmp8s": ("compare", "comparator", {"bits": 8, "signed": True},
+              {"a": "a", "b": "b", "lt": "lt", "eq": "eq", "gt": "gt"}, set()),
+    "counter8": ("accumulate", "accumulator", {"bits": 8, "addend": 1, "reset": True},
+                 {"q": "count", "x": "en", "rst": "rst"}, set()),
+    "acc8": ("accumulate", "accumulator", {"bits": 16, "addend": 8, "reset": True},
+             {"q": "sum", "x": "x", "rst": "rst"}, set()),
+}
+
+
+@pytest.mark.parametrize("case", designs.TEST_DESIGNS,
+                         ids=[designs.design(n, **p).top for n, p in designs.TEST_DESIGNS])
+def test_each_test_design_is_its_operation_or_none(synthesized, case):
+    design, synthesis = synthesized(case[0], **case[1])
+    operation = synthesis.operation
+    if design.top not in EXPECTED:
+        assert operation is None
+        return
+    kind, macro, params, ports, inverted = EXPECTED[design.top]
+    assert (operation.kind, operation.macro, operation.params, operation.ports,
+            set(operation.inverted)) == (kind, macro, params, ports, inverted)
+
+
+def _synthesize(tmp_path, verilog, top):
+    path = tmp_path / f"{top}.v"
+    path.write_text(verilog)
+    return synthesize(path, top=top)
+
+
+@pytest.mark.parametrize("verilog", [
+    # glue around the product
+    "module t(input [3:0] a, input [3:0] b, output [7:0] p); assign p = a * b + 1; endmodule",
+    # a subtraction (no block yet)
+    "module t(input [3:0] a, input [3:0] b, output [4:0] d); assign d = a - b; endmodule",
+    # an input port the operation does not read
+    "module t(input [3:0] a, input [3:0] b, input c, output [4:0] s); assign s = a + b; "
+    "endmodule",
+    # signed operands of two widths (sign extension is not free)
+    "module t(input signed [3:0] a, input signed [2:0] b, output signed [6:0] p); "
+    "assign p = a * b; endmodule",
+    # a register that starts at 5
+    "module t(input clk, input en, output reg [3:0] q); initial q = 5; "
+    "always @(posedge clk) if (en) q <= q + 1'b1; endmodule",
+])
+def test_designs_that_are_not_one_operation(tmp_path, verilog):
+    assert _synthesize(tmp_path, verilog, "t").operation is None
+
+
+def test_comparisons_with_inverted_outputs(tmp_path):
+    """le, ge and ne are gt, lt and eq inverted at their lanes; every pair of 6-bit signed
+    values, against Python."""
+    verilog = ("module t(input signed [5:0] a, input signed [5:0] b, output le, output ge, "
+               "output ne); assign le = a <= b; assign ge = a >= b; assign ne = a != b; "
+               "endmodule")
+    synthesis = _synthesize(tmp_path, verilog, "t")
+    operation = synthesis.operation
+    assert (operation.macro, operation.params, set(operation.inverted)) == \
+        ("comparator", {"bits": 6, "signed": True}, {"lt", "gt", "eq"})
+    result = compile_operation(operation, synthesis.netlist)
+    rows = [{"a": a, "b": b} for a in range(-32, 32) for b in range(-32, 32)]
+    assert evaluate(result.config, result.portmap, rows, target="fast") == \
+        [{"le": int(r["a"] <= r["b"]), "ge": int(r["a"] >= r["b"]),
+          "ne": int(r["a"] != r["b"])} for r in rows]
+
+
+def test_narrow_unsigned_operand_is_zero_extended(tmp_path):
+    """A 5 x 3 product is the 5 x 5 block with b's top lanes undriven; a 4-bit sum of 6-bit
+    operands is the adder's low bits."""
+    synthesis = _synthesize(tmp_path, "module t(input [4:0] a, input [2:0] b, output [7:0] p);"
+                            " assign p = a * b; endmodule", "t")
+    assert synthesis.operation.params == {"bits": 5, "signed": False}
+    result = compile_operation(synthesis.operation, synthesis.netlist)
+    rows = [{"a": a, "b": b} for a in range(32) for b in range(8)]
+    assert [r["p"] for r in evaluate(result.config, result.portmap, rows)] == \
+        [r["a"] * r["b"] for r in rows]
+    assert [p.width for p in result.portmap.ports] == [5, 3, 8]
+
+
+def test_block_is_a_candidate_and_wins(synthesized):
+    """compile_netlist keeps the block (fewer cells x period than every LUT mapping) and lists
+    every candidate; without the operation the sweep's program is kept."""
+    _, synthesis = synthesized("counter", n=8)
+    with_block = compile_netlist(synthesis.netlist, alternatives=synthesis.alternatives,
+                                 operation=synthesis.operation)
+    assert with_block.report["mapping"] == "blocks"
+    assert with_block.report["blocks"] == ["accumulator(bits=8, addend=1, reset=True)"]
+    assert (with_block.report["cells"]["total"], with_block.portmap.period) == (16, 2)
+    others = [c for c in with_block.report["candidates"] if c["mapping"] != "blocks"]
+    assert {c["mapping"] for c in others} == {"lut4", "lut3", "lut2"}
+    assert all(c["cells"] * c["period"] > 16 * 2 for c in others)
+    without = compile_netlist(synthesis.netlist, alternatives=synthesis.alternatives)
+    assert without.report["back_end"] == "sweep"
+
+
+def test_block_at_a_given_size_and_too_small(synthesized):
+    _, synthesis = synthesized("adder", n=8)
+    result = compile_operation(synthesis.operation, synthesis.netlist, width=6, height=10)
+    assert (result.config.width, result.config.height) == (6, 10)
+    rows = [{"a": a, "b": b, "cin": c} for a in (0, 1, 200, 255) for b in (0, 77, 255)
+            for c in (0, 1)]
+    assert [r["s"] for r in evaluate(result.config, result.portmap, rows)] == \
+        [r["a"] + r["b"] + r["cin"] for r in rows]
+    with pytest.raises(CompileError, match="adder.*does not fit a 2 x 4 grid"):
+        compile_operation(synthesis.operation, synthesis.netlist, width=2, height=4)
+
+
+def test_region_and_defects_skip_the_block(synthesized, tmp_path):
+    """The blocks do not place around a region or defects yet: the LUT mappings do."""
+    design, _ = synthesized("comparator", n=8)
+    path = designs.write(design, tmp_path)
+    result = compile(path, top=design.top, region="0,0,41,31")
+    assert result.report["back_end"] != "blocks"
+    assert "blocks" not in {c["mapping"] for c in result.report["candidates"]}
