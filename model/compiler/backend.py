@@ -49,6 +49,12 @@ UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 30, 40
 ROUTE_REROUTES, ROUTE_REROUTES_PER_CONNECTION = 4000, 40
 
 
+#: With a library block for the design (``operation``), the LUT mappings are compiled beside it
+#: only up to this many LUTs (above, on every test design, they took 4 to 120 times the
+#: block's cells and most of the compile time).
+BLOCK_SEARCH_LUTS = 32
+
+
 class CompileResult(typing.NamedTuple):
     """A compiled program: ``config`` (:class:`~bitgrid.config.Configuration`), ``portmap``
     (:class:`~bitgrid.ports.PortMap`) and ``report`` (a JSON-serialisable dict: ``grid``,
@@ -78,7 +84,8 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     """Pack, place, route and time ``netlist`` into a program (module docstring).
 
     Each mapping of the design (``netlist`` and the ``alternatives``) is compiled, and so is
-    the library block of ``operation`` (:mod:`.blocks`; without a region, defect map or pins),
+    the library block of ``operation`` (:mod:`.blocks`; without a region, defect map or pins;
+    a block is kept without compiling the mappings above :data:`BLOCK_SEARCH_LUTS` LUTs),
     and the program with the fewest cells x period is kept (:func:`_figure_of_merit`); only
     ``netlist`` falls back to the older back ends (fixed pins; a region or defect map the
     sweep does not fit). The report names the mapping kept (``mapping``: ``lut4``, ``lut3``,
@@ -108,19 +115,22 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     options = dict(width=width, height=height, region=region, defects=defects, pins=pins,
                    seed=seed, progress=progress)
     candidates, errors = [], []
-    for name, candidate in [("lut4", netlist), *(alternatives or {}).items()]:
-        if candidate is not netlist and pins:
-            continue
-        try:
-            candidates.append((name, _compile_mapping(candidate, fallback=candidate is netlist,
-                                                      **options)))
-        except CompileError as error:
-            errors.append(error)
     if operation is not None and region is None and defects is None and not pins:
         from .blocks import compile_operation
         try:
             candidates.append(("blocks", compile_operation(operation, netlist, width=width,
                                                            height=height)))
+        except CompileError as error:
+            errors.append(error)
+    mappings = [("lut4", netlist), *(alternatives or {}).items()]
+    if candidates and len(netlist.luts) > BLOCK_SEARCH_LUTS:
+        mappings = []           # the block: the LUT mappings are far larger (docs/compiler.md)
+    for name, candidate in mappings:
+        if candidate is not netlist and pins:
+            continue
+        try:
+            candidates.append((name, _compile_mapping(candidate, fallback=candidate is netlist,
+                                                      **options)))
         except CompileError as error:
             errors.append(error)
     if not candidates:

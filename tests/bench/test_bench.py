@@ -201,7 +201,9 @@ def test_targets_on_synthetic_figures():
     met = {t["name"]: t["met"] for t in report.targets(parts)}
     assert met == {"fast_1024": True, "streams": False, "verilog_128": False,
                    "verilog_linear": True, "verilator_32": True, "compile_mul8": None,
-                   "compile_3x": None, "compile_1000": None, "kernel_256": None,
+                   "compile_median_3x": None, "compile_6x": None, "compile_total": None,
+                   "compile_counter8": None, "compile_acc8": None, "compile_detector": None,
+                   "compile_1000": None, "kernel_256": None,
                    "kernel_4096": None, "kernel_small": None}
     text = report.format_targets(report.targets(parts))
     assert text.splitlines()[1] == ("       reached  fast emulator at 1024 x 1024: >= 1e9 "

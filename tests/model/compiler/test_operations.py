@@ -136,3 +136,15 @@ def test_region_and_defects_skip_the_block(synthesized, tmp_path):
     result = compile(path, top=design.top, region="0,0,41,31")
     assert result.report["back_end"] != "blocks"
     assert "blocks" not in {c["mapping"] for c in result.report["candidates"]}
+
+
+def test_large_block_designs_skip_the_lut_mappings(synthesized):
+    """Above BLOCK_SEARCH_LUTS LUTs the block is kept without compiling the LUT mappings."""
+    from bitgrid.compiler.backend import BLOCK_SEARCH_LUTS
+    _, synthesis = synthesized("multiplier", n=5)
+    assert len(synthesis.netlist.luts) > BLOCK_SEARCH_LUTS
+    result = compile_netlist(synthesis.netlist, alternatives=synthesis.alternatives,
+                             operation=synthesis.operation)
+    assert [c["mapping"] for c in result.report["candidates"]] == ["blocks"]
+    from bitgrid.library import MACROS
+    assert result.report["cells"]["total"] == MACROS["multiplier"].build(bits=5).cell_count
