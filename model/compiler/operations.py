@@ -21,7 +21,7 @@ compare        ``$lt $le $gt $ge $eq $ne`` of the same two  ``comparator(bits, s
                input ports, each to a 1-bit output port     output inverted for le, ge, ne
 accumulate     ``$add`` of the register and an input port   ``accumulator(bits, addend,
                (or of 1 with an enable) into ``$dff``,      reset)``
-               ``$sdff`` (reset to 0) or ``$sdffe``
+               ``$dffe``, ``$sdff`` (reset to 0), ``$sdffe``
 =============  ==========================================  ==================================
 
 An unsigned operand narrower than the block is zero-extended for free (a lane no port drives
@@ -239,7 +239,7 @@ def _compare(coarse):
 
 def _accumulate(coarse):
     adds = [c for c in coarse.cells if c[0] == "$add"]
-    registers = [c for c in coarse.cells if c[0] in ("$dff", "$sdff", "$sdffe")]
+    registers = [c for c in coarse.cells if c[0] in ("$dff", "$dffe", "$sdff", "$sdffe")]
     if len(adds) != 1 or len(registers) != 1 or len(coarse.cells) != 2:
         return None
     (_, add_parameters, add), (kind, parameters, register) = adds[0], registers[0]
@@ -250,7 +250,7 @@ def _accumulate(coarse):
             or any(coarse.init.get(bit, 0) for bit in q)):
         return None
     ports = {"q": state}
-    if kind == "$sdffe":
+    if kind in ("$dffe", "$sdffe"):
         # q <= rst ? 0 : en ? q + 1 : q, that is q + en: a 1-bit addend
         if tuple(add["B"]) != ("1",) or parameters.get("EN_POLARITY", 1) != 1:
             return None

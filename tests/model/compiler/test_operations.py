@@ -148,3 +148,17 @@ def test_large_block_designs_skip_the_lut_mappings(synthesized):
     assert [c["mapping"] for c in result.report["candidates"]] == ["blocks"]
     from bitgrid.library import MACROS
     assert result.report["cells"]["total"] == MACROS["multiplier"].build(bits=5).cell_count
+
+
+def test_counter_with_enable_and_no_reset(tmp_path):
+    """The README's counter ($dffe: no reset) is the accumulator of its enable."""
+    synthesis = _synthesize(tmp_path, "module counter(input clk, input en, output reg [7:0] "
+                            "count); initial count = 0; always @(posedge clk) if (en) count "
+                            "<= count + 1; endmodule", "counter")
+    operation = synthesis.operation
+    assert (operation.macro, operation.params, operation.ports) == \
+        ("accumulator", {"bits": 8, "addend": 1, "reset": False}, {"q": "count", "x": "en"})
+    result = compile_operation(operation, synthesis.netlist)
+    rows = [{"en": e} for e in [1, 1, 0, 1, 1] * 60]
+    expected = [sum(r["en"] for r in rows[:k]) % 256 for k in range(len(rows))]
+    assert [r["count"] for r in evaluate(result.config, result.portmap, rows)] == expected
