@@ -144,28 +144,28 @@ def accumulator(bits, addend, reset):
                            f"register ({bits} bits)")
     program = sketch(2, bits)
     for i in range(bits):
-        # Cell (0, i): q_i (the loop, E) + x_i (W) + the carry (N); the carry on south.
+        # Cell (0, i): q_i (the loop, E) + x_i (W) + the carry (N); the carry on south, and
+        # q_i itself out of W: the register's output.
         total, carry = _accumulate(i > 0, i < addend)
-        program.cell(0, i, e=total, s=carry if i < bits - 1 else None)
-        # Cell (1, i): the new q_i back to (0, i) and out of E; rst comes down column 1.
+        program.cell(0, i, e=total, s=carry if i < bits - 1 else None, w=lambda e: e)
+        # Cell (1, i): the new q_i back to (0, i); rst comes down column 1.
         if reset:
-            program.cell(1, i, w=lambda n, w: w & (1 - n), e=lambda n, w: w & (1 - n),
+            program.cell(1, i, w=lambda n, w: w & (1 - n),
                          s=(lambda n: n) if i < bits - 1 else None)
         else:
-            program.cell(1, i, w=lambda w: w, e=lambda w: w)
+            program.cell(1, i, w=lambda w: w)
     ports = [("x", "in", [(W, i) for i in range(addend)])]
     if reset:
         ports.append(("rst", "in", [(N, 1)]))
-    ports.append(("q", "out", [(E, i) for i in range(bits)]))
+    ports.append(("q", "out", [(W, i) for i in range(bits)]))
     rst = "rst ? 0 : " if reset else ""
     return block_from_program(
         f"accumulator(bits={bits}, addend={addend}, reset={reset})", program, 2, bits, ports,
         registers={(1, i, W) for i in range(bits)},
-        output_delays={("q", i): 1 for i in range(bits)},
         doc=f"A {bits}-bit register q <= {rst}q + x, x of {addend} bits on W lanes "
-        f"0..{addend - 1}{', rst on N lane 1' if reset else ''}; row k of q is the register "
-        "after k clock edges (0 in row 0: the state before row k's inputs, as a Verilog "
-        "register's output). Bit i is a loop of two cells: (0, i) adds x_i and the carry "
-        f"from N, (1, i) sends the sum back{' (0 when rst)' if reset else ''} and out of E; "
-        "the loop takes one full cycle, so the period is 2, and the carry ripples one row a "
-        "subcycle (bit i skewed by i).")
+        f"0..{addend - 1}{', rst on N lane 1' if reset else ''}, q on W lanes 0..{bits - 1}; "
+        "row k of q is the register after k clock edges (0 in row 0: the state before row "
+        "k's inputs, as a Verilog register's output). Bit i is a loop of two cells: (0, i) "
+        "adds x_i and the carry from N to q_i and sends q_i out of W, (1, i) sends the sum "
+        f"back{' (0 when rst)' if reset else ''}; the loop takes one full cycle, so the "
+        "period is 2, and the carry ripples one row a subcycle (bit i skewed by i).")
