@@ -88,8 +88,9 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     a block is kept without compiling the mappings above :data:`BLOCK_SEARCH_LUTS` LUTs),
     and the program with the fewest cells x period is kept (:func:`_figure_of_merit`); only
     ``netlist`` falls back to the older back ends (fixed pins; a region or defect map the
-    sweep does not fit). The report names the mapping kept (``mapping``: ``lut4``, ``lut3``,
-    ``lut2`` or ``blocks``) and lists every candidate's back end, cells and period
+    sweep does not fit); a small state machine is also tried in one cell
+    (:mod:`.onecell`). The report names the mapping kept (``mapping``: ``lut4``, ``lut3``,
+    ``lut2``, ``blocks`` or ``one-cell``) and lists every candidate's back end, cells and period
     (``candidates``); ``times["total"]`` covers them all.
 
     :param netlist: a :class:`bitgrid.netlist.Netlist` (the LUT4 mapping).
@@ -122,6 +123,11 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
                                                            height=height)))
         except CompileError as error:
             errors.append(error)
+    if netlist.dffs and region is None and defects is None and not pins:
+        from .onecell import compile_one_cell
+        one = compile_one_cell(netlist, width=width, height=height)
+        if one is not None:
+            candidates.append(("one-cell", one))
     mappings = [("lut4", netlist), *(alternatives or {}).items()]
     if candidates and len(netlist.luts) > BLOCK_SEARCH_LUTS:
         mappings = []           # the block: the LUT mappings are far larger (docs/compiler.md)
