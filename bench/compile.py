@@ -271,7 +271,7 @@ def format_part(part):
             if stage not in stages:
                 stages.append(stage)
     head = (f"{'design':<26} {'LUTs':>5} {'FFs':>4} {'logic':>6} {'route':>6} {'delay':>6} "
-            f"{'total':>6} {'c/LUT':>5} {'box':>7} {'P':>3} {'lat':>4} {'map':>4} "
+            f"{'total':>6} {'c/LUT':>5} {'box':>7} {'P':>3} {'lat':>4} {'map':>8} "
             f"{'time':>7}  "
             + " ".join(f"{s[:7]:>7}" for s in stages))
     lines = ["Compiler (bitgrid compile: cells used, period and latency in subcycles, wall "
@@ -293,7 +293,7 @@ def format_part(part):
             f"{value(r['logic_cells']):>6} {value(r['routing_cells']):>6} "
             f"{value(r['delay_cells']):>6} {value(r['total_cells']):>6} "
             f"{value(r['cells_per_lut']):>5.2f} {box:>7} {value(r['period']):>3} "
-            f"{value(r['latency']):>4} {r.get('mapping') or '':>6} "
+            f"{value(r['latency']):>4} {r.get('mapping') or '':>8} "
             f"{value(r['seconds']):>7.1f}  "
             + " ".join(f"{value(r['stage_seconds'][s]):>7.2f}" if s in r["stage_seconds"]
                        else f"{'':>7}" for s in stages))

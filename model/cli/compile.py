@@ -60,7 +60,8 @@ def _summary(report, paths):
              f"{grid[0]} x {grid[1]} grid",
              f"period {report.get('period', '?')} subcycles, latency "
              f"{report.get('latency', '?')} subcycles",
-             *([f"block {', '.join(report['blocks'])}"] if report.get("blocks") else []),
+             (f"block {', '.join(report['blocks'])}" if report.get("back_end") == "blocks"
+              else f"{report.get('back_end', '?')} back end"),
              (f"checked on {report['checked']} rows" if report.get("checked")
               else "not checked"),
              f"{report.get('total_time', 0):.1f} s"]
