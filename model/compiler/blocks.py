@@ -51,9 +51,16 @@ def compile_operation(operation, netlist, *, width=None, height=None):
     try:
         block = MACROS[operation.macro].build(**operation.params)
         block = _with_inverted_outputs(block, operation.inverted)
-        alone = block.standalone(width=width, height=height)
     except LibraryError as error:
         raise CompileError(f"the {operation.describe()} block: {error}") from None
+    gw, gh = block.width + block.width % 2, block.height + block.height % 2
+    if width is not None and width < gw or height is not None and height < gh:
+        error = CompileError(f"the design does not fit a {width} x {height} grid: its "
+                             f"{operation.describe()} block needs a {gw} x {gh} grid; give a "
+                             "larger --size, or none")
+        error.needs = (gw * gh, block.cell_count)     # as the sweep's: the smallest is named
+        raise error
+    alone = block.standalone(width=width, height=height)
     design_ports = {**netlist.inputs, **netlist.outputs}
     ports = []
     for port in alone.portmap.ports:

@@ -140,8 +140,19 @@ def test_block_at_a_given_size_and_too_small(synthesized):
             for c in (0, 1)]
     assert [r["s"] for r in evaluate(result.config, result.portmap, rows)] == \
         [r["a"] + r["b"] + r["cin"] for r in rows]
-    with pytest.raises(CompileError, match="adder.*does not fit a 2 x 4 grid"):
+    with pytest.raises(CompileError, match=r"does not fit a 2 x 4 grid: its adder\(bits=8, "
+                       r"carry_in=True\) block needs a 2 x 8 grid; give a larger "):
         compile_operation(synthesis.operation, synthesis.netlist, width=2, height=4)
+
+
+def test_too_small_names_the_block_when_it_is_the_smallest(synthesized):
+    """Where neither the block nor a LUT mapping fits, the error names the smallest layout:
+    the block's."""
+    _, synthesis = synthesized("multiplier", n=8)
+    with pytest.raises(CompileError, match=r"multiplier\(bits=8, signed=False\) block needs "
+                       r"a 24 x 24 grid"):
+        compile_netlist(synthesis.netlist, width=22, height=22,
+                        alternatives=synthesis.alternatives, operation=synthesis.operation)
 
 
 def test_region_and_defects_skip_the_block(synthesized, tmp_path):
