@@ -17,7 +17,29 @@ from ..library.block import logic_census
 from ..ports import PortMap
 from .errors import CompileError
 
-__all__ = ["compile_operation"]
+__all__ = ["compile_operation", "standalone_report"]
+
+
+def standalone_report(config, portmap, netlist, back_end, started, **extra):
+    """The back-end report (as every back end's: ``cells`` logic / routing / delay / total,
+    ``bounding_box``, ``grid``, ``period``, ``latency``, ...) of a program that is one block
+    alone on its grid, the cells counted from ``config`` (a
+    :class:`~bitgrid.config.Configuration`), ``extra`` entries added; ``started`` is the
+    :func:`time.perf_counter` of the stage's start."""
+    used = [(x, y) for y in range(config.height) for x in range(config.width)
+            if config.luts[y, x].any()]
+    logic = sum(logic_census({xy: config[xy] for xy in used}).values())
+    xs, ys = [x for x, _ in used], [y for _, y in used]
+    return {
+        "back_end": back_end, **extra,
+        "grid": [config.width, config.height], "region": None,
+        "bounding_box": [min(xs), min(ys), max(xs), max(ys)],
+        "cells": {"logic": logic, "routing": len(used) - logic, "delay": 0,
+                  "total": len(used)},
+        "luts": len(netlist.luts), "flip_flops": len(netlist.dffs),
+        "period": portmap.period, "latency": portmap.latency,
+        "times": {"place_route": round(time.perf_counter() - started, 4)},
+    }
 
 
 def _with_inverted_outputs(block, names):
@@ -72,23 +94,6 @@ def compile_operation(operation, netlist, *, width=None, height=None):
                                    signed=own.signed))
     portmap = PortMap(alone.portmap.width, alone.portmap.height, ports,
                       period=alone.portmap.period, latency=alone.portmap.latency)
-    config = alone.config
-    used = [(x, y) for y in range(config.height) for x in range(config.width)
-            if config.luts[y, x].any()]
-    census = logic_census({xy: config[xy] for xy in used})
-    logic = sum(census.values())
-    xs, ys = [x for x, _ in used], [y for _, y in used]
-    report = {
-        "back_end": "blocks",
-        "blocks": [block.name],
-        "operation": operation.kind,
-        "grid": [config.width, config.height],
-        "region": None,
-        "bounding_box": [min(xs), min(ys), max(xs), max(ys)],
-        "cells": {"logic": logic, "routing": len(used) - logic, "delay": 0,
-                  "total": len(used)},
-        "luts": len(netlist.luts), "flip_flops": len(netlist.dffs),
-        "period": portmap.period, "latency": portmap.latency,
-        "times": {"place_route": round(time.perf_counter() - started, 4)},
-    }
-    return CompileResult(config, portmap, report)
+    report = standalone_report(alone.config, portmap, netlist, "blocks", started,
+                               blocks=[block.name], operation=operation.kind)
+    return CompileResult(alone.config, portmap, report)

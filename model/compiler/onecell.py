@@ -26,9 +26,9 @@ declared as registers).
 import time
 
 from ..library import Block, LibraryError
-from ..library.block import logic_census
 from ..netlist import CONST0, CONST1
 from ..terms import E, N, S, W
+from .blocks import standalone_report
 
 __all__ = ["compile_one_cell"]
 
@@ -193,18 +193,6 @@ def compile_one_cell(netlist, *, width=None, height=None):
     portmap = PortMap(config.width, config.height,
                       [alone.portmap[name] for name in design_ports],
                       period=alone.portmap.period, latency=alone.portmap.latency)
-    used = sorted(block.cells)
-    logic = sum(logic_census({xy: block.cells[xy] for xy in used}).values())
-    xs, ys = [x for x, _ in used], [y for _, y in used]
-    report = {
-        "back_end": "one-cell",
-        "grid": [config.width, config.height], "region": None,
-        "bounding_box": [min(xs), min(ys), max(xs), max(ys)],
-        "cells": {"logic": logic, "routing": len(used) - logic, "delay": 0,
-                  "total": len(used)},
-        "luts": len(netlist.luts), "flip_flops": len(netlist.dffs),
-        "period": portmap.period, "latency": portmap.latency,
-        "times": {"place_route": round(time.perf_counter() - started, 4)},
-    }
+    report = standalone_report(config, portmap, netlist, "one-cell", started)
     return CompileResult(config, portmap, report)
 
