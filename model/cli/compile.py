@@ -62,7 +62,8 @@ def _summary(report, paths):
              f"{report.get('latency', '?')} subcycles",
              (f"block {', '.join(report['blocks'])}" if report.get("back_end") == "blocks"
               else f"{report.get('back_end', '?')} back end"),
-             (f"checked on {report['checked']} rows" if report.get("checked")
+             (f"checked on {report['checked']} "
+              f"{'cycles' if report.get('flip_flops') else 'rows'}" if report.get("checked")
               else "not checked"),
              f"{report.get('total_time', 0):.1f} s"]
     return "; ".join(parts) + "\nwrote " + ", ".join(str(p) for p in paths)
@@ -114,7 +115,10 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
     design with --amaranth, or an expression with --expr and --vars. The design is
     synthesised to 4-input LUTs and flip-flops (one clock; latches, tristates, asynchronous
     resets and several clocks are refused, exit 2), packed, placed, routed and balanced so
-    that a new input row can enter every period. Writes DIR/NAME.bgbs, DIR/NAME.ports.json
+    that a new input row can enter every period. A design that is one arithmetic operation
+    (a multiply, an add, comparisons, an accumulator or counter) becomes the library's block
+    for it, a state machine of at most 4 state and input bits one cell (neither with
+    --region or --defects). Writes DIR/NAME.bgbs, DIR/NAME.ports.json
     (bitgrid-ports-v1: lanes, period, latency, skews) and DIR/NAME.report.json (cells used,
     period, latency, times per stage). Before writing, the program is run on the bit-parallel
     emulator against the design's own simulation (--no-check skips it). Run the program by
