@@ -77,11 +77,12 @@ def test_bad_options(tmp_path, args, pattern):
 
 def test_too_small_size_names_a_size_that_fits(tmp_path):
     """The "does not fit" message names the smallest layout over the mappings compiled (the
-    LUT4 one alone named 26 x 18 here), and that size does fit."""
+    LUT4 one alone named 26 x 18 here; now the multiplier block's grid), and that size does
+    fit."""
     args = ["--expr", "p = a * b", "--vars", "a:3,b:3"]
     result = invoke(*args, "--size", "8x8", "-o", tmp_path / "small")
     assert result.exit_code == 2
-    size = re.search(r"lays it out on (\d+) x (\d+)", result.stderr)
+    size = re.search(r"(?:lays it out on|block needs a) (\d+) x (\d+)", result.stderr)
     assert size, result.stderr
     fits = invoke(*args, "--size", f"{size[1]}x{size[2]}", "-o", tmp_path / "fits")
     assert fits.exit_code == 0, fits.stderr
