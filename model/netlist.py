@@ -187,6 +187,16 @@ class Netlist:
         return list(self._order)
 
     # Reference simulation ---------------------------------------------------------------------
+    def settle(self, values):
+        """``values`` ({net: 0/1} of every input bit and flip-flop output) with the constants
+        and every LUT net added, in topological order: one design cycle's combinational
+        logic."""
+        values = {CONST0: 0, CONST1: 1, **values}
+        for net in self._order:
+            lut = self.luts[net]
+            values[net] = lut.evaluate([values[i] for i in lut.inputs])
+        return values
+
     def simulate(self, rows):
         """Run the design for ``len(rows)`` design cycles (module docstring semantics).
 
@@ -202,15 +212,12 @@ class Netlist:
             unknown = set(row) - set(self.inputs)
             if unknown:
                 raise KeyError(f"Unknown input ports {sorted(unknown)}")
-            values = {CONST0: 0, CONST1: 1}
-            values.update(state)
+            values = dict(state)
             for name, port in self.inputs.items():
                 value = int(row.get(name, 0))
                 for i, net in enumerate(port.bits):
                     values[net] = (value >> i) & 1
-            for net in self._order:
-                lut = self.luts[net]
-                values[net] = lut.evaluate([values[i] for i in lut.inputs])
+            values = self.settle(values)
             out = {}
             for name, port in self.outputs.items():
                 value = sum(values[net] << i for i, net in enumerate(port.bits))

@@ -26,7 +26,6 @@ declared as registers).
 import time
 
 from ..library import Block, LibraryError
-from ..netlist import CONST0, CONST1
 from ..terms import E, N, S, W
 from .blocks import standalone_report
 
@@ -46,15 +45,6 @@ _RESET_TREE = {(1, 2): [(W, S), (E, S)], (0, 2): [(N, E)], (0, 1): [(N, S)],
 _COPY = {N: 0xAAAA, E: 0xCCCC, S: 0xF0F0, W: 0xFF00}
 
 
-def _evaluate(netlist, values):
-    """``values`` ({net: 0/1} of the inputs and flip-flops) with every LUT net added."""
-    values = {CONST0: 0, CONST1: 1, **values}
-    for net in netlist.order:
-        lut = netlist.luts[net]
-        values[net] = lut.evaluate([values[i] for i in lut.inputs])
-    return values
-
-
 def _reset(netlist, state, inputs):
     """The input bit ``(port, index, net)`` that is a synchronous reset to 0 (every next
     state is 0 while it is 1, and no output reads it), or None."""
@@ -67,7 +57,7 @@ def _reset(netlist, state, inputs):
         ok = True
         for address in range(1 << len(others)):
             base = {net: (address >> i) & 1 for i, net in enumerate(others)}
-            high, low = (_evaluate(netlist, {**base, bit[2]: v}) for v in (1, 0))
+            high, low = (netlist.settle({**base, bit[2]: v}) for v in (1, 0))
             if any(high[netlist.dffs[q].d] for q in state) or \
                     any(high[net] != low[net] for net in outputs):
                 ok = False
@@ -87,7 +77,7 @@ def _functions(netlist, variables, reset=None):
         values = {net: (address >> i) & 1 for i, net in enumerate(variables)}
         if reset is not None:
             values[reset] = 0
-        values = _evaluate(netlist, values)
+        values = netlist.settle(values)
         for net in wanted:
             tables[net] |= values[net] << address
     return tables

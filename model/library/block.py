@@ -420,13 +420,6 @@ class Block:
                 in_shift[(port.name, i)] = bit.skew - extend[bit.side]
         lift = max(0, -min(in_shift.values(), default=0))
         lift += lift % 2                      # keep the block's phase: shift by whole cycles
-        # An output must be read after subcycle 0 at the earliest (latency >= 1): a block
-        # whose outputs show the state before a row's inputs (output_delays) takes its inputs
-        # whole periods later.
-        first = min((self.latency + bit.skew + extend[bit.side] for port in self.outputs
-                     for bit in port.bits), default=1) + lift
-        if first < 1:
-            lift += -(-(1 - first) // self.period) * self.period
         ports = []
         out_times = []
         for port in self.outputs:
