@@ -22,6 +22,12 @@ compare        ``$lt $le $gt $ge $eq $ne`` of the same two  ``comparator(bits, s
 accumulate     ``$add`` of the register and an input port   ``accumulator(bits, addend,
                (or of 1 with an enable) into ``$dff``,      reset)``
                ``$dffe``, ``$sdff`` (reset to 0), ``$sdffe``
+reduce         one ``$reduce_and``, ``$reduce_or``,          ``reduction(bits, op)``, the
+               ``$reduce_bool``, ``$reduce_xor``,            output inverted for xnor and not
+               ``$reduce_xnor`` or ``$logic_not`` of an
+               input port
+popcount       ``$add`` cells (a chain or a tree) that add   ``popcount(bits)``
+               every bit of one input port once
 =============  ==========================================  ==================================
 
 An unsigned operand narrower than the block is zero-extended for free (a lane no port drives
@@ -38,6 +44,10 @@ __all__ = ["Coarse", "Operation", "coarse_from_json", "recognise"]
 #: Cell types that only carry a name (no logic).
 _IGNORED = frozenset({"$scopeinfo"})
 #: Comparison cells: (block output, inverted).
+#: Reduction cells: (block op, inverted).
+_REDUCE = {"$reduce_and": ("and", False), "$reduce_or": ("or", False),
+           "$reduce_bool": ("or", False), "$logic_not": ("or", True),
+           "$reduce_xor": ("xor", False), "$reduce_xnor": ("xor", True)}
 _COMPARE = {"$lt": ("lt", False), "$gt": ("gt", False), "$eq": ("eq", False),
             "$ge": ("lt", True), "$le": ("gt", True), "$ne": ("eq", True)}
 
@@ -145,7 +155,7 @@ def recognise(coarse, inputs, outputs):
     """
     if coarse is None or not coarse.cells:
         return None
-    for match in (_multiply, _add, _compare, _accumulate):
+    for match in (_multiply, _add, _compare, _accumulate, _reduce, _popcount):
         operation = match(coarse)
         if operation is not None:
             used = set(operation.ports.values())
@@ -269,3 +279,76 @@ def _accumulate(coarse):
         ports["rst"] = rst[0]
     return Operation("accumulate", "accumulator",
                      {"bits": len(q), "addend": addend[1], "reset": reset}, ports)
+
+
+def _reduce(coarse):
+    if len(coarse.cells) != 1 or coarse.cells[0][0] not in _REDUCE:
+        return None
+    kind, parameters, pins = coarse.cells[0]
+    operand = _operand(pins["A"], coarse, False)
+    result = _output(pins["Y"], coarse)
+    if operand is None or result is None or len(coarse.outputs[result]) != 1 \
+            or len(pins["A"]) != operand[1]:
+        return None
+    op, inverted = _REDUCE[kind]
+    return Operation("reduce", "reduction", {"bits": operand[1], "op": op},
+                     {"x": operand[0], "y": result}, frozenset({"y"} if inverted else ()))
+
+
+def _popcount(coarse):
+    """``$add`` cells summing every bit of one input port once, each sum kept wide enough
+    (its width at least that of the count so far, or of the output: sums modulo the output's
+    width are exact)."""
+    cells = coarse.cells
+    if not cells or any(c[0] != "$add" or _signed(c[1]) for c in cells):
+        return None
+    by_output = {}
+    for cell in cells:
+        by_output[cell[2]["Y"][0]] = cell
+    bit_of = {}
+    for name, port in coarse.inputs.items():
+        for i, bit in enumerate(port):
+            bit_of[bit] = (name, i)
+    roots = [c for c in cells if _output(c[2]["Y"], coarse) is not None]
+    if len(roots) != 1:
+        return None
+    root = roots[0]
+    result = _output(root[2]["Y"], coarse)
+    width = len(coarse.outputs[result])
+    leaves, used = [], set()
+
+    def walk(bits):
+        """The count of leaves under ``bits`` (an operand), or None if it is no such sum."""
+        bits = tuple(bits)
+        while len(bits) > 1 and bits[-1] == "0":
+            bits = bits[:-1]
+        if len(bits) == 1 and bits[0] in bit_of:
+            leaves.append(bit_of[bits[0]])
+            return 1
+        cell = by_output.get(bits[0])
+        if cell is None or id(cell) in used or tuple(cell[2]["Y"][:len(bits)]) != bits:
+            return None
+        used.add(id(cell))
+        a, b = walk(cell[2]["A"]), walk(cell[2]["B"])
+        if a is None or b is None:
+            return None
+        count = a + b
+        if min(len(bits), len(cell[2]["Y"])) < min(count.bit_length(), width):
+            return None                  # truncated below the output's width: not a count
+        return count
+
+    used.add(id(root))
+    a, b = walk(root[2]["A"]), walk(root[2]["B"])
+    if a is None or b is None or len(used) != len(cells):
+        return None
+    count = a + b
+    if min(len(root[2]["Y"]), width) < min(count.bit_length(), width):
+        return None
+    ports = {name for name, _ in leaves}
+    if len(ports) != 1:
+        return None
+    port = ports.pop()
+    n = len(coarse.inputs[port])
+    if sorted(i for _, i in leaves) != list(range(n)) or width > n.bit_length():
+        return None
+    return Operation("popcount", "popcount", {"bits": n}, {"x": port, "count": result})

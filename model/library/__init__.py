@@ -65,6 +65,12 @@ MACROS = {m.name: m for m in (
         Param("bits", "int", 16, "register width", 1, 4096),
         Param("addend", "int", 8, "addend width (at most bits)", 1, 4096),
         Param("reset", "bool", True, "a synchronous reset input rst")], arith.accumulator),
+    Macro("reduction", "The AND, OR or XOR of the bits of a word: one row of cells", [
+        Param("bits", "int", 16, "input width", 1, 4096),
+        Param("op", "choice", "xor", "the reduction", choices=("and", "or", "xor"))],
+        arith.reduction),
+    Macro("popcount", "The number of ones in a word: a half adder per count bit and input", [
+        Param("bits", "int", 8, "input width", 1, 4096)], arith.popcount),
     Macro("text_stream", "The text-stream demo: lanes pass wires W to E", [
         Param("lanes", "int", 8, "bits per word (8: one byte per cycle)", 1, 4096),
         Param("length", "int", 8, "cells per lane", 1, 4096)], basic.text_stream),

@@ -11,7 +11,10 @@ from .basic import sketch
 from .block import Block, block_from_program
 
 __all__ = ["SUM", "CARRY", "full_adder", "adder", "comparator", "counter", "accumulator",
-           "invert_input"]
+           "reduction", "popcount", "invert_input", "REDUCTIONS"]
+
+#: The reductions of :func:`reduction`: the two-input function the row applies.
+REDUCTIONS = {"and": lambda n, w: n & w, "or": lambda n, w: n | w, "xor": lambda n, w: n ^ w}
 
 
 def invert_input(tables, side):
@@ -100,6 +103,45 @@ def comparator(bits, signed=False):
                               f"a > b (S lane 1), eq = a == b (E lane {bits}). Column 0 "
                               "ripples the borrow of a - b south, column 1 passes b west and "
                               "ripples 'all difference bits 0' south.")
+
+
+def reduction(bits, op):
+    """``y = x[0] op x[1] op ... op x[bits - 1]``: one row of cells, x on the N lanes."""
+    program = sketch(bits, 1)
+    fn = REDUCTIONS[op]
+    program.cell(0, 0, e=lambda n: n)
+    for i in range(1, bits):
+        program.cell(i, 0, e=fn)
+    ports = [("x", "in", [(N, i) for i in range(bits)]), ("y", "out", [(E, 0)])]
+    return block_from_program(f"reduction(bits={bits}, op={op!r})", program, bits, 1, ports,
+                              doc=f"The {op.upper()} of the {bits} bits of x (N lanes 0..{bits - 1}"
+                              f"): cell (i, 0) combines x_i (N) with the result so far (W) and "
+                              "sends it E; y leaves on E lane 0. Bit i is skewed by i subcycles.")
+
+
+def popcount(bits):
+    """``count`` = the number of ones in ``x``: column ``i`` adds ``x_i`` to the count so far
+    (a half adder per count bit, the carry south); ``x`` on the N lanes."""
+    width = bits.bit_length()
+    program = sketch(bits, width)
+    for i in range(bits):
+        for j in range(width):
+            if (1 << j) > i + 1:
+                break            # the count of i + 1 bits has no bit j yet: the cell stays 0
+            if i == 0:
+                program.cell(0, 0, e=lambda n: n)
+            elif j == width - 1:     # the top bit: no carry out (the count fits)
+                program.cell(i, j, e=lambda n, w: n ^ w)
+            else:
+                program.cell(i, j, e=lambda n, w: n ^ w, s=lambda n, w: n & w)
+    ports = [("x", "in", [(N, i) for i in range(bits)]),
+             ("count", "out", [(E, j) for j in range(width)])]
+    return block_from_program(f"popcount(bits={bits})", program, bits, width, ports,
+                              doc=f"The number of ones in the {bits} bits of x (N lanes 0.."
+                              f"{bits - 1}), count ({width} bits) on E lanes 0..{width - 1}. "
+                              "Column i adds x_i to the count so far, which runs E on row j "
+                              "for bit j: each cell is a half adder (the carry S); a cell whose "
+                              "count bit cannot be 1 yet (2**j > i + 1) stays empty.")
 
 
 def counter(bits):

@@ -30,6 +30,11 @@ EXPECTED = {
                  {"q": "count", "x": "en", "rst": "rst"}, set()),
     "acc8": ("accumulate", "accumulator", {"bits": 16, "addend": 8, "reset": True},
              {"q": "sum", "x": "x", "rst": "rst"}, set()),
+    # count = count + x[i] for each i (designs.popcount): a chain of $add
+    "popcount8": ("popcount", "popcount", {"bits": 8}, {"x": "x", "count": "count"}, set()),
+    "popcount16": ("popcount", "popcount", {"bits": 16}, {"x": "x", "count": "count"}, set()),
+    # p = ^x
+    "parity16": ("reduce", "reduction", {"bits": 16, "op": "xor"}, {"x": "x", "y": "p"}, set()),
 }
 
 
@@ -188,3 +193,61 @@ def test_counter_with_enable_and_no_reset(tmp_path):
     rows = [{"en": e} for e in [1, 1, 0, 1, 1] * 60]
     expected = [sum(r["en"] for r in rows[:k]) % 256 for k in range(len(rows))]
     assert [r["count"] for r in evaluate(result.config, result.portmap, rows)] == expected
+
+
+@pytest.mark.parametrize("expression,op,inverted,model", [
+    ("&x", "and", set(), lambda x: int(x == 63)),
+    ("|x", "or", set(), lambda x: int(x != 0)),
+    ("x != 0", "or", set(), lambda x: int(x != 0)),
+    ("!x", "or", {"y"}, lambda x: int(x == 0)),
+    ("^x", "xor", set(), lambda x: bin(x).count("1") & 1),
+    ("~^x", "xor", {"y"}, lambda x: 1 - (bin(x).count("1") & 1)),
+])
+def test_reductions(tmp_path, expression, op, inverted, model):
+    """Each reduction of a 6-bit port is the reduction row (inverted where Yosys' cell is),
+    on every word against Python."""
+    synthesis = _synthesize(tmp_path, f"module t(input [5:0] x, output y); assign y = "
+                            f"{expression}; endmodule", "t")
+    operation = synthesis.operation
+    assert (operation.kind, operation.params, set(operation.inverted)) == \
+        ("reduce", {"bits": 6, "op": op}, inverted)
+    result = compile_operation(operation, synthesis.netlist)
+    rows = [{"x": x} for x in range(64)]
+    assert [r["y"] for r in evaluate(result.config, result.portmap, rows, target="fast")] == \
+        [model(r["x"]) for r in rows]
+
+
+@pytest.mark.parametrize("verilog,bits,width", [
+    # an adder tree written out, bits in another order
+    ("module t(input [4:0] x, output [2:0] count); assign count = (x[3] + x[0]) + "
+     "(x[1] + (x[4] + x[2])); endmodule", 5, 3),
+    # a count modulo 4 (every partial sum kept to the output's 2 bits)
+    ("module t(input [6:0] x, output reg [1:0] count); integer i; always @* begin count = 0;"
+     " for (i = 0; i < 7; i = i + 1) count = count + x[i]; end endmodule", 7, 2),
+])
+def test_popcounts(tmp_path, verilog, bits, width):
+    synthesis = _synthesize(tmp_path, verilog, "t")
+    assert (synthesis.operation.kind, synthesis.operation.params) == ("popcount",
+                                                                      {"bits": bits})
+    result = compile_operation(synthesis.operation, synthesis.netlist)
+    rows = [{"x": x} for x in range(1 << bits)]
+    assert [r["count"] for r in evaluate(result.config, result.portmap, rows,
+                                         target="fast")] == \
+        [bin(r["x"]).count("1") % (1 << width) for r in rows]
+
+
+@pytest.mark.parametrize("verilog", [
+    # a bit counted twice
+    "module t(input [3:0] x, output [2:0] c); assign c = x[0] + x[1] + x[2] + x[3] + x[0]; "
+    "endmodule",
+    # a bit left out
+    "module t(input [3:0] x, output [2:0] c); assign c = x[0] + x[1] + x[2]; endmodule",
+    # the bits of two ports
+    "module t(input [1:0] x, input [1:0] z, output [2:0] c); assign c = x[0] + x[1] + z[0] "
+    "+ z[1]; endmodule",
+    # a partial sum truncated below the count
+    "module t(input [3:0] x, output [2:0] c); wire s = x[0] + x[1]; assign c = s + x[2] + "
+    "x[3]; endmodule",
+])
+def test_sums_of_bits_that_are_not_a_popcount(tmp_path, verilog):
+    assert _synthesize(tmp_path, verilog, "t").operation is None

@@ -239,7 +239,7 @@ def test_every_macro_is_tested_here():
     """A new macro needs its own test above (this list is the reminder)."""
     tested = {"wire", "turn", "cross", "fanout", "delay", "constant", "inverter", "full_adder",
               "adder", "comparator", "counter", "shift_register", "text_stream", "multiplier",
-              "accumulator"}
+              "accumulator", "reduction", "popcount"}
     assert set(MACROS) == tested
 
 
@@ -252,3 +252,26 @@ def test_evaluate_agrees_with_the_independent_driver():
             (build("counter", bits=3), [{"en": rng.randint(0, 1)} for _ in range(50)]),
             (build("comparator", bits=3), all_values(3, "a", "b"))]:
         assert run(block, rows) == run_block(block, rows)
+
+
+@pytest.mark.parametrize("bits", [1, 2, 3, 7, 8, 11])
+def test_popcount_every_word(bits):
+    """Every word of up to 11 bits (a shuffled sample of 600 above 9) against bin().count."""
+    rows = all_values(bits, "x")
+    if len(rows) > 600:
+        rows = random.Random(bits).sample(rows, 600)
+    block = build("popcount", bits=bits)
+    assert [r["count"] for r in run(block, rows)] == [bin(r["x"]).count("1") for r in rows]
+    # a half adder per count bit that can be 1: 1 + 2 + 2 + 3 + 3 + 3 + 3 + 4 for 8 bits
+    assert block.cell_count == sum(k.bit_length() for k in range(1, bits + 1))
+
+
+@pytest.mark.parametrize("op,model", [("and", lambda x, n: int(x == (1 << n) - 1)),
+                                      ("or", lambda x, n: int(x != 0)),
+                                      ("xor", lambda x, n: bin(x).count("1") & 1)])
+@pytest.mark.parametrize("bits", [1, 2, 5, 9])
+def test_reduction_every_word(op, model, bits):
+    rows = all_values(bits, "x")
+    block = build("reduction", bits=bits, op=op)
+    assert [r["y"] for r in run(block, rows)] == [model(r["x"], bits) for r in rows]
+    assert block.cell_count == bits

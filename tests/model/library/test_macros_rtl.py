@@ -73,6 +73,10 @@ def _cases():
         ("counter", build("counter", bits=3), counter_rows, _count(counter_rows, 3)),
         ("shift_register", build("shift_register", length=4), shift_rows,
          _shift(shift_rows, 4)),
+        ("reduction", build("reduction", bits=6, op="xor"), _pairs(6, "x")[:24],
+         lambda r: {"y": bin(r["x"]).count("1") & 1}),
+        ("popcount", build("popcount", bits=5), _pairs(5, "x"),
+         lambda r: {"count": bin(r["x"]).count("1")}),
     ]
 
 
@@ -99,7 +103,8 @@ def test_every_macro_on_icarus_in_one_batch():
     assert len({(p[1].config.width, p[1].config.height) for p in prepared}) == 1
     assert {p[0] for p in prepared} == {
         "wire", "turn", "cross", "fanout", "delay", "constant", "inverter", "full_adder",
-        "adder", "comparator", "multiplier", "text_stream", "counter", "shift_register"}
+        "adder", "comparator", "multiplier", "text_stream", "counter", "shift_register",
+        "reduction", "popcount"}
     _check(run_cases(sims, simulator="icarus", quiet=True), prepared)
 
 
