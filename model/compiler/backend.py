@@ -123,7 +123,7 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
                                                            height=height)))
         except CompileError as error:
             errors.append(error)
-    if netlist.dffs and region is None and defects is None and not pins:
+    if region is None and defects is None and not pins:
         from .onecell import compile_one_cell
         one = compile_one_cell(netlist, width=width, height=height)
         if one is not None:

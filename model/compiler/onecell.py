@@ -1,5 +1,5 @@
 """The one-cell state machine: a small sequential design in one cell and its neighbours
-(issue 23: a register loop placed next to the logic that feeds it).
+(issue 23: a register loop placed next to the logic that feeds it), and the one-cell function.
 
 A cell's four outputs are four arbitrary functions of its four inputs (SPEC section 3). A
 design whose state bits and input bits number at most 4 together (at most 3 state bits) is
@@ -19,6 +19,9 @@ paths of equal length, and the design's one other input and one output use X's N
 timing
 (skews, latency) comes from the LUTs (:class:`bitgrid.library.Block`, the reflectors' outputs
 declared as registers).
+
+A combinational design of at most 4 input bits and 4 output bits is the same cell without
+state: each output a LUT of X over the four inputs (a 2 x 2 multiplier is 4 cells).
 
 :func:`compile_one_cell` returns the program, or None for a design this does not fit.
 """
@@ -107,11 +110,11 @@ def compile_one_cell(netlist, *, width=None, height=None):
               for i, net in enumerate(port.bits)]
     outputs = [(name, i, net) for name, port in netlist.outputs.items()
                for i, net in enumerate(port.bits)]
-    if not state or len(state) > 3 or len(state) + len(inputs) > 5 or not outputs:
+    if len(state) > 3 or len(state) + len(inputs) > 5 or not outputs or not inputs:
         return None
     if any(dff.init for dff in netlist.dffs.values()):
         return None
-    reset = _reset(netlist, state, inputs)
+    reset = _reset(netlist, state, inputs) if state else None
     if reset is not None:
         inputs = [bit for bit in inputs if bit[2] != reset[2]]
         if len(inputs) > 1 or len(outputs) > 1:
@@ -122,6 +125,9 @@ def compile_one_cell(netlist, *, width=None, height=None):
     tables = _functions(netlist, variables, reset=reset and reset[2])
     if any(tables[netlist.dffs[q].d] & 1 for q in state):
         return None                     # state 0 does not stay 0 under zero inputs
+    full = (1 << (1 << len(variables))) - 1
+    if any(tables[net] == full for _, _, net in outputs):
+        return None                     # a constant 1: no input's path times its first row
     sides = [E, S, W][:len(state)]
     relays = [side for side in (W, S, E) if side not in sides]
     input_sides = ([N] + relays)[:len(inputs)]
@@ -172,7 +178,8 @@ def compile_one_cell(netlist, *, width=None, height=None):
                    design_ports[name].signed)
                    for name, (direction, bits) in ports.items()]
     try:
-        block = Block(f"one-cell state machine of {netlist.name}", 3,
+        kind = "state machine" if state else "function"
+        block = Block(f"one-cell {kind} of {netlist.name}", 3,
                       2 if reset is None else 3,
                       {xy: tuple(t) for xy, t in cells.items()}, block_ports,
                       registers=registers)

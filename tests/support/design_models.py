@@ -337,7 +337,7 @@ def run_rows(config, portmap, rows, *, streams=64):
 
 
 #: Test designs that are one arithmetic operation (tests/model/compiler): the library block is
-#: a candidate, and what compiles but for mul2u and mul2s, where the LUT2 mapping is smaller;
+#: a candidate, and what compiles but for mul2u and mul2s, where the one-cell function is smaller;
 #: the slow set also runs their LUT mappings (the sweep) against the models.
 BLOCK_DESIGNS = tuple(f"mul{n}{s}" for s in "us" for n in range(2, 9)) + (
     "add8", "add16", "cmp8u", "cmp8s", "counter8", "acc8", "popcount8", "popcount16",
