@@ -106,17 +106,24 @@ def comparator(bits, signed=False):
 
 
 def reduction(bits, op):
-    """``y = x[0] op x[1] op ... op x[bits - 1]``: one row of cells, x on the N lanes."""
-    program = sketch(bits, 1)
+    """``y = x[0] op x[1] op ... op x[bits - 1]``: one row of cells, ``x[0]`` on W lane 0 and
+    the other bits on the N lanes (a single bit is one copying cell)."""
     fn = REDUCTIONS[op]
-    program.cell(0, 0, e=lambda n: n)
-    for i in range(1, bits):
-        program.cell(i, 0, e=fn)
-    ports = [("x", "in", [(N, i) for i in range(bits)]), ("y", "out", [(E, 0)])]
-    return block_from_program(f"reduction(bits={bits}, op={op!r})", program, bits, 1, ports,
-                              doc=f"The {op.upper()} of the {bits} bits of x (N lanes 0..{bits - 1}"
-                              f"): cell (i, 0) combines x_i (N) with the result so far (W) and "
-                              "sends it E; y leaves on E lane 0. Bit i is skewed by i subcycles.")
+    if bits == 1:
+        program = sketch(1, 1)
+        program.cell(0, 0, e=lambda n: n)
+        lanes = [(N, 0)]
+    else:
+        program = sketch(bits - 1, 1)
+        for i in range(bits - 1):
+            program.cell(i, 0, e=fn)
+        lanes = [(W, 0)] + [(N, i) for i in range(bits - 1)]
+    ports = [("x", "in", lanes), ("y", "out", [(E, 0)])]
+    where = ("x_0 on W lane 0, x_i on N lane i - 1): each cell combines the next bit (N) "
+             "with the result so far (W) and sends it E; y leaves on E lane 0. Bit i is skewed "
+             "by i - 1 subcycles." if bits > 1 else "on N lane 0): y = x, on E lane 0.")
+    return block_from_program(f"reduction(bits={bits}, op={op!r})", program, max(1, bits - 1),
+                              1, ports, doc=f"The {op.upper()} of the {bits} bits of x ({where}")
 
 
 def popcount(bits):

@@ -274,4 +274,4 @@ def test_reduction_every_word(op, model, bits):
     rows = all_values(bits, "x")
     block = build("reduction", bits=bits, op=op)
     assert [r["y"] for r in run(block, rows)] == [model(r["x"], bits) for r in rows]
-    assert block.cell_count == bits
+    assert block.cell_count == max(1, bits - 1)
