@@ -16,11 +16,18 @@ default): a design that takes longer is stopped (its process group killed) and i
 never hangs the part. Progress goes to stderr: one line per design, and the back end's stage
 every 15 s while a design runs for long.
 
+Outside designs (issue 23: small public benchmark circuits, such as the EPFL suite's
+``random_control`` folder, github.com/lsils/benchmarks): ``--outside DIR`` compiles every
+``*.v`` file of ``DIR`` too (the file's only module, or the one named as the file), in a
+series ``outside`` of the same table. The circuits are not part of the project; point ``DIR``
+at a checkout.
+
 Run ``bitgrid bench compile`` (or ``python -m bitgrid.bench compile``).
 """
 
 import multiprocessing
 import os
+import pathlib
 import signal
 import sys
 import tempfile
@@ -72,7 +79,33 @@ def _plan(which):
     return unique
 
 
+def outside_plan(folder):
+    """``[("outside", path, {})]`` for every ``*.v`` file of ``folder``, sorted by name.
+
+    :raises ValueError: if ``folder`` is not a folder or holds no ``.v`` file.
+    """
+    folder = pathlib.Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder: give a folder of Verilog files (.v)")
+    files = sorted(folder.glob("*.v"))
+    if not files:
+        raise ValueError(f"{folder} holds no .v file: give a folder of Verilog files")
+    return [("outside", str(path), {}) for path in files]
+
+
+def _outside_top(path):
+    from bitgrid.compiler.frontend import _module_names
+    names = _module_names([path])
+    return names[0] if len(names) == 1 else path.stem
+
+
+def _is_file(name):
+    return name.endswith(".v")
+
+
 def _label(name, params):
+    if _is_file(name):
+        return pathlib.Path(name).stem
     return name + "".join(f" {k}={v}" for k, v in params.items())
 
 
@@ -87,10 +120,14 @@ def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None
     """
     from bitgrid.compiler import compile_netlist, designs
     from bitgrid.compiler.flow import front_end
-    design = designs.design(name, **params)
-    path = designs.write(design, folder)
+    if _is_file(name):          # an outside design: the file's only module, or its namesake
+        path = pathlib.Path(name)
+        top = _outside_top(path)
+    else:
+        design = designs.design(name, **params)
+        path, top = designs.write(design, folder), design.top
     start = timer()
-    synthesis, _ = front_end(path, top=design.top)
+    synthesis, _ = front_end(path, top=top)
     stats = synthesis.stats
     counts = {"yosys_luts": figure(stats["luts"], "LUTs"),
               "flip_flops": figure(stats["flip_flops"], "flip-flops")}
@@ -105,7 +142,7 @@ def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None
     x0, y0, x1, y1 = report["bounding_box"]
     times = {**stats.get("times", {}), **report.get("times", {})}
     return {
-        "design": name, "params": dict(params), "top": design.top,
+        "design": name, "params": dict(params), "top": top,
         "cells": cells["total"], **counts,
         "logic_cells": figure(cells["logic"], "cells"),
         "routing_cells": figure(cells["routing"], "cells"),
@@ -198,7 +235,8 @@ def _compile_limited(name, params, folder, *, seed, time_limit, show):
         parent.close()
 
 
-def measure(designs=SUITE_DESIGNS, *, seed=0, progress=True, time_limit=TIME_LIMIT):
+def measure(designs=SUITE_DESIGNS, *, seed=0, progress=True, time_limit=TIME_LIMIT,
+            outside=None):
     """The compile part of the suite.
 
     :param designs: :data:`SUITE_DESIGNS`, :data:`QUICK_DESIGNS` or a list of ``(series,
@@ -207,6 +245,7 @@ def measure(designs=SUITE_DESIGNS, *, seed=0, progress=True, time_limit=TIME_LIM
     :param progress: progress on stderr.
     :param time_limit: seconds each design may take (synthesis and back end) before it is
         stopped; None: no limit (each design still compiles in a child process).
+    :param outside: a folder of outside Verilog designs (:func:`outside_plan`), or None.
     :returns: ``{"part": "compile", "seed", "time_limit": figure, "rows": [...],
         "exponents": {...}, "lut_exponents": {...}, "seconds": figure}``; each row has
         ``series``, ``design``, ``params``, ``top``, ``cells`` (total cells used, the size
@@ -225,9 +264,10 @@ def measure(designs=SUITE_DESIGNS, *, seed=0, progress=True, time_limit=TIME_LIM
     if time_limit is not None and not time_limit > 0:
         raise ValueError(f"time_limit is a number of seconds above 0 or None, not "
                          f"{time_limit!r}")
-    plan = _plan(designs)
+    plan = _plan(designs) + (outside_plan(outside) if outside is not None else [])
     for _, name, params in plan:
-        _designs.design(name, **params)         # raises for a bad name or parameter now
+        if not _is_file(name):
+            _designs.design(name, **params)     # raises for a bad name or parameter now
     started = timer()
     rows = []
     with Progress(len(plan), "compile", progress) as bar, \
@@ -236,7 +276,8 @@ def measure(designs=SUITE_DESIGNS, *, seed=0, progress=True, time_limit=TIME_LIM
             label = _label(name, params)
             bar.start(label)
             row = {"series": series, "design": name, "params": dict(params),
-                   "top": _designs.design(name, **params).top}
+                   "top": (_outside_top(pathlib.Path(name)) if _is_file(name)
+                           else _designs.design(name, **params).top)}
             row.update(_compile_limited(name, params, folder, seed=seed,
                                         time_limit=time_limit, show=progress))
             rows.append(row)
@@ -246,7 +287,8 @@ def measure(designs=SUITE_DESIGNS, *, seed=0, progress=True, time_limit=TIME_LIM
             bar.done(f"compile {label:<28} {value(row['yosys_luts']):>5} LUTs -> "
                      f"{row['cells']:>5} cells, period {value(row['period'])}, latency "
                      f"{value(row['latency']):>4}, {value(row['seconds']):7.1f} s")
-    good = [r for r in rows if "error" not in r and r["series"] != "test designs"]
+    good = [r for r in rows if "error" not in r
+            and r["series"] not in ("test designs", "outside")]
     by_luts = [dict(r, cells=value(r["yosys_luts"])) for r in good]
     return {"part": "compile", "seed": seed,
             "time_limit": None if time_limit is None else figure(float(time_limit), "s"),

@@ -188,14 +188,25 @@ def bench_mesh(sizes, json_path, quiet, quick, steps):
 @_part_options(sizes=False)
 @click.option("--quick", is_flag=True, help="A few small test designs and short series.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Placement seed.")
-def bench_compile(json_path, quiet, quick, seed):
+@click.option("--outside", type=click.Path(file_okay=False),
+              help="Also compile every .v file of this folder (outside designs, such as a "
+                   "checkout of the EPFL suite's random_control folder): the file's only "
+                   "module, or the one named as the file.")
+def bench_compile(json_path, quiet, quick, seed, outside):
     """The compiler: for each test design and for growing multipliers (4 to 16 bits) and
     adders (8 to 64 bits), Yosys' LUT count, the cells used (logic, routing, delay), the
     bounding box, period and latency in subcycles, and compile time per stage (s), with the
-    growth exponent of compile time against cells used."""
-    from bitgrid.bench.compile import QUICK_DESIGNS, SUITE_DESIGNS
+    growth exponent of compile time against cells used.
+
+    Example: bitgrid bench compile --outside benchmarks/random_control"""
+    from bitgrid.bench.compile import QUICK_DESIGNS, SUITE_DESIGNS, outside_plan
+    if outside is not None:
+        try:
+            outside_plan(outside)
+        except ValueError as error:
+            raise click.UsageError(str(error)) from None
     _run("compile", None, json_path, quiet, designs=QUICK_DESIGNS if quick else SUITE_DESIGNS,
-         seed=seed)
+         seed=seed, outside=outside)
 
 
 @bench.command("mpi")

@@ -166,3 +166,32 @@ def test_goals_with_a_failed_and_a_stopped_design():
     assert "at most 30 s a design" in text
     assert "not compiled (1015 LUTs): timeout after 30 s" in text
     assert "not reached" in text and "not measured" in text
+
+
+def test_outside_designs(tmp_path):
+    """--outside: every .v file of a folder, its only module or its namesake as the top, in
+    the series "outside" (not in the growth fits); a folder without .v files is refused."""
+    (tmp_path / "maj.v").write_text("module top(input a, input b, input c, output y);\n"
+                                    "  assign y = (a & b) | (a & c) | (b & c);\nendmodule\n")
+    (tmp_path / "pair.v").write_text(
+        "module helper(input a, input b, output y); assign y = a ^ b; endmodule\n"
+        "module pair(input [1:0] x, input z, output y);\n"
+        "  wire t; helper h(.a(x[0]), .b(x[1]), .y(t)); assign y = t & z;\nendmodule\n")
+    (tmp_path / "notes.txt").write_text("not a design")
+    part = bench_compile.measure([], progress=False, outside=tmp_path)
+    rows = part["rows"]
+    assert [(r["series"], r["top"]) for r in rows] == [("outside", "top"), ("outside", "pair")]
+    assert all("error" not in r for r in rows) and "outside" not in part["exponents"]
+    assert [common.value(r["yosys_luts"]) for r in rows] == [1, 1]
+    text = bench_compile.format_part(part)
+    assert "-- outside" in text and "\nmaj " in text and "\npair " in text
+    with pytest.raises(ValueError, match="holds no .v file"):
+        bench_compile.outside_plan(_empty(tmp_path))
+    with pytest.raises(ValueError, match="is not a folder"):
+        bench_compile.outside_plan(tmp_path / "maj.v")
+
+
+def _empty(tmp_path):
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    return folder

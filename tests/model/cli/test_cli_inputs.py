@@ -106,6 +106,14 @@ def test_bench_steps_are_bounded(part, bound):
     assert f"Invalid value for '--steps': {10 ** 30} is not in the range {bound}" in result.output
 
 
+def test_bench_compile_outside_needs_verilog_files(tmp_path):
+    """--outside refuses a folder without .v files before anything is compiled."""
+    result = invoke("bench", "compile", "--outside", str(tmp_path))
+    assert result.exit_code == 2
+    assert f"{tmp_path} holds no .v file: give a folder of Verilog files" in result.output
+    assert "Traceback" not in result.output
+
+
 def _vector_file(tmp_path, steps_text):
     path = tmp_path / "v.json"
     path.write_text('{"format": "bitgrid-vectors-v1", "width": 8, "height": 8, "bitstream": '
