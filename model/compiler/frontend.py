@@ -367,7 +367,7 @@ def netlist_from_json(document, *, top):
         raise CompileError(f"no module {top} in the synthesised design")
     module = modules[top]
     inputs, outputs, bit_names = {}, {}, {}
-    for name, port in module.get("ports", {}).items():
+    for name, port in port_buses(module.get("ports", {})).items():
         if port["direction"] == "inout":
             raise CompileError(f"port {name} is inout: a BitGrid has no bidirectional wires; "
                                "use an input and an output port")
@@ -458,6 +458,58 @@ def netlist_from_json(document, *, top):
     stats = {"luts": len(luts), "flip_flops": len(dffs), "clock": clock_name,
              "clock_edge": clock_edge}
     return SynthesisResult(netlist, stats)
+
+
+#: A legal port name (SPEC: the port-map format; :mod:`bitgrid.ports`).
+_PORT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
+#: One bit of a bus that a netlist writer split into single-bit ports (``\B[3]``).
+_BUS_BIT = re.compile(r"([A-Za-z_][A-Za-z0-9_$.]*)\[(\d+)\]\Z")
+
+
+def port_buses(ports):
+    """Yosys JSON ``ports`` ({name: port}) with buses put back together and every name legal.
+
+    Netlists written by ABC and other tools split each bus into escaped single-bit ports
+    (``\B[0]``, ``\B[1]``, ...): the bits ``0 .. k - 1`` of one base name and direction,
+    where no port has the base name, become the ``k``-bit port of that name, bit ``i`` the
+    port ``name[i]``. Any other name that is not a legal port name (a letter or ``_``, then
+    letters, digits, ``_``, ``$`` or ``.``) has every other character replaced by ``_``.
+
+    :raises CompileError: if two ports end up with one name.
+    """
+    groups = {}
+    for name, port in ports.items():
+        match = _BUS_BIT.match(name)
+        if match and len(port["bits"]) == 1:
+            groups.setdefault((match[1], port["direction"]), {})[int(match[2])] = name
+    taken = set(ports)
+    result = {}
+    grouped = {}
+    for (base, direction), bits in groups.items():
+        if base not in taken and sorted(bits) == list(range(len(bits))):
+            for i in bits.values():
+                grouped[i] = base
+            taken.add(base)
+    done, origin = set(), {}
+    for name, port in ports.items():
+        if name in grouped:
+            base = grouped[name]
+            if base not in done:
+                done.add(base)
+                members = groups[(base, port["direction"])]
+                result[base] = dict(port, bits=[ports[members[i]]["bits"][0]
+                                                for i in range(len(members))])
+            continue
+        legal = name if _PORT_NAME.match(name) else re.sub(
+            r"[^A-Za-z0-9_$.]", "_", name if name[:1].isalpha() or name[:1] == "_"
+            else "_" + name)
+        if legal in result:
+            raise CompileError(f"ports {origin.get(legal, legal)} and {name} both become "
+                               f"{legal} (a port name is a letter or _ then letters, digits, "
+                               "_, $ or .): rename one")
+        origin[legal] = name
+        result[legal] = port
+    return result
 
 
 def _wire_name(module, bit):

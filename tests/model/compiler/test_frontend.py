@@ -205,3 +205,31 @@ def test_random_state_machines(tmp_path, seed, count, cycles):
     assert "clk" not in netlist.inputs
     rows = rows_for(netlist, count=cycles, seed=seed, weights={"rst": 0.03})
     assert netlist.simulate(rows) == machines_rows(machines, rows)
+
+
+def test_bit_blasted_ports_become_buses(tmp_path):
+    """An ABC-style netlist (escaped single-bit ports \\B[0], \\B[1], ...) has its buses back,
+    bit i the port name[i]; an illegal name is made legal; the program computes the design."""
+    path = tmp_path / "blasted.v"
+    path.write_text("module top(\\B[1] , \\B[0] , \\c-d , \\M[0] , \\M[1] );\n"
+                    "  input \\B[1] , \\B[0] , \\c-d ;\n  output \\M[0] , \\M[1] ;\n"
+                    "  assign \\M[0] = \\B[0] & \\c-d ;\n  assign \\M[1] = \\B[1] ^ \\B[0] ;\n"
+                    "endmodule\n")
+    synthesis = synthesize(path, top="top")
+    netlist = synthesis.netlist
+    assert {n: len(p.bits) for n, p in netlist.inputs.items()} == {"B": 2, "c_d": 1}
+    assert {n: len(p.bits) for n, p in netlist.outputs.items()} == {"M": 2}
+    rows = [{"B": b, "c_d": c} for b in range(4) for c in range(2)]
+    assert [r["M"] for r in netlist.simulate(rows)] == \
+        [(r["B"] & 1 & r["c_d"]) | ((((r["B"] >> 1) ^ r["B"]) & 1) << 1) for r in rows]
+
+
+def test_port_buses_refuses_a_name_clash():
+    from bitgrid.compiler.frontend import port_buses
+    ports = {"a-b": {"direction": "input", "bits": [2]},
+             "a_b": {"direction": "input", "bits": [3]}}
+    with pytest.raises(CompileError, match="ports a-b and a_b both become a_b"):
+        port_buses(ports)
+    # a bus whose bits 0 .. k - 1 are not all there stays bit by bit, names made legal
+    assert set(port_buses({"x[0]": {"direction": "input", "bits": [2]},
+                           "x[2]": {"direction": "input", "bits": [3]}})) == {"x_0_", "x_2_"}
