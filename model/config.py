@@ -13,6 +13,7 @@ frames. The frame *record*, the byte string that the gateware's CRC runs over, i
 little-endian); see :func:`frame_record` and :meth:`Configuration.frames_crc`.
 """
 
+import hashlib
 import zlib
 
 import numpy as np
@@ -137,6 +138,15 @@ class Configuration:
     def __repr__(self):
         used = int((self.luts != 0).any(axis=2).sum())
         return f"Configuration({self._width} x {self._height}, {used} cells configured)"
+
+    def digest(self):
+        """``"sha256:<64 hex digits>"`` of the grid size and every LUT table: the identity of
+        a program that a port map records (``bitgrid-ports-v1``'s ``program``), the same for
+        the same configuration however it was stored (BGBS or assembly)."""
+        data = hashlib.sha256(b"bitgrid-configuration-v1")
+        data.update(self._width.to_bytes(4, "little") + self._height.to_bytes(4, "little"))
+        data.update(np.ascontiguousarray(self.luts, dtype="<u2").tobytes())
+        return "sha256:" + data.hexdigest()
 
     def copy(self):
         return Configuration(self._width, self._height, self.luts)

@@ -364,7 +364,9 @@ def evaluate(config, portmap, rows, *, target="emu", simulator="icarus", progres
     :param baudrate, timeout: of a ``serial:`` target (see :func:`run_edges`).
     :returns: list of dicts ``{output port: int}``, one per row (module docstring for when each
         is read).
-    :raises bitgrid.ports.PortMapError: if the port map is for another grid size.
+    :raises bitgrid.ports.PortMapError: if the port map is for another grid size, records
+        another program's digest, or has timing the program cannot hold
+        (:meth:`bitgrid.ports.PortMap.check_program`).
     :raises ValueError: for a row that lacks or mis-names a port, or a value that does not fit;
         for an unknown target.
     :raises TypeError: for rows that are not dicts of integers.
@@ -373,7 +375,7 @@ def evaluate(config, portmap, rows, *, target="emu", simulator="icarus", progres
         raise TypeError(f"Expected a Configuration, not {config!r}")
     if not isinstance(portmap, PortMap):
         raise TypeError(f"Expected a PortMap, not {portmap!r}")
-    portmap.check_grid(config.width, config.height)
+    portmap.check_program(config)
     check_target(target)
     rows = check_rows(portmap, rows)
     if not rows:

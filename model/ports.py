@@ -13,6 +13,7 @@ File format (JSON, UTF-8)::
      "width": 8, "height": 8,              # the grid the program is for (cells)
      "period": 2,                           # subcycles per design cycle (even, >= 2)
      "latency": 9,                          # subcycles from a row's inputs to its outputs
+     "program": "sha256:3f1c...",           # the configuration it describes (optional)
      "ports": [
        {"name": "a", "direction": "in", "signed": false,
         "bits": [{"side": "W", "lane": 0}, {"side": "W", "lane": 1, "skew": 2}, ...]},
@@ -20,7 +21,11 @@ File format (JSON, UTF-8)::
         "bits": [{"side": "E", "lane": 0}, ...]}]}
 
 ``bits`` lists the port's bits least significant first; ``signed`` (default false) says the
-port is two's complement; ``skew`` (default 0) is a per-bit offset in subcycles.
+port is two's complement; ``skew`` (default 0) is a per-bit offset in subcycles. ``program``
+(optional: files written before it have none) is the digest of the configuration the port
+map describes (:meth:`bitgrid.config.Configuration.digest`, ``"sha256:..."``): every tool
+that writes a program with its port map writes it, and every tool that reads both checks it
+(:meth:`PortMap.check_program`), so that a port map is never applied to another program.
 
 Timing (SPEC section 4; subcycle 0 is the first after reset). Design cycle ``k`` (row ``k`` of
 an eval CSV) starts at subcycle ``k * period``:
@@ -45,6 +50,7 @@ different wires).
 """
 
 import json
+import re
 import typing
 
 from .checks import check_bool, check_choice, check_int
@@ -53,6 +59,9 @@ from .files import atomic_write, read_json
 from .terms import Direction, parse_side, side_lanes
 
 __all__ = ["FORMAT", "PortMapError", "PortBit", "Port", "PortMap", "load", "save"]
+
+#: A configuration digest (:meth:`bitgrid.config.Configuration.digest`).
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
 
 #: The ``format`` value of a port-map file.
 FORMAT = "bitgrid-ports-v1"
@@ -151,13 +160,17 @@ class PortMap:
         used twice in one direction, a bad skew, period or latency.
     """
 
-    def __init__(self, width, height, ports=(), *, period=2, latency=0):
+    def __init__(self, width, height, ports=(), *, period=2, latency=0, program=None):
         try:
             self.width, self.height = check_grid_size(width, height)
             self.period = check_int(period, "Period", minimum=2, even=True)
             self.latency = check_int(latency, "Latency", minimum=0)
         except ValueError as error:
             raise PortMapError(str(error)) from None
+        if program is not None and not (isinstance(program, str) and _DIGEST.match(program)):
+            raise PortMapError(f"Program: a digest is 'sha256:' and 64 hex digits, not "
+                               f"{program!r}")
+        self.program = program
         self._ports = {}
         used = {}
         for port in ports:
@@ -255,12 +268,55 @@ class PortMap:
         return self.latency + max(skews, default=0)
 
     def replace(self, *, width=None, height=None, ports=None, period=None, latency=None):
-        """A new port map with the given fields changed (the others kept), checked again."""
+        """A new port map with the given fields changed (the others kept), checked again; it
+        records no program (the change makes it describe another one: :meth:`for_program`)."""
         return PortMap(self.width if width is None else width,
                        self.height if height is None else height,
                        self.ports if ports is None else ports,
                        period=self.period if period is None else period,
                        latency=self.latency if latency is None else latency)
+
+    def for_program(self, config):
+        """This port map recording ``config``'s digest (what a tool writes beside a program).
+
+        :raises PortMapError: if ``config`` is not of the port map's grid size.
+        """
+        self.check_grid(config.width, config.height)
+        result = self.replace()
+        result.program = config.digest()
+        return result
+
+    def check_program(self, config, *, names=("the port map", "the program")):
+        """``self`` if it describes ``config``: the grid size, the digest where the file has
+        one, and timing within what the program can hold (every skew and the latency at most
+        :meth:`timing_limit`).
+
+        :param names: ``(port map, program)`` as the user named them, for the message.
+        :raises PortMapError: naming both files and what to do.
+        """
+        ports, program = names
+        if (config.width, config.height) != (self.width, self.height):
+            raise PortMapError(f"{ports} is for a {self.width} x {self.height} grid, {program} "
+                               f"is {config.width} x {config.height}: give the port map "
+                               "written with this program")
+        if self.program is not None and self.program != config.digest():
+            raise PortMapError(f"{ports} was written for another program than {program} (its "
+                               "configuration digest differs): give the port map written "
+                               "with this program")
+        limit = self.timing_limit
+        worst = max([self.latency] + [abs(b.skew) for p in self.ports for b in p.bits])
+        if worst > limit:
+            raise PortMapError(f"{ports}: a latency or skew of {worst} subcycles is more than "
+                               f"{program} can hold ({limit}: its {self.width * self.height} "
+                               "cells, one subcycle each, plus a period): give the port map "
+                               "written with this program")
+        return self
+
+    @property
+    def timing_limit(self):
+        """The most subcycles a latency or skew can mean for this grid: ``width * height +
+        period`` (a signal visits each cell at most once a row, one subcycle a cell)."""
+        return self.width * self.height + self.period
 
     def map_bits(self, function, *, width=None, height=None, latency=None):
         """A new port map whose every bit is ``function(port, bit)`` (a :class:`PortBit`), for
@@ -293,6 +349,7 @@ class PortMap:
         """The ``bitgrid-ports-v1`` document as a dict."""
         return {"format": FORMAT, "width": self.width, "height": self.height,
                 "period": self.period, "latency": self.latency,
+                **({"program": self.program} if self.program is not None else {}),
                 "ports": [port.to_json() for port in self.ports]}
 
     def dumps(self):
@@ -314,7 +371,8 @@ class PortMap:
         if document.get("format") != FORMAT:
             raise PortMapError(f"{where}: format is {document.get('format')!r}, expected "
                                f"{FORMAT!r}")
-        unknown = set(document) - {"format", "width", "height", "period", "latency", "ports"}
+        unknown = set(document) - {"format", "width", "height", "period", "latency", "program",
+                                   "ports"}
         if unknown:
             raise PortMapError(f"{where}: unknown keys {sorted(unknown)}")
         ports = document.get("ports", [])
@@ -322,7 +380,8 @@ class PortMap:
             raise PortMapError(f"{where}: ports must be a list")
         try:
             return cls(document.get("width"), document.get("height"), ports,
-                       period=document.get("period", 2), latency=document.get("latency", 0))
+                       period=document.get("period", 2), latency=document.get("latency", 0),
+                       program=document.get("program"))
         except PortMapError as error:
             raise PortMapError(f"{where}: {error}") from None
 
@@ -338,7 +397,8 @@ def load(path):
     return PortMap.from_json(document, where=str(path))
 
 
-def save(path, portmap):
-    """Write ``portmap`` to ``path`` (atomically, :func:`bitgrid.files.atomic_write`)."""
-    atomic_write(path, portmap.dumps())
+def save(path, portmap, config=None):
+    """Write ``portmap`` to ``path`` (atomically, :func:`bitgrid.files.atomic_write`), with
+    ``config``'s digest when given (:meth:`PortMap.for_program`)."""
+    atomic_write(path, (portmap if config is None else portmap.for_program(config)).dumps())
 

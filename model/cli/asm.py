@@ -11,7 +11,7 @@ from bitgrid import ports as _ports
 from bitgrid.bitstream import Bitstream
 from bitgrid.files import atomic_write
 
-from .common import check_writable, load_bitstream
+from .common import check_writable, load_bitstream, load_portmap
 from .errors import BadInput
 
 __all__ = ["asm", "disasm", "ports_path"]
@@ -120,7 +120,8 @@ def asm(program, output, ports_out, show_progress):
         _refuse_same(ports_file, "--ports", output, "the bitstream (-o)")
     bitstream = Bitstream(result.config, result.order)
     _write_both(output, bitstream.to_bytes(), ports_file,
-                result.portmap.dumps() if ports_file is not None else None)
+                result.portmap.for_program(result.config).dumps() if ports_file is not None
+                else None)
     configured = int((result.config.luts != 0).any(axis=2).sum())
     click.echo(f"wrote {output}: {result.config.width} x {result.config.height} grid, "
                f"{configured} cell{'' if configured == 1 else 's'} configured, "
@@ -159,8 +160,7 @@ def disasm(bitstream, ports_file, output):
     bs = load_bitstream(bitstream)
     portmap = None
     if ports_file is not None:
-        portmap = _ports.load(ports_file)
-        portmap.check_grid(bs.width, bs.height)
+        portmap = load_portmap(ports_file, bs.config, bitstream)
     if output is not None:
         check_writable(output)
         _refuse_same(output, "-o", bitstream, "the bitstream")

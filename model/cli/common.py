@@ -14,7 +14,7 @@ from bitgrid.vectors import format_mismatches
 
 from .errors import EXIT_MISMATCH, EXIT_OK, BadInput
 
-__all__ = ["load_bitstream", "check_writable", "run_options",
+__all__ = ["load_bitstream", "load_portmap", "check_writable", "run_options",
            "refuse_json_with_vectors", "run_stimulus", "print_steps",
            "verdict"]
 
@@ -30,6 +30,27 @@ def load_bitstream(path, width=None, height=None):
         return _load(path, width=width, height=height)
     except BitstreamError as error:
         raise BadInput(f"{path}: bad bitstream: {error}") from None
+
+
+def load_portmap(path, config, program):
+    """The port map in the file ``path``, checked to describe ``config`` (the program read
+    from the file ``program``): the grid size, the digest where the file records one (a file
+    without one, written before port maps recorded it, is read with a one-line warning), and
+    timing the program can hold (:meth:`bitgrid.ports.PortMap.check_program`).
+
+    :raises BadInput: for a bad file or a port map of another program (exit 2).
+    :raises OSError: if the file cannot be read.
+    """
+    from bitgrid import ports
+    try:
+        portmap = ports.load(path)
+        portmap.check_program(config, names=(str(path), str(program)))
+    except ports.PortMapError as error:
+        raise BadInput(str(error)) from None
+    if portmap.program is None:
+        click.echo(f"warning: {path} records no program digest (written by an older "
+                   f"bitgrid): it is not checked against {program}", err=True)
+    return portmap
 
 
 def check_writable(path, *, make_folder=False):

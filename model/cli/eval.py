@@ -7,7 +7,7 @@ import click
 
 from bitgrid.terms import SIMULATORS
 
-from .common import check_writable, load_bitstream
+from .common import check_writable, load_bitstream, load_portmap
 from .errors import BadInput, explain
 
 __all__ = ["eval_"]
@@ -75,15 +75,10 @@ def eval_(bitstream, ports_path, csv_path, cycles, target, simulator, baud, time
       bitgrid eval adder.bgbs --ports adder.ports.json --csv in.csv
     """
     from bitgrid import evaluate as ev
-    from bitgrid import ports as _ports
     if output == "-":
         output = None
     bs = load_bitstream(bitstream)
-    portmap = _ports.load(ports_path)
-    try:
-        portmap.check_grid(bs.width, bs.height)
-    except _ports.PortMapError as error:
-        raise BadInput(f"{ports_path}: {error}") from None
+    portmap = load_portmap(ports_path, bs.config, bitstream)
     if not portmap.outputs:
         raise BadInput(f"{ports_path}: the port map has no output ports, so there is nothing "
                        "to print")

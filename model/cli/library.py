@@ -90,7 +90,7 @@ def macro(name, params, output):
     check_writable(ports_file)
     alone = block.standalone()
     bitstream.save(output, alone.config)
-    ports.save(ports_file, alone.portmap)
+    ports.save(ports_file, alone.portmap, alone.config)
     config = alone.config
     click.echo(f"wrote {output}: {block.name} on a {config.width} x {config.height} grid, "
                f"{int((config.luts != 0).any(axis=2).sum())} cells configured")

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .common import check_writable, load_bitstream
+from .common import check_writable, load_bitstream, load_portmap
 from .errors import BadInput
 
 __all__ = ["place"]
@@ -20,7 +20,6 @@ def _ports_beside(path):
 
 def _load_program(path, ports_path):
     """``(config, portmap or None, order)`` of a .bgbs program or .bga assembly text."""
-    from bitgrid import ports as _ports
     from bitgrid.bitstream import ScanOrder
     portmap, order = None, ScanOrder.ROW_MAJOR
     if os.fspath(path).lower().endswith(".bga"):
@@ -31,11 +30,7 @@ def _load_program(path, ports_path):
         bs = load_bitstream(path)
         config, order = bs.config, bs.order
     if ports_path:
-        portmap = _ports.load(ports_path)
-        try:
-            portmap.check_grid(config.width, config.height)
-        except _ports.PortMapError as error:
-            raise BadInput(f"{ports_path}: {error}") from None
+        portmap = load_portmap(ports_path, config, path)
     return config, portmap, order
 
 
@@ -111,7 +106,7 @@ def place(program, defects_path, ports_path, output, ports_out, strategies, show
             progress.close()
     _bitstream.save(output, result.config, order)
     if portmap is not None:
-        _ports.save(ports_out, result.portmap)
+        _ports.save(ports_out, result.portmap, result.config)
     used = rel.bad_cells_in_use(config, defects, portmap)
     click.echo(f"{result.strategy}: {len(defects)} defect{'s' * (len(defects) != 1)}, "
                f"{len(used)} bad cell{'s' * (len(used) != 1)} in use")

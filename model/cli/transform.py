@@ -5,7 +5,7 @@ import os
 
 import click
 
-from .common import check_writable, load_bitstream
+from .common import check_writable, load_bitstream, load_portmap
 from .errors import BadInput
 from .params import SizeType
 
@@ -154,11 +154,7 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, vectors_in, ret
     bs = load_bitstream(bitstream)
     portmap = None
     if ports_in is not None:
-        portmap = _ports.load(ports_in)
-        try:
-            portmap.check_grid(bs.width, bs.height)
-        except _ports.PortMapError as error:
-            raise BadInput(f"{ports_in}: {error}") from None
+        portmap = load_portmap(ports_in, bs.config, bitstream)
     case = None
     if vectors_in is not None:
         from bitgrid.vectors import BadStreamCase, load_case
@@ -198,7 +194,7 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, vectors_in, ret
                            -1: ", one subcycle earlier (re-timed)"}[result.latency_added])
     files = [(output, _bitstream.write(result.config, bs.order))]
     if ports_out is not None:
-        files.append((ports_out, result.portmap.dumps()))
+        files.append((ports_out, result.portmap.for_program(result.config).dumps()))
     if document is not None:
         files.append((vectors_out, json.dumps(document, indent=1) + "\n"))
     write_all(files)

@@ -10,7 +10,7 @@ import click
 from bitgrid.stimulus import MAX_STEPS, stimulus
 from bitgrid.vectors import compare_step
 
-from .common import check_writable, load_bitstream, verdict
+from .common import check_writable, load_bitstream, load_portmap, verdict
 from .errors import EXIT_OK, BadInput
 
 __all__ = ["view"]
@@ -78,7 +78,6 @@ def view(bitstream, ports_path, vectors, inputs, csv_path, steps, frame, progres
       bitgrid view out/adder8.bgbs --vectors out/adder8.json --frame 20 -o out/adder8.png
       bitgrid view out/mul4.bgbs --ports out/mul4.ports.json --csv in.csv -o out/mul4.html
     """
-    from bitgrid import ports
     from bitgrid.view import SUFFIXES, record
     from bitgrid.view import view as draw
     suffix = os.path.splitext(output)[1].lower()
@@ -91,7 +90,7 @@ def view(bitstream, ports_path, vectors, inputs, csv_path, steps, frame, progres
     bs = load_bitstream(bitstream)
     portmap = None
     if ports_path is not None:
-        portmap = ports.load(ports_path).check_grid(bs.width, bs.height)
+        portmap = load_portmap(ports_path, bs.config, bitstream)
     case = trace = stream = None
     if csv_path is not None:
         if vectors or inputs:

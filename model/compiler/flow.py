@@ -193,6 +193,6 @@ def write_outputs(result, directory, *, top=None):
     paths = output_paths(directory, top)
     pathlib.Path(directory).mkdir(parents=True, exist_ok=True)
     bitstream.save(paths[0], result.config)
-    _ports.save(paths[1], result.portmap)
+    _ports.save(paths[1], result.portmap, result.config)
     atomic_write(paths[2], json.dumps(result.report, indent=2, sort_keys=False) + "\n")
     return paths

@@ -467,7 +467,7 @@ _BUS_BIT = re.compile(r"([A-Za-z_][A-Za-z0-9_$.]*)\[(\d+)\]\Z")
 
 
 def port_buses(ports):
-    """Yosys JSON ``ports`` ({name: port}) with buses put back together and every name legal.
+    r"""Yosys JSON ``ports`` ({name: port}) with buses put back together and every name legal.
 
     Netlists written by ABC and other tools split each bus into escaped single-bit ports
     (``\B[0]``, ``\B[1]``, ...): the bits ``0 .. k - 1`` of one base name and direction,

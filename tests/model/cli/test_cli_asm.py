@@ -108,7 +108,8 @@ def test_disasm_errors(tmp_path):
     ports.save(tmp_path / "p.json", other)
     result = invoke("disasm", good, "--ports", tmp_path / "p.json")
     assert result.exit_code == 2
-    assert "The port map is for a 4 x 4 grid, the program is 2 x 2" in result.output
+    assert f"{tmp_path / 'p.json'} is for a 4 x 4 grid, {good} is 2 x 2: give the port map " \
+        "written with this program" in result.output
 
 
 def test_help_has_examples():

@@ -22,7 +22,7 @@ def skewed(tmp_path):
     config, portmap, model = port_programs.skewed_routes()
     program, portfile = tmp_path / "p.bgbs", tmp_path / "p.ports.json"
     bitstream.save(program, config, order=2)
-    ports.save(portfile, portmap)
+    ports.save(portfile, portmap, config)
     return program, portfile, model
 
 
@@ -103,7 +103,7 @@ def test_advance_reported(tmp_path):
     config, portmap, model = port_programs.inverter_route()
     source, portfile = tmp_path / "p.bgbs", tmp_path / "p.ports.json"
     bitstream.save(source, config)
-    ports.save(portfile, portmap)
+    ports.save(portfile, portmap, config)
     out = tmp_path / "r.bgbs"
     result = invoke("transform", source, "--ports", portfile, "--rotate", "90", "--retime",
                     "-o", out)
@@ -120,7 +120,7 @@ def test_move_of_a_program_with_idle_lanes(tmp_path):
     config, portmap, model = port_programs.idle_lanes()
     source, portfile = tmp_path / "p.bgbs", tmp_path / "p.ports.json"
     bitstream.save(source, config)
-    ports.save(portfile, portmap)
+    ports.save(portfile, portmap, config)
     out = tmp_path / "low.bgbs"
     result = invoke("transform", source, "--move", "0,2", "--size", "4x4", "-o", out)
     assert result.exit_code == 2 and not out.exists()
@@ -179,8 +179,8 @@ def test_port_map_of_another_size(skewed, tmp_path):
     result = invoke("transform", program, "--ports", portfile, "--rotate", "180", "-o",
                     tmp_path / "o.bgbs")
     assert result.exit_code == 2
-    assert result.stderr == (f"error: {portfile}: The port map is for a 4 x 4 grid, the "
-                             "program is 8 x 8\n")
+    assert result.stderr == (f"error: {portfile} is for a 4 x 4 grid, {program} is 8 x 8: "
+                             "give the port map written with this program\n")
 
 
 @pytest.mark.parametrize("name, args", [("adder8", ("--rotate", "90", "--retime")),

@@ -23,7 +23,7 @@ def program(tmp_path):
     config, portmap, _ = port_programs.skewed_routes()
     path, portfile = tmp_path / "routes.bgbs", tmp_path / "routes.ports.json"
     bitstream.save(path, config)
-    ports.save(portfile, portmap)
+    ports.save(portfile, portmap, config)
     return path, portfile, portmap
 
 
@@ -89,7 +89,8 @@ def test_a_run_that_differs_from_the_vector_file_exits_1(tmp_path):
     (("--steps", 4, "--frame", 5, "-o", "{tmp}/p.svg"),
      "--frame 5: the run has 4 subcycles; give 0 to 4"),
     (("--ports", "{tmp}/other.ports.json", "-o", "{tmp}/p.svg"),
-     "The port map is for a 4 x 4 grid, the program is 8 x 8"),
+     "{tmp}/other.ports.json is for a 4 x 4 grid, {tmp}/routes.bgbs is 8 x 8: give the port "
+     "map written with this program"),
     (("--ports", "{tmp}/routes.bgbs", "-o", "{tmp}/p.svg"),
      "{tmp}/routes.bgbs: not a JSON port map"),
     (("--vectors", "{tmp}/in.txt", "--inputs", "{tmp}/in.txt", "-o", "{tmp}/p.svg"),
@@ -176,7 +177,7 @@ def test_csv_rows_by_port_name_run_through_the_pipeline(tmp_path):
     alone = build("multiplier", bits=3).standalone()
     program, portmap_path = tmp_path / "mul3.bgbs", tmp_path / "mul3.ports.json"
     bitstream.save(program, alone.config)
-    ports.save(portmap_path, alone.portmap)
+    ports.save(portmap_path, alone.portmap, alone.config)
     rows = [{"a": 3, "b": 5}, {"a": 7, "b": 7}, {"a": 6, "b": 2}]
     (tmp_path / "in.csv").write_text("a,b\n" + "".join(f"{r['a']},{r['b']}\n" for r in rows))
     out = tmp_path / "mul3.html"
