@@ -106,24 +106,34 @@ def comparator(bits, signed=False):
 
 
 def reduction(bits, op):
-    """``y = x[0] op x[1] op ... op x[bits - 1]``: one row of cells, ``x[0]`` on W lane 0 and
-    the other bits on the N lanes (a single bit is one copying cell)."""
+    """``y = x[0] op x[1] op ... op x[bits - 1]``: one row of an even number of cells, each
+    combining its N lane's bit with the result so far (W); the first cell also takes a bit on
+    its W lane and the last one on its E lane, so ``bits`` bits take ``bits - 2`` cells
+    (``bits - 1`` for odd ``bits``)."""
     fn = REDUCTIONS[op]
-    if bits == 1:
+    if bits <= 2:
         program = sketch(1, 1)
-        program.cell(0, 0, e=lambda n: n)
-        lanes = [(N, 0)]
+        program.cell(0, 0, e=fn if bits == 2 else (lambda n: n))
+        lanes = [(N, 0)] + ([(W, 0)] if bits == 2 else [])
+        width = 1
     else:
-        program = sketch(bits - 1, 1)
-        for i in range(bits - 1):
-            program.cell(i, 0, e=fn)
-        lanes = [(W, 0)] + [(N, i) for i in range(bits - 1)]
+        width = bits - 2 if bits % 2 == 0 else bits - 1
+        program = sketch(width, 1)
+        three = {"and": lambda n, e, w: n & e & w, "or": lambda n, e, w: n | e | w,
+                 "xor": lambda n, e, w: n ^ e ^ w}[op]
+        for i in range(width):
+            program.cell(i, 0, e=three if i == width - 1 and bits % 2 == 0 else fn)
+        lanes = [(W, 0)] + [(N, i) for i in range(width)] + ([(E, 0)] if bits % 2 == 0
+                                                                else [])
     ports = [("x", "in", lanes), ("y", "out", [(E, 0)])]
-    where = ("x_0 on W lane 0, x_i on N lane i - 1): each cell combines the next bit (N) "
-             "with the result so far (W) and sends it E; y leaves on E lane 0. Bit i is skewed "
-             "by i - 1 subcycles." if bits > 1 else "on N lane 0): y = x, on E lane 0.")
-    return block_from_program(f"reduction(bits={bits}, op={op!r})", program, max(1, bits - 1),
-                              1, ports, doc=f"The {op.upper()} of the {bits} bits of x ({where}")
+    where = ("x_0 on N lane 0" + (", x_1 on W lane 0" if bits == 2 else "") if bits <= 2 else
+             f"x_0 on W lane 0, x_i on N lane i - 1" + (f", x_{bits - 1} on E lane 0"
+                                                        if bits % 2 == 0 else ""))
+    return block_from_program(f"reduction(bits={bits}, op={op!r})", program, width, 1, ports,
+                              doc=f"The {op.upper()} of the {bits} bits of x ({where}) in "
+                              f"{width} cell{'s' * (width != 1)}: each combines the bit of its "
+                              "N lane with the result so far (W) and sends it E; y leaves on "
+                              "E lane 0.")
 
 
 def popcount(bits):
