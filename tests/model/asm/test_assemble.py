@@ -13,7 +13,7 @@ from bitgrid.bitstream import Bitstream, ScanOrder
 from bitgrid.cell import COPY_W, PASS_THROUGH, REFLECTOR
 from bitgrid.config import Configuration
 from bitgrid.evaluate import evaluate
-from bitgrid.ports import PortMap
+from bitgrid.ports import PortMap, PortMapError
 from bitgrid.program import route_latency
 
 
@@ -292,9 +292,14 @@ def test_declared_latency_is_checked(latency, warning):
     text = ADDER2.format(latency=latency)
     result = assemble_program(text, file="p.bga")
     rows = [{"a": a, "b": b} for a in range(4) for b in range(4)]
-    right = evaluate(result.config, result.portmap, rows) == \
-        [{"s": (r["a"] + r["b"]) % 4, "c": (r["a"] + r["b"]) // 4} for r in rows]
-    assert right == (latency == 3)
+    if latency > result.portmap.timing_limit:
+        # more than the 2 x 2 program can hold: evaluate refuses it (PortMap.check_program)
+        with pytest.raises(PortMapError, match="more than the program can hold"):
+            evaluate(result.config, result.portmap, rows)
+    else:
+        right = evaluate(result.config, result.portmap, rows) == \
+            [{"s": (r["a"] + r["b"]) % 4, "c": (r["a"] + r["b"]) // 4} for r in rows]
+        assert right == (latency == 3)
     if warning is None:
         assert result.warnings == ()
     else:
