@@ -137,13 +137,17 @@ def _unpack_cells(words, n):
     return np.unpackbits(raw, axis=-1, count=n, bitorder="little")
 
 
+#: Most input streams of one lane-parallel emulator (``streams=k``).
+MAX_STREAMS = 64
+
+
 class FastEmulator:
     """Bit-parallel emulator of one grid (SPEC sections 2-4); see the module docstring.
 
     :param config: the :class:`~bitgrid.config.Configuration` to run (copied).
     :param streams: ``None`` (default) for one stream with the API of
-        :class:`~bitgrid.emulator.Emulator`; or the number ``k >= 1`` of independent input
-        streams to run side by side (lane-parallel mode).
+        :class:`~bitgrid.emulator.Emulator`; or the number ``k``, 1 to :data:`MAX_STREAMS`
+        (64), of independent input streams to run side by side (lane-parallel mode).
     :param threads: threads to split a subcycle over; ``None`` chooses (see the module
         docstring), ``1`` runs everything on the calling thread.
     :param chunk_words: words per row block of the numpy code (a tuning knob; results do not
@@ -164,7 +168,7 @@ class FastEmulator:
         if not isinstance(config, Configuration):
             raise TypeError(f"FastEmulator needs a Configuration, not {config!r}")
         if streams is not None:
-            streams = check_int(streams, "streams", minimum=1)
+            streams = check_int(streams, "streams", minimum=1, maximum=MAX_STREAMS)
         if threads is not None:
             threads = check_int(threads, "threads", minimum=1)
         if chunk_words is not None:

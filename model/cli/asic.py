@@ -14,6 +14,12 @@ from .params import SizeType
 __all__ = ["asic"]
 
 
+#: Most cells of a grid the ASIC flow takes (synthesis and timing; docs/asic.md's times).
+MAX_CELLS = 256
+#: Most cells with --place-route (GrayWolf's placement grows fastest).
+MAX_PLACE_ROUTE_CELLS = 16
+
+
 @click.command()
 @click.option("--pdk", type=click.Choice(PDKS), default=None,
               help="Standard-cell library: sky130 (sky130_fd_sc_hd), gf180 "
@@ -69,6 +75,14 @@ def asic(pdk, pdk_root, size, storage, corner, no_timing, as_json, progress, pla
     from bitgrid.asic.sta import StaError
     from bitgrid.asic.synth import SynthesisError
     width, height = size
+    if width * height > MAX_CELLS:
+        raise BadInput(f"--size {width}x{height}: the ASIC flow takes grids of at most "
+                       f"{MAX_CELLS} cells (16x16; synthesis alone takes 2 to 5 minutes for "
+                       "8x8 on a 2-core machine and grows with the cells); give a smaller --size")
+    if place_route and width * height > MAX_PLACE_ROUTE_CELLS:
+        raise BadInput(f"--size {width}x{height}: --place-route takes grids of at most "
+                       f"{MAX_PLACE_ROUTE_CELLS} cells (4x4; GrayWolf did not place 8x8 in 40 "
+                       "minutes); give a smaller --size")
     if progress is None:
         progress = sys.stderr.isatty()
     if tinytapeout:

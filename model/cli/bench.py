@@ -118,7 +118,7 @@ def _run(name, sizes, json_path, quiet, **options):
 
 @bench.command("emulator")
 @_part_options()
-@click.option("--streams", type=click.IntRange(min=0), default=64, show_default=True,
+@click.option("--streams", type=click.IntRange(0, 64), default=64, show_default=True,
               help="Streams of the lane-parallel figures (stream-cell-updates/s; 0: skip).")
 @click.option("--threads", type=click.IntRange(min=1),
               help="Threads of the fast emulator and the kernel (default: their own choice).")

@@ -5,6 +5,7 @@ import sys
 
 import click
 
+from ..defects import load as load_defects
 from .common import check_writable
 from .errors import BadInput
 from .params import SizeType
@@ -138,12 +139,24 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
     if not sources and not amaranth and not expr:
         raise BadInput("nothing to compile: give SOURCE.v files with --top, --amaranth "
                        "MODULE:NAME or --expr TEXT; see 'bitgrid compile --help'")
+    if top is not None and not top.strip():
+        raise BadInput("--top is empty: give the top module's name (with --expr: the "
+                       "program's name), or leave --top out")
+    if not output.strip():
+        raise BadInput("-o is empty: give the folder for the program, its port map and report")
     if sources and not top:
         raise BadInput("--top NAME is needed with Verilog sources (the top module's name)")
     if variables and not expr:
         raise BadInput("--vars goes with --expr")
     if expr and not variables:
         raise BadInput("--expr needs --vars with the inputs' widths, e.g. --vars a:8,b:8")
+    defects = None
+    if defects_path is not None:   # read before any folder is made: a bad map writes nothing
+        try:
+            defects = load_defects(defects_path)
+        except OSError as error:
+            raise BadInput(f"{defects_path}: cannot read the defect map: "
+                           f"{error.strerror or error}") from None
     names = [top or "expr"] if expr or top else []
     for name in names:
         for path in output_paths(output, name):
@@ -156,7 +169,7 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
             list(sources) or None, top=top, amaranth=amaranth, expr=expr, vars=variables,
             parameters=dict(_parameter(p) for p in parameters) or None,
             width=size[0] if size else None, height=size[1] if size else None,
-            region=region, defects=defects_path, seed=seed, progress=progress, check=check)
+            region=region, defects=defects, seed=seed, progress=progress, check=check)
     finally:
         if progress is not None:
             progress.close()

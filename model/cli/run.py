@@ -9,7 +9,7 @@ import click
 
 from bitgrid.emulator import Emulator
 from bitgrid.stimulus import record_vectors
-from bitgrid.terms import SIMULATORS, STORAGES
+from bitgrid.terms import GATEWARE_STORAGES, SIMULATORS
 from bitgrid.vectors import compare_step
 
 from .engine import check_engine_options, engine_options
@@ -114,8 +114,10 @@ def _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay):
 @run_options
 @click.option("--simulator", type=click.Choice(SIMULATORS), default="icarus",
               show_default=True, help="RTL simulator, driven by cocotb.")
-@click.option("--storage", type=click.Choice(STORAGES), default="ff", show_default=True,
-              help="Configuration storage back end of the simulated grid.")
+@click.option("--storage", type=click.Choice(GATEWARE_STORAGES), default="ff",
+              show_default=True,
+              help="Configuration storage back end of the simulated grid (latch: the ASIC "
+                   "latch array, a single direct grid only).")
 @click.option("--waves", type=click.Path(dir_okay=False),
               help="Dump waveforms to this file (.fst or .vcd).")
 @click.option("--mesh", type=MeshType(), metavar="COLSxROWS",
@@ -175,6 +177,9 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
         raise BadInput("--step-by-step is an option of a single grid; leave it out with --mesh")
     if engine != "direct" and mesh is not None:
         raise BadInput("--mesh runs the direct grid in each chip; leave out --engine")
+    if storage == "latch" and (mesh is not None or engine != "direct"):
+        raise BadInput("--storage latch (the ASIC latch array) runs on a single direct grid; "
+                       "leave out " + ("--mesh" if mesh is not None else "--engine"))
     refuse_json_with_vectors(vectors, as_json)
     _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay)
     sim_options = _sim_options(mesh, fixed, build_args, plusargs)

@@ -135,15 +135,20 @@ def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, param
     :returns: a :class:`~bitgrid.compiler.backend.CompileResult` ``(config, portmap,
         report)``; the report is described in this module's docstring.
     :raises CompileError: for a refused design (what and why), one that does not fit, or a
-        program that differs from the design (``compiler bug: ...``, naming the row and port).
-    :raises bitgrid.defects.DefectMapError: for a bad defect map file.
+        program that differs from the design (``compiler bug: ...``, naming the row and port),
+        or a defect map file that cannot be read.
+    :raises bitgrid.defects.DefectMapError: for a defect map file that is not a defect map.
     :raises bitgrid.toolchain.ToolMissingError: if Yosys is not installed.
     """
     from .backend import compile_netlist
     started = time.perf_counter()
     region = parse_region(region)
     if isinstance(defects, (str, os.PathLike)):
-        defects = _defects.load(defects)
+        try:
+            defects = _defects.load(defects)
+        except OSError as error:
+            raise CompileError(f"{os.fspath(defects)}: cannot read the defect map: "
+                               f"{error.strerror or error}") from None
     if progress is not None:
         progress("synthesis", 0, 1)
     synthesis, info = front_end(design, top=top, amaranth=amaranth, expr=expr, vars=vars,

@@ -145,7 +145,8 @@ def test_options_and_load_checked():
         for option in ("streams", "threads", "chunk_words"):
             with pytest.raises(ValueError) as info:
                 FastEmulator(config, **{option: bad})
-            assert str(info.value) == f"{option} must be an integer of at least 1, not {bad!r}"
+            bound = "from 1 to 64" if option == "streams" else "of at least 1"
+            assert str(info.value) == f"{option} must be an integer {bound}, not {bad!r}"
 
 
 def test_outputs_can_be_set():
@@ -263,3 +264,12 @@ def test_anf_tables():
             assert value == int(table) >> a & 1
     assert list(anf_tables([0xAAAA, 0xCCCC, 0xF0F0, 0xFF00, 0xFFFF, 0])) == \
         [0x2, 0x4, 0x10, 0x100, 0x1, 0]                      # copy N/E/S/W: one monomial
+
+
+def test_streams_are_1_to_64():
+    """The README's bound: up to 64 input streams of one program at once."""
+    assert FastEmulator(Configuration(4, 4), streams=64).outputs.shape[0] == 64
+    for bad in (0, 65):
+        with pytest.raises(ValueError, match=f"streams must be an integer from 1 to 64, not "
+                                             f"{bad}"):
+            FastEmulator(Configuration(4, 4), streams=bad)

@@ -459,7 +459,7 @@ def test_cli_place_refusal_gives_no_advice_place_cannot_follow(tmp_path):
     program, mapping, ports = (tmp_path / "w.bgbs", tmp_path / "d.json",
                                tmp_path / "w.ports.json")
     bitstream.save(str(program), p.config)
-    ports_file.save(str(ports), _ports(8, 8, [("W", 1)], [("E", 1)], latency=8))
+    ports_file.save(str(ports), _ports(8, 8, [("W", 1)], [("E", 1)], latency=8), p.config)
     defects_file.save(str(mapping), DefectMap(8, 8, [Defect(4, y, "dead") for y in range(8)]))
     result = CliRunner().invoke(main, ["place", str(program), "--ports", str(ports),
                                        "--defects", str(mapping), "-o",

@@ -155,6 +155,19 @@ def test_example_writes_replayable_case(tmp_path):
     assert result.exit_code == 0
 
 
+def test_sim_on_the_latch_store(tmp_path):
+    """bitgrid sim --storage latch (issue 27): the ASIC latch array passes a conformance case
+    on Icarus; with --mesh it is refused in one line."""
+    bgbs, vectors = case_paths("random_2x2")
+    result = invoke("sim", bgbs, "--vectors", vectors, "--storage", "latch")
+    assert result.exit_code == 0, result.output
+    assert "(latch storage)" in result.output and "PASS" in result.output
+    result = invoke("sim", bgbs, "--steps", "2", "--storage", "latch", "--mesh", "2x2")
+    assert result.exit_code == 2
+    assert result.output == ("error: --storage latch (the ASIC latch array) runs on a single "
+                             "direct grid; leave out --mesh\n")
+
+
 def test_missing_simulator_says_how_to_install(monkeypatch, tmp_path):
     import bitgrid.toolchain as toolchain
     monkeypatch.setattr(toolchain.shutil, "which", lambda name, *a, **k: None)

@@ -149,3 +149,35 @@ def test_a_binary_file_given_as_vectors(tmp_path):
     path.write_bytes(b'{"format": "\xff"}')
     _bad_input(invoke("emulate", _program(), "--vectors", path),
                f"malformed vector file: {path}: not a vector file: byte 12 is not UTF-8 text")
+
+
+@pytest.mark.parametrize("args, message", [
+    (("asic", "--pdk", "sky130", "--size", "64x64", "-o", "{tmp}/a"),
+     "--size 64x64: the ASIC flow takes grids of at most 256 cells (16x16; synthesis alone "
+     "takes 2 to 5 minutes for 8x8 on a 2-core machine and grows with the cells); give a "
+     "smaller --size"),
+    (("asic", "--pdk", "osu018", "--size", "8x8", "--place-route", "-o", "{tmp}/a"),
+     "--size 8x8: --place-route takes grids of at most 16 cells (4x4; GrayWolf did not place "
+     "8x8 in 40 minutes); give a smaller --size"),
+    (("compile", "--expr", "y = a ^ b", "--vars", "a:1,b:1", "--top", "", "-o", "{tmp}/c"),
+     "--top is empty: give the top module's name (with --expr: the program's name), or leave "
+     "--top out"),
+    (("compile", "--expr", "y = a ^ b", "--vars", "a:1,b:1", "-o", ""),
+     "-o is empty: give the folder for the program, its port map and report"),
+    (("compile", "--expr", "y = a ^ b", "--vars", "a:1,b:1", "--defects", "{tmp}/none.json",
+      "-o", "{tmp}/c"), "{tmp}/none.json: cannot read the defect map: No such file or "
+     "directory"),
+])
+def test_refused_up_front(tmp_path, args, message):
+    """Work without a bound or with an empty name is refused before anything runs (issue 27):
+    one line, exit 2, nothing written."""
+    result = invoke(*[str(a).replace("{tmp}", str(tmp_path)) for a in args])
+    assert result.exit_code == 2
+    assert result.output == f"error: {message.replace('{tmp}', str(tmp_path))}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bench_streams_are_bounded():
+    result = invoke("bench", "emulator", "--streams", "65")
+    assert result.exit_code == 2
+    assert "Invalid value for '--streams': 65 is not in the range 0<=x<=64" in result.output

@@ -83,3 +83,12 @@ def test_cli_checks_by_default_and_no_check_skips(tmp_path):
     assert done.exit_code == 0, done.output
     assert "not checked" in done.output
     assert json.loads((out / "expr.report.json").read_text())["checked"] == 0
+
+
+def test_a_missing_defect_map_is_a_compile_error(tmp_path):
+    """The Python API's defects="nofile" is a CompileError naming the file (issue 27), not a
+    FileNotFoundError from deep inside."""
+    from bitgrid.compiler import CompileError, compile
+    with pytest.raises(CompileError, match=f"{tmp_path / 'nofile'}: cannot read the defect "
+                                           "map: No such file or directory"):
+        compile(expr="y = a ^ b", vars="a:1,b:1", defects=tmp_path / "nofile")
