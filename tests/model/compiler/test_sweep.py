@@ -108,3 +108,52 @@ def test_combinational_layout_in_a_region_off_the_west_edge():
     assert not outside
     rows = [{"a": a, "b": b} for a in range(8) for b in range(8)]
     _check(netlist, result, rows)
+
+
+# The cone order and lazy inputs (the ALU's slices in order) ---------------------------------
+#: y0 = a0 & a1 & a2 & a3 (a chain of three gates, a cone of 4 sources), y1 = a1 ^ b1,
+#: y2 = a2 ^ b2 (cones of 2).
+_SLICES = {"g0": (("a0", "a1"), 0b1000), "g1": (("g0", "a2"), 0b1000),
+           "y0": (("g1", "a3"), 0b1000), "y1": (("a1", "b1"), 0b0110),
+           "y2": (("a2", "b2"), 0b0110)}
+_SLICE_OUTPUTS = [("y", 0, "y0"), ("y", 1, "y1"), ("y", 2, "y2")]
+_SLICE_SOURCES = ["a0", "a1", "a2", "a3", "b1", "b2"]
+
+
+def test_cone_order_walks_the_outputs_of_fewest_sources_first():
+    from bitgrid.compiler.sweep import _Sweep
+    sweep = _Sweep(_SLICES, _SLICE_OUTPUTS, _SLICE_SOURCES, [], 8)
+    # worked by hand: y1's cone (a1, b1), then y2's (a2, b2), then the rest of y0's
+    assert sweep._dfs_order(_SLICE_OUTPUTS, [], by_cone=True) == \
+        {"a1": 0, "b1": 1, "a2": 2, "b2": 3, "a0": 4, "a3": 5}
+    # the plain walk takes the outputs in port order: y0's cone first
+    assert sweep._dfs_order(_SLICE_OUTPUTS, []) == \
+        {"a0": 0, "a1": 1, "a2": 2, "a3": 3, "b1": 4, "b2": 5}
+
+
+def test_lazy_inputs_enter_no_earlier_and_the_layout_is_exact(monkeypatch):
+    from bitgrid.compiler import sweep as sweep_module
+    from bitgrid.compiler.sweep import _Sweep
+    columns = {}
+    for lazy in (False, True):
+        sweep = _Sweep(_SLICES, _SLICE_OUTPUTS, _SLICE_SOURCES, [], 8, order="cone", lazy=lazy)
+        sweep.run(limit=200)
+        columns[lazy] = sweep.injected
+    assert set(columns[True]) == set(columns[False]) == set(_SLICE_SOURCES)
+    assert all(columns[True][s] >= columns[False][s] for s in _SLICE_SOURCES)
+    for lazy in (False, True):          # in the cone order, one a column at most
+        assert sorted(_SLICE_SOURCES, key=columns[lazy].get) == \
+            ["a1", "b1", "a2", "b2", "a0", "a3"]
+        assert len(set(columns[lazy].values())) == len(_SLICE_SOURCES)
+    assert columns[True] != columns[False]
+    # the lazy mode alone, on a design with feedback and on the ALU-like slices
+    monkeypatch.setattr(sweep_module, "MODES", (("N", "cone", 1, True, True),))
+    netlist = ring(5)
+    _check(netlist, compile_netlist(netlist), _rows(120, 3))
+    luts = {net: Lut(ins, table) for net, (ins, table) in _SLICES.items()}
+    slices = Netlist("slices", {"a": InputPort(("a0", "a1", "a2", "a3")),
+                                "b": InputPort(("b1", "b2"))},
+                     {"y": OutputPort(("y0", "y1", "y2"))}, luts, {})
+    result = compile_netlist(slices)
+    rows = [{"a": a, "b": b} for a in range(16) for b in range(4)]
+    assert evaluate(result.config, result.portmap, rows) == slices.simulate(rows)
