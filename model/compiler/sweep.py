@@ -221,33 +221,29 @@ class _Sweep:
         """Sources ranked by a depth-first walk of the output cones, output bits in order
         (least significant first): the operands of one gate come out next to each other.
         With ``by_cone``, the outputs with the fewest sources in their cones first."""
-        rank, seen = {}, set()
         roots = [net for _, _, net in outputs] + list(returns)
         if by_cone:
-            size = {}
-            for root in roots:
-                stack, mine = [root], set()
-                while stack:
-                    n = stack.pop()
-                    if n in mine:
-                        continue
-                    mine.add(n)
-                    if n in self.gates:
-                        stack.extend(self.gates[n][0])
-                size[root] = sum(1 for n in mine if n not in self.gates)
-            roots = sorted(roots, key=lambda r: size[r])
+            size = {root: sum(1 for _ in self._sources_under(root, set())) for root in roots}
+            roots = sorted(roots, key=size.get)
+        rank, seen = {}, set()
         for root in roots:
-            stack = [root]
-            while stack:
-                n = stack.pop()
-                if n in seen:
-                    continue
-                seen.add(n)
-                if n in self.gates:
-                    stack.extend(reversed(self.gates[n][0]))
-                else:
-                    rank.setdefault(n, len(rank))
+            for n in self._sources_under(root, seen):
+                rank.setdefault(n, len(rank))
         return rank
+
+    def _sources_under(self, root, seen):
+        """The sources of ``root``'s cone not in ``seen``, depth first (operands in order);
+        every net visited is added to ``seen``."""
+        stack = [root]
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n in self.gates:
+                stack.extend(reversed(self.gates[n][0]))
+            else:
+                yield n
 
     def _first_use(self):
         level = {}
