@@ -19,8 +19,9 @@ synthesis on a linear array; the vertical segments are chosen as in interval sch
 shortest first): it never fails to route, it only needs enough tracks, and it runs in time
 linear in columns x tracks.
 
-Inputs enter on the N lanes, one per column, just before their first use (or on the W lanes
-of column 0: both are tried); outputs leave on the E lanes of the last column (a second copy
+Inputs enter on the N lanes, one per column, ranked by first use or by the output cones
+(:data:`MODES`; lazily: only where they displace no job), or on the W lanes of column 0 (all
+are tried); outputs leave on the E lanes of the last column (a second copy
 or a constant on an S lane), or as soon as they are finished on the S lane of their column
 (also tried). A result carried down the vertical is dropped on an empty track, or swapped
 into the track of the next job's operand where that operand is read for the last time
