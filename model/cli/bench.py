@@ -9,6 +9,7 @@ from bitgrid.bench import (PARTS, document, format_part, format_suite, quick_opt
 from bitgrid.bench.mesh import STEADY_SKIP
 from bitgrid.bench.mesh import quick_options as mesh_quick_options
 from bitgrid.bench.sim import SIMULATORS as BENCH_SIMULATORS
+from bitgrid.fastemu import MAX_STREAMS
 from bitgrid.stimulus import MAX_STEPS
 from bitgrid.terms import STORAGES
 
@@ -118,7 +119,8 @@ def _run(name, sizes, json_path, quiet, **options):
 
 @bench.command("emulator")
 @_part_options()
-@click.option("--streams", type=click.IntRange(0, 64), default=64, show_default=True,
+@click.option("--streams", type=click.IntRange(0, MAX_STREAMS), default=MAX_STREAMS,
+              show_default=True,
               help="Streams of the lane-parallel figures (stream-cell-updates/s; 0: skip).")
 @click.option("--threads", type=click.IntRange(min=1),
               help="Threads of the fast emulator and the kernel (default: their own choice).")

@@ -5,7 +5,6 @@ import sys
 
 import click
 
-from ..defects import load as load_defects
 from .common import check_writable
 from .errors import BadInput
 from .params import SizeType
@@ -134,6 +133,7 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
     """
     from bitgrid.compiler import compile as compile_design
     from bitgrid.compiler import output_paths, write_outputs
+    from bitgrid.compiler.flow import read_defects
     if sources and (amaranth or expr):
         raise BadInput("give Verilog SOURCE files, --amaranth or --expr, not several")
     if not sources and not amaranth and not expr:
@@ -150,13 +150,7 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
         raise BadInput("--vars goes with --expr")
     if expr and not variables:
         raise BadInput("--expr needs --vars with the inputs' widths, e.g. --vars a:8,b:8")
-    defects = None
-    if defects_path is not None:   # read before any folder is made: a bad map writes nothing
-        try:
-            defects = load_defects(defects_path)
-        except OSError as error:
-            raise BadInput(f"{defects_path}: cannot read the defect map: "
-                           f"{error.strerror or error}") from None
+    defects = read_defects(defects_path)     # before any folder is made: a bad map writes nothing
     names = [top or "expr"] if expr or top else []
     for name in names:
         for path in output_paths(output, name):

@@ -26,7 +26,8 @@ from .. import bitstream, defects as _defects, ports as _ports
 from ..files import atomic_write
 from .errors import CompileError
 
-__all__ = ["compile", "front_end", "write_outputs", "parse_region", "output_paths"]
+__all__ = ["compile", "front_end", "write_outputs", "parse_region", "read_defects",
+           "output_paths"]
 
 
 def parse_region(region):
@@ -53,6 +54,22 @@ def parse_region(region):
         raise CompileError(f"--region {x0},{y0},{x1},{y1}: the second corner comes after the "
                            "first (x0 <= x1, y0 <= y1)")
     return region
+
+
+def read_defects(defects):
+    """``defects`` as :func:`compile` takes it: a :class:`~bitgrid.defects.DefectMap` or None
+    as it is, a path read as a ``bitgrid-defects-v1`` file.
+
+    :raises CompileError: if the file cannot be read.
+    :raises bitgrid.defects.DefectMapError: if it is not a defect map.
+    """
+    if not isinstance(defects, (str, os.PathLike)):
+        return defects
+    try:
+        return _defects.load(defects)
+    except OSError as error:
+        raise CompileError(f"{os.fspath(defects)}: cannot read the defect map: "
+                           f"{error.strerror or error}") from None
 
 
 def _is_elaboratable(value):
@@ -143,12 +160,7 @@ def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, param
     from .backend import compile_netlist
     started = time.perf_counter()
     region = parse_region(region)
-    if isinstance(defects, (str, os.PathLike)):
-        try:
-            defects = _defects.load(defects)
-        except OSError as error:
-            raise CompileError(f"{os.fspath(defects)}: cannot read the defect map: "
-                               f"{error.strerror or error}") from None
+    defects = read_defects(defects)
     if progress is not None:
         progress("synthesis", 0, 1)
     synthesis, info = front_end(design, top=top, amaranth=amaranth, expr=expr, vars=vars,
