@@ -75,6 +75,8 @@ def asic(pdk, pdk_root, size, storage, corner, no_timing, as_json, progress, pla
     from bitgrid.asic.sta import StaError
     from bitgrid.asic.synth import SynthesisError
     width, height = size
+    if not out_dir.strip():
+        raise BadInput("-o is empty: give the folder for the netlist and the report")
     if width * height > MAX_CELLS:
         raise BadInput(f"--size {width}x{height}: the ASIC flow takes grids of at most "
                        f"{MAX_CELLS} cells (16x16; synthesis alone takes 2 to 5 minutes for "

@@ -56,7 +56,9 @@ def load_portmap(path, config, program):
 def check_writable(path, *, make_folder=False):
     """Fail early (exit 2) if ``path`` cannot be written, before a long build or run: it is a
     folder, or its folder does not exist (with ``make_folder``: cannot be made) or is not
-    writable."""
+    writable, or it is empty (``-o ''``)."""
+    if not os.fspath(path).strip():
+        raise BadInput("the output path is empty: give a file or folder name")
     folder = os.path.dirname(os.path.abspath(path)) or "."
     if os.path.isdir(path):
         raise BadInput(f"{path}: is a folder, not a file")

@@ -159,6 +159,8 @@ def test_a_binary_file_given_as_vectors(tmp_path):
     (("asic", "--pdk", "osu018", "--size", "8x8", "--place-route", "-o", "{tmp}/a"),
      "--size 8x8: --place-route takes grids of at most 16 cells (4x4; GrayWolf did not place "
      "8x8 in 40 minutes); give a smaller --size"),
+    (("asic", "--pdk", "sky130", "--size", "2x2", "-o", ""),
+     "-o is empty: give the folder for the netlist and the report"),
     (("compile", "--expr", "y = a ^ b", "--vars", "a:1,b:1", "--top", "", "-o", "{tmp}/c"),
      "--top is empty: give the top module's name (with --expr: the program's name), or leave "
      "--top out"),
@@ -175,6 +177,15 @@ def test_refused_up_front(tmp_path, args, message):
     assert result.exit_code == 2
     assert result.output == f"error: {message.replace('{tmp}', str(tmp_path))}\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_output_path_is_refused():
+    from bitgrid.cli.common import check_writable
+    from bitgrid.cli.errors import BadInput
+    for path in ("", " "):
+        with pytest.raises(BadInput, match="^the output path is empty: give a file or folder "
+                                           "name$"):
+            check_writable(path)
 
 
 def test_bench_streams_are_bounded():
