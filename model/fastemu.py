@@ -547,6 +547,26 @@ class FastEmulator:
             return _kernel.lanes_to_edges(self._run_kernel(lanes), self.width, self.height)
         return [self.step(e) for e in edge_inputs]
 
+    def run_held(self, n, edge_inputs=None):
+        """Run ``n`` subcycles (one stream) with ``edge_inputs`` held on the edge buses; the
+        edge outputs after the last one (:class:`Edges`). On the compiled kernel this runs in
+        batches without Python per subcycle.
+
+        :raises ValueError: for a word with bits beyond its lanes (nothing runs).
+        """
+        edges = Edges.coerce(edge_inputs)
+        self._check_edges(edges)
+        if not self.kernel or self.streams is not None:
+            for _ in range(n):
+                self.step(edges)
+            return self.edge_outputs()
+        row = _kernel.edges_to_lanes([edges], self.width, self.height)[0]
+        while n:
+            batch = min(n, 1024)
+            self._run_lanes(batch, row)
+            n -= batch
+        return self.edge_outputs()
+
     def _run_lanes(self, n, inputs):
         if self.streams is not None:
             raise ValueError("run(n, inputs=lanes) runs one stream; this emulator has "

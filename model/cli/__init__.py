@@ -21,6 +21,7 @@ from . import eval as _eval
 from . import isolate as _isolate
 from . import library as _library
 from . import place as _place
+from . import serve as _serve
 from . import transform as _transform
 from . import view as _view
 from .errors import EXIT_BAD_INPUT, EXIT_MISMATCH, EXIT_OK, BadInput, Group
@@ -44,6 +45,6 @@ for _command in (verilog.verilog, run.emulate, run.sim, bitstream.bitstream, exa
                  examples.demo, bench.bench, run.run, boards.boards, boards.build, boards.flash,
                  _eval.eval_, _isolate.isolate, _place.place, _asm.asm, _asm.disasm,
                  _transform.transform, _view.view, _compile.compile_, _library.macro,
-                 _bist.bist, _asic.asic):
+                 _bist.bist, _asic.asic, _serve.serve, _serve.client):
     main.add_command(_command)
 del _command

@@ -109,14 +109,17 @@ class Target(abc.ABC):
 
 
 class EmulatorTarget(Target):
-    """The reference emulator as a target. Without a size, it takes the size of the first
-    configuration loaded."""
+    """An emulator as a target: the reference :class:`~bitgrid.emulator.Emulator` (``emu``),
+    or any class with its API given as ``engine`` (a function of a
+    :class:`~bitgrid.config.Configuration`): :class:`~bitgrid.fastemu.FastEmulator`
+    (``fast``), a :class:`~bitgrid.mesh.MeshEmulator` of a shape (``mesh:COLSxROWS``). Without
+    a size, it takes the size of the first configuration loaded."""
 
-    name = "emu"
-
-    def __init__(self, width=None, height=None):
+    def __init__(self, width=None, height=None, *, engine=Emulator, name="emu"):
         self.width, self.height = (width, height)
-        self._emulator = Emulator(Configuration(width, height)) if width else None
+        self.name = name
+        self._engine = engine
+        self._emulator = engine(Configuration(width, height)) if width else None
         self._edges = Edges()
         self._loaded = 0
 
@@ -131,14 +134,18 @@ class EmulatorTarget(Target):
 
     def load(self, config):
         self._check_size(config)
+        emulator = self._engine(config)
         self.width, self.height = config.width, config.height
-        self._emulator = Emulator(config)
+        self._emulator = emulator
         self._loaded += 1
 
     def step(self, n=1, edges=None):
         emulator = self._require()
         if edges is not None:
             self.set_edges(edges)
+        held = getattr(emulator, "run_held", None)
+        if held is not None:
+            return held(n, self._edges)
         for _ in range(n):
             emulator.step(self._edges)
         return emulator.edge_outputs()
@@ -368,7 +375,7 @@ def _name(command):
 
 
 #: The target specs :func:`open_target` takes (``serial:PORT`` names a port).
-TARGETS = ("emu", "loopback", "sim", "serial:PORT")
+TARGETS = ("emu", "fast", "mesh:COLSxROWS", "loopback", "sim", "serial:PORT")
 
 #: Seconds :class:`ProtocolTarget` waits for an answer, by target kind, when no timeout is
 #: given: wall-clock for a serial port and the Python model, simulated for the simulated board
@@ -382,6 +389,9 @@ def open_target(spec, *, width=None, height=None, baudrate=115200, timeout=None,
     """A :class:`Target` from a command-line spec (one of :data:`TARGETS`):
 
     * ``emu``: the reference emulator (:class:`EmulatorTarget`; ``width``, ``height`` optional);
+    * ``fast``: the bit-parallel emulator (:class:`~bitgrid.fastemu.FastEmulator`);
+    * ``mesh:COLSxROWS``: a mesh of emulated chips exchanging their seams every subcycle
+      (:class:`~bitgrid.mesh.MeshEmulator`; the grid must split into the mesh's tiles);
     * ``loopback``: the Python device model of a ``width`` x ``height`` grid behind the protocol;
     * ``sim``: the host controller gateware of a ``width`` x ``height`` grid of ``storage``,
       simulated by ``simulator`` (``icarus`` or ``verilator``) in cocotb, over a simulated UART,
@@ -403,6 +413,16 @@ def open_target(spec, *, width=None, height=None, baudrate=115200, timeout=None,
     """
     if spec == "emu":
         return EmulatorTarget(width, height)
+    if spec == "fast":
+        from bitgrid.fastemu import FastEmulator
+        return EmulatorTarget(width, height, engine=FastEmulator, name="fast")
+    if isinstance(spec, str) and spec.startswith("mesh:"):
+        from bitgrid.mesh import MeshEmulator, MeshShape
+        shape = MeshShape.parse(spec[len("mesh:"):])
+        if width is not None:
+            shape.tile_size(width, height)
+        return EmulatorTarget(width, height, engine=lambda config: MeshEmulator(config, shape),
+                              name=f"mesh {shape}")
     if spec == "loopback":
         return ProtocolTarget(LoopbackTransport(DeviceModel(width, height)),
                               timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
@@ -425,7 +445,8 @@ def open_target(spec, *, width=None, height=None, baudrate=115200, timeout=None,
             raise
         target.retries = DEFAULT_RETRIES
         return target
-    raise ValueError(f"unknown target {spec!r}: use emu, loopback, sim or serial:PORT")
+    raise ValueError(f"unknown target {spec!r}: use emu, fast, mesh:COLSxROWS, loopback, sim "
+                     "or serial:PORT")
 
 
 def run_vectors(target, case, config=None, steps=None):

@@ -1,0 +1,253 @@
+"""A BGCF v1 client (:mod:`bitgrid.protocol.bgcf`) for ``bitgrid serve`` and for the original
+toolchain's servers.
+
+Messages without an answer (LOAD_CHUNK, APPLY, SET_INPUTS, STEP, UNLINK) are sent at once; an
+ERROR the server sends for one of them is raised by the next call that waits for an answer
+(:meth:`BgcfClient.check` waits for nothing else). So ``client.step(1)`` followed by
+``client.outputs()`` raises for a refused step, and :meth:`BgcfClient.load` checks before it
+returns. Every request is followed by a HELLO, whose answer ends the reading, so that no
+answer is ever left over for the next call, whatever the server refused.
+"""
+
+import os
+import socket
+
+from bitgrid.protocol.bgcf import (
+    ErrorCode, Feature, FrameReader, Hello, Link, LinkFlag, MsgType, decode_config_chunk,
+    decode_error, decode_hello, decode_link_ack, decode_ports, decode_status, decode_values,
+    encode_hello, encode_link, encode_load_chunk, encode_readback, encode_step, encode_values,
+    pack_frame)
+
+from .server import DEFAULT_PORT
+
+__all__ = ["BgcfClient", "ServerError", "DEFAULT_CHUNK", "edge_values", "run_vectors"]
+
+#: Bytes per LOAD_CHUNK (the original client's size).
+DEFAULT_CHUNK = 1024
+
+
+class ServerError(Exception):
+    """An ERROR frame from the server: ``code`` (an :class:`ErrorCode`, or an int for a code
+    this project does not know) and ``message``."""
+
+    def __init__(self, code, message):
+        name = code.name if isinstance(code, ErrorCode) else f"code {code}"
+        super().__init__(f"{message} ({name})")
+        self.code, self.message = code, message
+
+
+class BgcfClient:
+    """One connection to a BGCF server at ``host:port``.
+
+    :param timeout: seconds to wait for the connection and for each answer.
+    :raises OSError: if the server cannot be reached.
+    """
+
+    def __init__(self, host="127.0.0.1", port=DEFAULT_PORT, *, timeout=10.0):
+        self.host, self.port = host, port
+        self.socket = socket.create_connection((host, port), timeout=timeout)
+        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.socket.settimeout(timeout)
+        self._reader = FrameReader()
+        self.seq = 0
+        self.server = None
+
+    def close(self):
+        self.socket.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- frames ----------------------------------------------------------------------------
+
+    def send(self, kind, payload=b"", flags=0):
+        """Send one frame (no answer is awaited)."""
+        self.socket.sendall(pack_frame(kind, payload, seq=self.seq, flags=flags))
+        self.seq = (self.seq + 1) & 0xFFFF
+
+    def _frames(self):
+        """Good frames from the server, as they come (bad ones are skipped).
+
+        :raises ConnectionError: if the server closes the connection or is silent for the
+            timeout.
+        """
+        while True:
+            for frame in self._reader.frames():
+                if frame.problem is None:
+                    yield frame
+            try:
+                data = self.socket.recv(65536)
+            except socket.timeout:
+                raise ConnectionError(f"no answer from {self.host}:{self.port} within "
+                                      f"{self.socket.gettimeout()} s") from None
+            if not data:
+                raise ConnectionError(f"{self.host}:{self.port} closed the connection")
+            self._reader.feed(data)
+
+    def request(self, kind, answer, payload=b""):
+        """Send one request and return the payload of its ``answer``.
+
+        A HELLO goes right after it (no extra wait: both are in flight together), and
+        everything up to HELLO's answer is read, so no answer is left over for the next call.
+
+        :raises ServerError: for the first ERROR that comes before HELLO's answer (one for
+            this request, or for a message sent before without an answer).
+        """
+        frames = pack_frame(kind, payload, seq=self.seq)
+        self.seq = (self.seq + 1) & 0xFFFF
+        if kind != MsgType.HELLO:
+            frames += pack_frame(MsgType.HELLO, encode_hello(Hello()), seq=self.seq)
+            self.seq = (self.seq + 1) & 0xFFFF
+        self.socket.sendall(frames)
+        errors, result = [], None
+        for frame in self._frames():
+            if frame.type == MsgType.ERROR:
+                errors.append(ServerError(*decode_error(frame.payload)))
+            elif frame.type == MsgType.HELLO:          # the last answer: all are in
+                result = frame.payload if kind == MsgType.HELLO else result
+                break
+            elif frame.type == answer and result is None:
+                result = frame.payload
+        if errors:
+            raise errors[0]
+        if result is None:
+            raise ServerError(ErrorCode.BAD_PAYLOAD, f"the server did not answer message "
+                                                     f"0x{kind:02x}")
+        return result
+
+    # -- messages --------------------------------------------------------------------------
+
+    def hello(self):
+        """HELLO: the server's :class:`~bitgrid.protocol.bgcf.Hello` (grid size, version,
+        features)."""
+        self.server = decode_hello(self.request(MsgType.HELLO, MsgType.HELLO,
+                                                encode_hello(Hello())))
+        return self.server
+
+    def check(self):
+        """Wait until the server has handled everything sent so far (a HELLO round trip).
+
+        :raises ServerError: for an ERROR the server sent meanwhile.
+        """
+        self.hello()
+
+    def load(self, program, *, session=1, chunk=DEFAULT_CHUNK):
+        """LOAD_CHUNK the BGBS ``program`` (bytes or a file path) in pieces of ``chunk`` bytes,
+        APPLY it and check that the server took it.
+
+        :raises ServerError: if the server refuses a chunk or the program.
+        """
+        if isinstance(program, (str, os.PathLike)):
+            with open(program, "rb") as file:
+                program = file.read()
+        data = bytes(program)
+        for offset in range(0, len(data), chunk) or [0]:
+            piece = data[offset:offset + chunk]
+            self.send(MsgType.LOAD_CHUNK, encode_load_chunk(session, len(data), offset, piece))
+        self.send(MsgType.APPLY)
+        self.check()
+
+    def set_inputs(self, values=None, **named):
+        """SET_INPUTS ``values`` (a mapping name -> unsigned value) and ``named``."""
+        values = dict(values or {}, **named)
+        self.send(MsgType.SET_INPUTS, encode_values(values))
+
+    def step(self, subcycles=1):
+        """STEP ``subcycles`` (0 to 2**32 - 1) subcycles."""
+        self.send(MsgType.STEP, encode_step(subcycles))
+
+    def outputs(self):
+        """GET_OUTPUTS: ``{name: value}`` of every output."""
+        return dict(decode_values(self.request(MsgType.GET_OUTPUTS, MsgType.OUTPUTS),
+                                  "OUTPUTS"))
+
+    def link(self, direction, local_out, remote_in, host, port, lanes=0, *, duplex=False):
+        """LINK: the server's ``local_out`` drives ``remote_in`` of the server at
+        ``host:port`` across its side ``direction`` (``"N"`` ... ``"W"``); the lanes the server
+        accepted. ``duplex`` (an extension) also drives ``local_out`` from the peer's
+        ``remote_in``."""
+        link = Link(direction, local_out, remote_in, host, port, lanes,
+                    LinkFlag.DUPLEX if duplex else 0)
+        return decode_link_ack(self.request(MsgType.LINK, MsgType.LINK_ACK, encode_link(link)))
+
+    def unlink(self):
+        self.send(MsgType.UNLINK)
+
+    def quit(self):
+        """QUIT: the server closes this connection."""
+        self.send(MsgType.QUIT)
+
+    def shutdown(self):
+        """SHUTDOWN: the server stops."""
+        self.send(MsgType.SHUTDOWN)
+
+    # -- extensions ------------------------------------------------------------------------
+
+    def _require(self, feature, what):
+        server = self.server or self.hello()
+        if not server.features & feature:
+            raise ServerError(ErrorCode.UNKNOWN_TYPE, f"the server at {self.host}:{self.port} "
+                                                      f"has no {what} (HELLO features "
+                                                      f"0x{server.features:x})")
+
+    def readback(self):
+        """The running program as BGBS bytes (extension READBACK)."""
+        self._require(Feature.READBACK, "readback")
+        data, total = bytearray(), None
+        while total is None or len(data) < total:
+            payload = self.request(MsgType.READBACK, MsgType.CONFIG_CHUNK,
+                                   encode_readback(len(data), 0xFFFF))
+            total, offset, piece = decode_config_chunk(payload)
+            if offset != len(data) or not piece and len(data) < total:
+                raise ServerError(ErrorCode.BAD_PAYLOAD, f"CONFIG_CHUNK at byte {offset} of "
+                                                         f"{total} after {len(data)} bytes")
+            data += piece
+        return bytes(data)
+
+    def status(self):
+        """The subcycle counter, phase, whether a program runs and the links (extension)."""
+        self._require(Feature.STATUS, "status")
+        return decode_status(self.request(MsgType.GET_STATUS, MsgType.STATUS))
+
+    def ports(self):
+        """Every input and output name with its width (extension)."""
+        self._require(Feature.PORT_NAMES, "port names")
+        return decode_ports(self.request(MsgType.GET_PORTS, MsgType.PORTS))
+
+
+
+def edge_values(edges, width, height):
+    """``{name: value}`` of the edge bus words (:func:`bitgrid.bgcf.names.bus_word_names`)
+    for :class:`~bitgrid.terms.Edges` ``edges``."""
+    from .names import bus_word_names
+    words = bus_word_names(width, height)
+    return {name: edges[bits[0][0]] >> bits[0][1] & ((1 << len(bits)) - 1)
+            for name, bits in words.items()}
+
+
+def run_vectors(client, case, steps=None):
+    """Run the ``bitgrid-vectors-v1`` ``case`` through ``client``: load its program, then
+    per step SET_INPUTS of the four buses, STEP 1 and GET_OUTPUTS, compared with the case.
+
+    :returns: the list of :class:`~bitgrid.vectors.Mismatch` (empty if every step matched).
+    :raises ServerError: if the server refuses the program or a step.
+    """
+    from bitgrid.terms import Edges
+    from bitgrid.vectors import compare_step
+    from .names import bus_word_names
+    client.load(case.bitstream_path)
+    words = bus_word_names(case.width, case.height)
+    mismatches = []
+    for t, (inputs, expected) in enumerate(case.steps[:steps]):
+        client.set_inputs(edge_values(inputs, case.width, case.height))
+        client.step(1)
+        values = client.outputs()
+        buses = [0, 0, 0, 0]
+        for name, bits in words.items():
+            side, first = bits[0]
+            buses[side] |= values[name] << first
+        mismatches += compare_step(t, expected, Edges(*buses), case.width, case.height)
+    return mismatches

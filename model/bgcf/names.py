@@ -1,0 +1,105 @@
+"""The names a BGCF server reads and drives: edge bus words and port-map ports (docs/serve.md).
+
+* Edge buses by side, as the original toolchain names them: ``N``, ``E``, ``S``, ``W``, each a
+  lane vector (bit ``i`` is lane ``i``, SPEC section 1). A BGCF value is 64 bits, so a side of
+  more than 64 lanes is cut into words: ``N`` holds lanes 0 to 63, ``N.1`` lanes 64 to 127,
+  ``N.2`` lanes 128 to 191, and so on.
+* With a port map bound to the running program (:mod:`bitgrid.ports`), its port names too:
+  an input port drives its lanes, an output port reads them (unsigned, least significant bit
+  first; the port map's timing, period, latency and skew, is the client's to follow, as
+  ``bitgrid eval`` does). Ports of more than 64 bits are not offered.
+
+Every name maps to a list of ``(side, lane)`` bits, value bit ``j`` being ``bits[j]``.
+"""
+
+from bitgrid.protocol.bgcf import BgcfError, ErrorCode
+from bitgrid.terms import DIRECTIONS, E, N, S, W, Edges, side_lanes
+
+__all__ = ["WORD_LANES", "Names", "bus_word_names", "boundary_cell"]
+
+#: Lanes of one BGCF value.
+WORD_LANES = 64
+
+
+def bus_word_names(width, height):
+    """``{name: bits}`` of the edge bus words of a ``width`` x ``height`` grid, in SPEC side
+    order (``N``, ``N.1``, ..., ``E``, ...)."""
+    names = {}
+    for side in DIRECTIONS:
+        lanes = side_lanes(side, width, height)
+        for word in range((lanes + WORD_LANES - 1) // WORD_LANES):
+            first = word * WORD_LANES
+            name = side.letter if word == 0 else f"{side.letter}.{word}"
+            names[name] = tuple((side, lane)
+                                for lane in range(first, min(first + WORD_LANES, lanes)))
+    return names
+
+
+def boundary_cell(side, lane, width, height):
+    """``(x, y)`` of the cell that drives and reads lane ``lane`` on ``side`` (SPEC section 2)."""
+    return {N: (lane, 0), S: (lane, height - 1), W: (0, lane), E: (width - 1, lane)}[side]
+
+
+class Names:
+    """The input and output names of a ``width`` x ``height`` grid: the bus words, and the
+    ports of ``portmap`` (a :class:`bitgrid.ports.PortMap`, or None)."""
+
+    def __init__(self, width, height, portmap=None):
+        self.width, self.height = width, height
+        buses = bus_word_names(width, height)
+        self.inputs, self.outputs = dict(buses), dict(buses)
+        self.ports = []
+        if portmap is not None:
+            for port in portmap.ports:
+                if port.width > WORD_LANES or port.name in buses:
+                    continue
+                bits = tuple((bit.side, bit.lane) for bit in port.bits)
+                (self.inputs if port.direction == "in" else self.outputs)[port.name] = bits
+                self.ports.append(port)
+
+    def lanes(self, name):
+        """Bits of input or output ``name`` (None if neither)."""
+        bits = self.inputs.get(name, self.outputs.get(name))
+        return None if bits is None else len(bits)
+
+    def set(self, edges, items):
+        """``edges`` (:class:`~bitgrid.terms.Edges`, the inputs) with every ``(name, value)``
+        of ``items`` applied in order; all or nothing.
+
+        :raises BgcfError: ``UNKNOWN_NAME`` for a name that is no input, ``TOO_WIDE`` for a
+            value with bits beyond its lanes (``edges`` is not changed).
+        """
+        words = list(edges)
+        for name, value in items:
+            bits = self.inputs.get(name)
+            if bits is None:
+                raise BgcfError(ErrorCode.UNKNOWN_NAME,
+                                f"no input named {name!r}: the inputs are "
+                                f"{', '.join(self.inputs)}")
+            if value >> len(bits):
+                raise BgcfError(ErrorCode.TOO_WIDE, f"{name}=0x{value:x} has bits beyond its "
+                                                    f"{len(bits)} lanes")
+            for j, (side, lane) in enumerate(bits):
+                words[side] = words[side] & ~(1 << lane) | ((value >> j) & 1) << lane
+        return Edges(*words)
+
+    def get(self, edges, name):
+        """The value of output ``name`` in ``edges`` (the edge outputs)."""
+        value = 0
+        for j, (side, lane) in enumerate(self.outputs[name]):
+            value |= ((edges[side] >> lane) & 1) << j
+        return value
+
+    def values(self, edges):
+        """Every output's ``(name, value)``, bus words first (what OUTPUTS carries)."""
+        return [(name, self.get(edges, name)) for name in self.outputs]
+
+    def parity_masks(self, name):
+        """``(mask A, mask B)``: the value bits of output ``name`` whose boundary cell updates in
+        phase A (``x + y`` even) and in phase B."""
+        masks = [0, 0]
+        for j, (side, lane) in enumerate(self.outputs[name]):
+            x, y = boundary_cell(side, lane, self.width, self.height)
+            masks[(x + y) % 2] |= 1 << j
+        return tuple(masks)
+
