@@ -1,6 +1,6 @@
 """BitGrid's benchmark suite (``make bench``, ``python -m bitgrid.bench``, ``bitgrid bench``).
 
-Seven parts, each a function that returns its figures (``{"value", "unit"}``, see
+Eight parts, each a function that returns its figures (``{"value", "unit"}``, see
 :mod:`.common`) and the growth exponents of its costs against the cell count:
 
 * ``emulator`` (:func:`.emulator.measure`): cell updates per second of the reference emulator
@@ -19,7 +19,9 @@ Seven parts, each a function that returns its figures (``{"value", "unit"}``, se
   multipliers and adders, Yosys' LUT count, the cells used (logic, routing, delay), period,
   latency and compile time per stage;
 * ``mpi`` (:func:`.mpi.measure`): strong and weak scaling of the emulation across MPI ranks
-  (:mod:`bitgrid.mpi`) on 1, 2 and 4 ranks, with the bytes and cells of each rank per exchange.
+  (:mod:`bitgrid.mpi`) on 1, 2 and 4 ranks, with the bytes and cells of each rank per exchange;
+* ``serve`` (:func:`.serve.measure`): ``bitgrid serve`` over loopback TCP: STEP 1 round trips
+  per second, and subcycles per second of a 2 x 2 mesh of linked servers per forwarding policy.
 
 :func:`run_suite` runs them all and :mod:`.report` adds the performance goals, the tables and
 the plot.
@@ -38,7 +40,7 @@ __all__ = ["PARTS", "run_part", "format_part", "run_suite", "format_suite", "qui
            "suite_options", "document", "write_json", "check_sizes", "figure"]
 
 #: The parts, in the order the suite runs them.
-PARTS = ("emulator", "verilog", "sim", "boards", "mesh", "compile", "mpi")
+PARTS = ("emulator", "verilog", "sim", "boards", "mesh", "compile", "mpi", "serve")
 
 
 
@@ -81,7 +83,8 @@ def suite_options():
             "boards": {},
             "mesh": {"sizes": _module("mesh").SUITE_SIZES},
             "compile": {"designs": _module("compile").SUITE_DESIGNS},
-            "mpi": {"sizes": _module("mpi").SUITE_SIZES}}
+            "mpi": {"sizes": _module("mpi").SUITE_SIZES},
+            "serve": {"sizes": _module("serve").SUITE_SIZES}}
 
 
 def quick_options():
@@ -93,7 +96,8 @@ def quick_options():
             "boards": {},
             "mesh": _module("mesh").quick_options(),
             "compile": {"designs": _module("compile").QUICK_DESIGNS},
-            "mpi": {"sizes": _module("mpi").QUICK_SIZES, "halos": (8,)}}
+            "mpi": {"sizes": _module("mpi").QUICK_SIZES, "halos": (8,)},
+            "serve": _module("serve").quick_options()}
 
 
 def run_suite(parts=PARTS, *, quick=False, options=None, progress=True, machine=None):

@@ -42,6 +42,7 @@ UNITS = {
     "LUTs": "4-input LUTs of Yosys' technology mapping",
     "flip-flops": "D flip-flops of Yosys' technology mapping",
     "subcycles": "subcycles (half a full cycle of the two-phase grid)",
+    "1/s": "events (request round trips) per second of wall time",
 }
 
 

@@ -1,7 +1,8 @@
 """The host controller: a grid behind the host link (:class:`HostController`), and
 :func:`attach_grid`, which wires a :class:`~.engine.ProtocolEngine` to the grid it drives."""
 
-from amaranth.hdl import C, Instance, Module, ResetInserter, Signal
+from amaranth.hdl import (C, ClockDomain, ClockSignal, DomainRenamer, Instance, Module, ResetSignal,
+                          Signal)
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -78,17 +79,26 @@ class HostController(wiring.Component):
         m.submodules.receiver = receiver = UARTReceiver(divisor=self._divisor)
         m.submodules.transmitter = transmitter = UARTTransmitter(divisor=self._divisor)
         m.submodules.engine = engine = self.engine
-        m.submodules.grid = ResetInserter(grid_rst)(self.grid)
+        # The grid runs in its own domain: the same clock, reset by the domain's reset or the
+        # engine's (a load, RESET). A domain rather than a ResetInserter, so that the reset
+        # also reaches cells that are Verilog instances (Grid's cell_instances: their rst port
+        # is the domain's ResetSignal, which a ResetInserter does not change).
+        m.domains.grid = ClockDomain("grid", local=True)
+        m.submodules.grid = DomainRenamer("grid")(self.grid)
         grid = self.grid
         engine_rst = Signal()
+        rst_in = Signal()
+        m.d.comb += [ClockSignal("grid").eq(ClockSignal("sync")),
+                     rst_in.eq(engine_rst | ResetSignal("sync", allow_reset_less=True)),
+                     ResetSignal("grid").eq(grid_rst)]
         if getattr(platform, "family", None) == "ecp5":
             # The grid reset reaches every cell's output flip-flops: on ECP5 it goes through a
             # global buffer (nextpnr promotes only clocks by itself); 7 ns of general routing
             # from one flip-flop to the LSR pins of a 32 x 32 grid otherwise.
             m.submodules.grid_rst_buffer = Instance(
-                "DCCA", i_CLKI=engine_rst, i_CE=C(1, 1), o_CLKO=grid_rst)
+                "DCCA", i_CLKI=rst_in, i_CE=C(1, 1), o_CLKO=grid_rst)
         else:
-            m.d.comb += grid_rst.eq(engine_rst)
+            m.d.comb += grid_rst.eq(rst_in)
         m.d.comb += [receiver.rx.eq(self.rx), self.tx.eq(transmitter.tx)]
         wiring.connect(m, receiver.data, engine.rx)
         wiring.connect(m, engine.tx, transmitter.data)
@@ -107,7 +117,7 @@ def attach_grid(m, engine, grid, grid_rst):
     :class:`~bitgrid.hdl.mesh.MeshTile` (each step request raises its ``limit`` by one subcycle,
     and the engine's ``busy`` holds the STEP answer until the tile has run them); ``grid_rst``
     is the grid's reset (it also clears the tile's budget). The caller adds the grid to ``m``
-    under that reset (``ResetInserter``)."""
+    in a domain with that reset."""
     wiring.connect(m, engine.cfg, grid.cfg)
     if hasattr(grid, "limit"):
         limit = Signal.like(grid.limit)

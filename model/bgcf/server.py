@@ -127,25 +127,24 @@ class PeerLink:
                 raise BgcfError(ErrorCode.PEER_LOST, f"the peer at {self.where} closed the link")
             self._reader.feed(data)
 
-    def forward(self, outputs, names, subcycle, policy):
+    def send(self, outputs, names, subcycle, policy):
         """After this server's subcycle ``subcycle - 1`` (so its counter is ``subcycle``):
-        send the seam, step the peer once, wait for its outputs.
+        send the seam (under ``policy``), STEP 1 and GET_OUTPUTS to the peer; :meth:`collect`
+        reads the answer.
 
         :param outputs: this server's edge outputs (:class:`~bitgrid.terms.Edges`).
-        :returns: the value of the peer's ``remote_in`` bus as an output, for a duplex link
-            under the policy (None when nothing is to be driven).
-        :raises BgcfError: ``PEER_LOST`` if the peer is gone or answers with an error.
+        :raises BgcfError: ``PEER_LOST`` if the peer is gone.
         """
         value = names.get(outputs, self.local_out) & self.mask
         finished = (subcycle - 1) % 2                # the phase of the subcycle just run
-        send = True
+        self._sent = True
         if policy == "phase":
             mask = self.masks[finished]
             value = self.last_sent & ~mask | value & mask
         elif policy == "cycle":
-            send = finished == 1
+            self._sent = finished == 1
         frames = []
-        if send:
+        if self._sent:
             self.last_sent = value
             frames.append(pack_frame(MsgType.SET_INPUTS,
                                      encode_values({self.remote_in: value})))
@@ -158,15 +157,35 @@ class PeerLink:
         except OSError as error:
             raise BgcfError(ErrorCode.PEER_LOST, f"the peer at {self.where} is gone "
                                                  f"({error.strerror or error})") from None
+        self._pending = True
+
+    def drain(self):
+        """Read the answer of a :meth:`send` not collected (another link failed): the next
+        step must not read it as its own."""
+        if self._pending:
+            try:
+                self.collect()
+            except BgcfError:
+                pass
+
+    def collect(self):
+        """Wait for the peer's OUTPUTS after :meth:`send`: it has stepped (and forwarded the
+        step on). Returns the value of the peer's ``remote_in`` bus as an output for a duplex
+        link under the policy (None when nothing is to be driven).
+
+        :raises BgcfError: ``PEER_LOST`` if the peer is gone or answers with an error.
+        """
         while True:
             kind, payload = self._receive()
+            if kind in (MsgType.ERROR, MsgType.OUTPUTS):
+                self._pending = False
             if kind == MsgType.ERROR:
                 code, message = decode_error(payload)
                 raise BgcfError(ErrorCode.PEER_LOST, f"the peer at {self.where} refused the "
                                                      f"step: {message}")
             if kind == MsgType.OUTPUTS:
                 break
-        if not self.duplex or not send:
+        if not self.duplex or not self._sent:
             return None
         values = dict(decode_values(payload, "OUTPUTS"))
         if self.remote_in not in values:
@@ -297,18 +316,28 @@ class GridService:
                 return
             for done in range(subcycles):
                 self._run_local(1)
-                for link in list(self.links):
-                    try:
-                        value = link.forward(self._outputs, self.names, self.subcycle,
-                                             self.forward)
-                    except BgcfError as error:
-                        self.links.remove(link)
-                        link.close()
-                        raise BgcfError(error.code, f"{error.message}; the link is dropped "
-                                                    f"after {done + 1} of {subcycles} "
-                                                    "subcycles") from None
-                    if value is not None:
-                        self.set_inputs([(link.local_out, value)])
+                links = list(self.links)
+                # Every peer is sent its step first, then every answer is awaited: the peers
+                # step at once (a peer reached twice steps once, SYNC).
+                for stage in ("send", "collect"):
+                    for link in links:
+                        try:
+                            if stage == "send":
+                                link.send(self._outputs, self.names, self.subcycle,
+                                          self.forward)
+                                continue
+                            value = link.collect()
+                        except BgcfError as error:
+                            for other in links:
+                                if other is not link:
+                                    other.drain()
+                            self.links.remove(link)
+                            link.close()
+                            raise BgcfError(error.code, f"{error.message}; the link is "
+                                                        f"dropped after {done + 1} of "
+                                                        f"{subcycles} subcycles") from None
+                        if value is not None:
+                            self.set_inputs([(link.local_out, value)])
 
     def _run_local(self, subcycles):
         while subcycles:
@@ -522,6 +551,14 @@ class Connection:
 
 
 class _Handler(socketserver.BaseRequestHandler):
+    def setup(self):
+        with self.server.lock:
+            self.server.connections.add(self.request)
+
+    def finish(self):
+        with self.server.lock:
+            self.server.connections.discard(self.request)
+
     def handle(self):
         server = self.server
         connection = Connection(server.service)
@@ -572,6 +609,8 @@ class BgcfServer(socketserver.ThreadingTCPServer):
     def __init__(self, service, host="127.0.0.1", port=DEFAULT_PORT):
         self.service = service
         self.stopping = threading.Event()
+        self.lock = threading.Lock()
+        self.connections = set()
         super().__init__((host, port), _Handler)
 
     @property
@@ -579,9 +618,15 @@ class BgcfServer(socketserver.ThreadingTCPServer):
         return self.server_address[1]
 
     def shutdown(self):
-        """Stop :meth:`serve_forever` and end every connection (within half a second)."""
+        """Stop :meth:`serve_forever` and end every connection."""
         self.stopping.set()
         super().shutdown()
+        with self.lock:
+            for connection in self.connections:
+                try:
+                    connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     def server_close(self):
         super().server_close()

@@ -228,6 +228,23 @@ def bench_mpi(sizes, json_path, quiet, ranks, halos):
          halos=tuple(halos) or HALOS)
 
 
+@bench.command("serve")
+@_part_options()
+@click.option("--quick", is_flag=True, help="One size, fewer round trips and subcycles.")
+def bench_serve(sizes, json_path, quiet, quick):
+    """bitgrid serve over loopback TCP (docs/serve.md): STEP 1 + GET_OUTPUTS round trips per
+    second on the emu and fast targets, and subcycles per second of a 2 x 2 mesh of linked
+    servers (separate processes, duplex links) for each --link-forward policy. --size is the
+    grid of the round trips and the tile of the mesh (default 8 and 32).
+
+    Example: bitgrid bench serve --size 16"""
+    from bitgrid.bench.serve import quick_options
+    options = quick_options() if quick else {}
+    if sizes:
+        options.pop("sizes", None)
+    _run("serve", sizes or options.pop("sizes", None), json_path, quiet, **options)
+
+
 @bench.command("boards")
 @_part_options(sizes=False)
 @click.option("--root", "roots", multiple=True, metavar="DIR",

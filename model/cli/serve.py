@@ -3,6 +3,7 @@
 
 import ipaddress
 import json
+import time
 
 import click
 
@@ -173,6 +174,10 @@ def _parse_link(text):
 @click.option("--port", type=click.IntRange(1, 65535), default=9000, show_default=True)
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=10.0, show_default=True,
               help="Seconds to wait for the server.")
+@click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True,
+              metavar="SECONDS",
+              help="Keep trying to connect for this long (a server just started in the "
+                   "background).")
 @click.option("--hello", is_flag=True, help="Print the server's HELLO (grid size, features).")
 @click.option("--load", "program", type=click.Path(dir_okay=False), metavar="P.bgbs",
               help="Load and apply a BitGrid program.")
@@ -192,7 +197,7 @@ def _parse_link(text):
 @click.option("--quit", "quit_", is_flag=True, help="Close the connection politely.")
 @click.option("--shutdown", is_flag=True, help="Stop the server.")
 @click.option("--json", "as_json", is_flag=True, help="Print answers as JSON lines.")
-def client(host, port, timeout, hello, program, links, unlink, values, subcycles, get_outputs,
+def client(host, port, timeout, wait, hello, program, links, unlink, values, subcycles, get_outputs,
            status, list_ports, readback, quit_, shutdown, as_json):
     """Drive a BGCF v1 server (bitgrid serve, or the original toolchain's serve_tcp) in one
     connection, in this order: hello, load, link, unlink, set, step, get, status, ports,
@@ -219,11 +224,17 @@ def client(host, port, timeout, hello, program, links, unlink, values, subcycles
         else:
             click.echo(f"{kind}: {value}")
 
-    try:
-        connection = BgcfClient(host, port, timeout=timeout)
-    except OSError as error:
-        raise BadInput(f"cannot reach a BGCF server at {host}:{port}: "
-                       f"{error.strerror or error}; start one with bitgrid serve") from None
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            connection = BgcfClient(host, port, timeout=timeout)
+            break
+        except OSError as error:
+            if time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
+            raise BadInput(f"cannot reach a BGCF server at {host}:{port}: "
+                           f"{error.strerror or error}; start one with bitgrid serve") from None
     try:
         with connection:
             if hello:

@@ -153,3 +153,24 @@ def test_bad_input_rejected_before_any_build(tmp_path, monkeypatch):
     with pytest.raises(VectorFormatError, match="does not fit the 2 lanes"):
         run_host_case(Configuration(2, 2), [Edges(n=4)])
     assert built == []
+
+
+@pytest.mark.icarus
+def test_reset_and_reload_clear_the_cell_outputs_icarus():
+    """RESET and a load clear every cell output, not only the counter (SPEC section 4): in the
+    simulated controller the cells are Verilog instances, which a reset of the grid reaches
+    only through the grid's clock domain (found by bitgrid serve's protocol suite)."""
+    from bitgrid import Configuration, Emulator
+    from bitgrid.host import open_target
+    from bitgrid.terms import Edges
+    config = Configuration.random(2, 2, seed=11)
+    with open_target("sim", width=2, height=2, simulator="icarus", quiet=True) as target:
+        target.load(config)
+        target.step(5, Edges(n=3, e=1, s=2, w=3))
+        target.reset()
+        assert target.get_edges() == Edges()
+        assert target.step(1, Edges()) == Emulator(config).step(Edges())
+        target.step(4, Edges(n=1, e=3))
+        target.load(config)
+        assert target.get_edges() == Edges()
+        assert target.step(1, Edges()) == Emulator(config).step(Edges())

@@ -13,6 +13,7 @@ from bitgrid.bgcf import BgcfClient, ServerError
 from bitgrid.bgcf.client import run_vectors
 from bitgrid.bgcf.names import Names
 from bitgrid.bgcf.server import MAX_SESSIONS, program_size
+from bitgrid.host import open_target
 from bitgrid.protocol.bgcf import (
     ErrorCode, Feature, FrameReader, Hello, MsgType, StepFlag, decode_error, decode_hello,
     decode_values, encode_hello, encode_load_chunk, encode_step, encode_values, pack_frame)
@@ -89,9 +90,19 @@ class Raw:
         return frame.type == MsgType.HELLO and decode_hello(frame.payload).width == 8
 
 
-@pytest.fixture
-def server():
-    with serving("emu", 8, 8) as running:
+#: Every target the protocol suite runs on: the emulators, the mesh of emulated chips, the
+#: Python model of a board behind the UART protocol, and (slow set) the RTL grid behind the
+#: board's host controller in Verilator.
+SUITE_TARGETS = ["emu", "fast", "mesh:2x2", "loopback",
+                 pytest.param("sim", marks=[pytest.mark.slow, pytest.mark.verilator])]
+
+
+@pytest.fixture(params=SUITE_TARGETS)
+def server(request):
+    target = request.param
+    if target == "sim":
+        target = open_target("sim", width=8, height=8, simulator="verilator", quiet=True)
+    with serving(target, 8, 8) as running:
         yield running
 
 
@@ -278,6 +289,7 @@ def test_clients_one_after_another_share_the_grid(server):
     with connected(server) as first:
         first.load(bitstream.write(config))
         first.step(4)
+        first.check()       # connections are not ordered with each other: wait for the step
         first.quit()
     with connected(server) as second:
         assert second.status().subcycle == 4

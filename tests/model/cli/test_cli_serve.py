@@ -1,0 +1,149 @@
+"""``bitgrid serve`` and ``bitgrid client`` on the command line: a server process driven by the
+client command, and the bad-input contract (exit 2, one line) of both."""
+
+import contextlib
+import json
+import re
+import socket
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from bitgrid import Configuration, Emulator, bitstream
+from bitgrid.cli import main
+from bitgrid.terms import Edges
+
+from support.bgcf import serving
+
+
+@contextlib.contextmanager
+def serve_process(*args):
+    """``bitgrid serve`` as a process on a free port; yields ``(process, port)``."""
+    process = subprocess.Popen([sys.executable, "-m", "bitgrid", "serve", "--port", "0", *args],
+                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        line = process.stderr.readline()
+        match = re.search(r"at 127\.0\.0\.1:(\d+);", line)
+        assert match, line + process.stderr.read()
+        yield process, int(match.group(1))
+    finally:
+        if process.poll() is None:
+            process.terminate()
+        process.wait(10)
+
+
+def client(*args):
+    return CliRunner().invoke(main, ["client", *args])
+
+
+def test_serve_and_client_processes(tmp_path):
+    config = Configuration.random(8, 8, seed=21)
+    program = tmp_path / "p.bgbs"
+    bitstream.save(str(program), config)
+    with serve_process("--target", "emu", "--program", str(program)) as (process, port):
+        result = client("--port", str(port), "--hello", "--set", "W=0x5a,N=3", "--step", "5",
+                        "--get", "--status", "--json", "--readback", str(tmp_path / "rb.bgbs"))
+        assert result.exit_code == 0, result.output
+        lines = [json.loads(line) for line in result.output.splitlines()]
+        reference = Emulator(config)
+        for _ in range(5):
+            expected = reference.step(Edges(n=3, w=0x5A))
+        assert lines[0]["hello"] == {"width": 8, "height": 8, "proto_version": 1,
+                                     "features": 31}
+        assert lines[1]["outputs"] == dict(zip("NESW", expected))
+        assert lines[2]["status"] == {"subcycle": 5, "phase": "B", "loaded": True, "links": 0}
+        assert bitstream.load(str(tmp_path / "rb.bgbs")).config == config
+        result = client("--port", str(port), "--set", "W=0x100")
+        assert result.exit_code == 2
+        assert "W=0x100 has bits beyond its 8 lanes (TOO_WIDE)" in result.output
+        assert client("--port", str(port), "--shutdown").exit_code == 0
+        assert process.wait(10) == 0
+
+
+def test_client_links_two_servers(tmp_path):
+    with serving("emu", 4, 4) as west, serving("emu", 4, 4) as east:
+        west_cfg, east_cfg = Configuration.random(4, 4, seed=1), Configuration.random(4, 4, seed=2)
+        for server, config, name in ((west, west_cfg, "w"), (east, east_cfg, "e")):
+            path = tmp_path / f"{name}.bgbs"
+            bitstream.save(str(path), config)
+            assert client("--port", str(server.port), "--load", str(path)).exit_code == 0
+        result = client("--port", str(west.port), "--link",
+                        f"E,E,W,127.0.0.1,{east.port},duplex", "--step", "3", "--status")
+        assert result.exit_code == 0, result.output
+        assert f"link: E E -> W at 127.0.0.1:{east.port}, 4 lanes" in result.output
+        assert "'links': 1" in result.output
+        result = client("--port", str(east.port), "--status")
+        assert "'subcycle': 3" in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--set", "W"], "--set 'W': give name=value pairs"),
+    (["--set", "W=zz"], "--set 'W=zz': give name=value pairs"),
+    (["--set", "W=-1"], "a value is an unsigned 64-bit integer"),
+    (["--link", "E,E,W,h"], "give --link DIR,LOCAL_OUT,REMOTE_IN,HOST,PORT"),
+    (["--link", "Q,E,W,h,1"], "DIR is N, E, S or W"),
+    (["--link", "E,E,W,h,0"], "PORT is 1 to 65535"),
+    (["--readback", ""], "the output path is empty"),
+])
+def test_client_bad_options(args, message):
+    result = client("--port", "9", *args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_client_with_no_server():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = client("--port", str(port), "--hello")
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: cannot reach a BGCF server at 127.0.0.1:{port}")
+    assert result.output.rstrip().endswith("start one with bitgrid serve")
+
+
+def test_client_refusal_is_one_line(tmp_path):
+    bad = tmp_path / "bad.bgbs"
+    data = bytearray(bitstream.write(Configuration.random(8, 8, seed=1)))
+    data[40] ^= 1
+    bad.write_bytes(bytes(data))
+    with serving("emu", 8, 8) as server:
+        result = client("--port", str(server.port), "--load", str(bad))
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1
+    assert "crc mismatch" in result.output and "(BAD_PROGRAM)" in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--target", "emu"], "the emu target needs a grid size: give --size WxH or --program"),
+    (["--size", "8x8", "--ports", "x.ports.json"], "--ports names the ports of --program"),
+    (["--size", "7x8"], "even"),
+    (["--target", "nowhere", "--size", "8x8"], "unknown target 'nowhere'"),
+    (["--target", "mesh:3x1", "--size", "8x8"], "mesh"),
+    (["--size", "8x8", "--bind", ""], "--bind is empty"),
+    (["--size", "8x8", "--bind", "no.such.host.invalid"], "cannot listen on"),
+])
+def test_serve_bad_input(args, message):
+    result = CliRunner().invoke(main, ["serve", "--port", "0", *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_serve_port_in_use():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(main, ["serve", "--size", "8x8", "--port", str(port)])
+    assert result.exit_code == 2
+    assert f"port {port} on 127.0.0.1 is in use" in result.output
+
+
+def test_serve_program_and_size_disagree(tmp_path):
+    program = tmp_path / "p.bgbs"
+    bitstream.save(str(program), Configuration(8, 8))
+    result = CliRunner().invoke(main, ["serve", "--program", str(program), "--size", "4x4"])
+    assert result.exit_code == 2
+    assert "--size 4x4 but" in result.output and "drop --size" in result.output

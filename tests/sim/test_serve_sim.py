@@ -1,0 +1,35 @@
+"""``bitgrid serve --target sim``: the conformance cases through BGCF into the RTL grid behind
+the board's host controller, simulated in cocotb (the 2 x 2 cases on Icarus in the fast set;
+every case on Verilator in the slow set: Icarus loads a 32 x 32 program in about 40 s)."""
+
+import pytest
+
+from bitgrid import bitstream
+from bitgrid.bgcf.client import run_vectors
+from bitgrid.host import open_target
+
+from support.bgcf import connected, serving
+from support.conformance import conformance_cases, load_conformance
+
+
+def run_on_sim(names, simulator):
+    case = load_conformance(names[0])
+    target = open_target("sim", width=case.width, height=case.height, simulator=simulator,
+                         quiet=True)
+    with serving(target) as server, connected(server, timeout=300) as client:
+        for name in names:
+            assert run_vectors(client, load_conformance(name)) == [], name
+        read = bitstream.read(client.readback()).config
+        assert read == load_conformance(names[-1]).load_bitstream().config
+
+
+@pytest.mark.icarus
+def test_2x2_cases_through_serve_on_icarus():
+    run_on_sim(["full_adder1", "random_2x2"], "icarus")
+
+
+@pytest.mark.verilator
+@pytest.mark.slow
+@pytest.mark.parametrize("name", conformance_cases())
+def test_conformance_through_serve_on_verilator(name):
+    run_on_sim([name], "verilator")
