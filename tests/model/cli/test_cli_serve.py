@@ -147,3 +147,49 @@ def test_serve_program_and_size_disagree(tmp_path):
     result = CliRunner().invoke(main, ["serve", "--program", str(program), "--size", "4x4"])
     assert result.exit_code == 2
     assert "--size 4x4 but" in result.output and "drop --size" in result.output
+
+
+def test_a_program_sliced_over_four_serve_processes(tmp_path):
+    """The way docs/serve.md says: `bitgrid bitstream slice`, one `bitgrid serve` process per
+    chip, `bitgrid client --load` and `--link ...,duplex`; then at every subcycle the four
+    servers' outer edges are the whole program's on one emulator."""
+    import random
+    from bitgrid.bgcf import BgcfClient
+    from bitgrid.bgcf.client import edge_values
+    from bitgrid.mesh import MeshShape, join_edges, split_edges
+    from support.configs import mixed_config
+    rng = random.Random(31)
+    config = mixed_config(8, 8, rng)
+    whole = tmp_path / "whole.bgbs"
+    bitstream.save(str(whole), config)
+    result = CliRunner().invoke(main, ["bitstream", "slice", str(whole), "--mesh", "2x2",
+                                       "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    shape = MeshShape(2, 2)
+    with contextlib.ExitStack() as stack:
+        ports = {chip: stack.enter_context(serve_process("--size", "4x4"))[1]
+                 for chip in shape.chips()}
+        for (col, row), port in ports.items():
+            tile = tmp_path / f"whole.c{col}r{row}.bgbs"
+            assert client("--port", str(port), "--load", str(tile)).exit_code == 0
+        for chip, side, peer, back in (((0, 0), "E", (1, 0), "W"), ((0, 0), "S", (0, 1), "N"),
+                                       ((1, 0), "S", (1, 1), "N"), ((0, 1), "E", (1, 1), "W")):
+            link = f"{side},{side},{back},127.0.0.1,{ports[peer]},duplex"
+            result = client("--port", str(ports[chip]), "--link", link)
+            assert result.exit_code == 0, result.output
+        clients = {chip: stack.enter_context(BgcfClient(port=port))
+                   for chip, port in ports.items()}
+        reference = Emulator(config)
+        for t in range(16):
+            edges = Edges(*(rng.getrandbits(8) for _ in range(4)))
+            own = split_edges(edges, shape, 4, 4)
+            for chip, connection in clients.items():
+                outer = {s for s in "NESW" if shape.neighbour(chip, s) is None}
+                connection.set_inputs({name: value for name, value in
+                                       edge_values(own[chip], 4, 4).items() if name in outer})
+                connection.check()
+            clients[0, 0].step(1)
+            clients[0, 0].check()
+            outputs = {chip: Edges(*(c.outputs()[s] for s in "NESW"))
+                       for chip, c in clients.items()}
+            assert join_edges(outputs, shape, 4, 4) == reference.step(edges), t
