@@ -22,7 +22,6 @@ import socketserver
 import threading
 
 from bitgrid.bitstream import Bitstream, BitstreamError, HEADER_SIZE
-from bitgrid.config import Configuration
 from bitgrid.host import LinkError, TargetError
 from bitgrid.protocol.bgcf import (
     MAX_PAYLOAD, VERSION, BgcfError, ErrorCode, Feature, FrameReader, Hello, LinkFlag, MsgType,

@@ -254,7 +254,8 @@ def _print_mesh_counters(result, err):
 @click.argument("bitstream", metavar="PROGRAM", type=click.Path(dir_okay=False))
 @run_options
 @click.option("--target", "target_spec", default="emu", show_default=True,
-              help="Where to run: emu (reference emulator), serial:PORT (a board over its "
+              help="Where to run: emu (reference emulator), fast (bit-parallel emulator), "
+                   "mesh:COLSxROWS (a mesh of emulated chips), serial:PORT (a board over its "
                    "UART, docs/host-protocol.md), loopback (the Python model of the board's "
                    "protocol engine) or sim (the board's host controller gateware in cocotb, "
                    "driven over a simulated UART).")

@@ -51,7 +51,7 @@ class MsgType(enum.IntEnum):
     HELLO = 0x01        # both ways: u16 width, u16 height, u16 proto_version, u32 features
     LOAD_CHUNK = 0x02   # u16 session_id, u32 total_bytes, u32 offset, u16 chunk_len, bytes
     APPLY = 0x03        # commit the fully loaded session with the highest number; resets
-    STEP = 0x04         # u32 subcycles
+    STEP = 0x04         # u32 subcycles (with StepFlag.SYNC, then u64 counter to end at)
     SET_INPUTS = 0x05   # u16 count, count x {u8 name_len, name, u64 value}
     GET_OUTPUTS = 0x06  # no payload; answered with OUTPUTS
     OUTPUTS = 0x07      # as SET_INPUTS
@@ -100,8 +100,8 @@ class Feature(enum.IntFlag):
 class StepFlag(enum.IntFlag):
     """STEP ``flags``."""
     FORWARDED = 1 << 0    # original: a step forwarded by a linked peer; not forwarded again
-    #: Extension: the payload carries a second u32, the subcycle counter the step ends at; a
-    #: server already there runs no subcycle (a mesh of servers steps every chip once).
+    #: Extension: after the u32 the payload carries a u64, the subcycle counter the step ends
+    #: at; a server already there runs no subcycle (a mesh of servers steps every chip once).
     SYNC = 1 << 1
 
 

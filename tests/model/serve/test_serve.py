@@ -17,7 +17,7 @@ from bitgrid.host import open_target
 from bitgrid.protocol.bgcf import (
     ErrorCode, Feature, FrameReader, Hello, MsgType, StepFlag, decode_error, decode_hello,
     decode_values, encode_hello, encode_load_chunk, encode_step, encode_values, pack_frame)
-from bitgrid.terms import Edges, E, N, S, W
+from bitgrid.terms import Edges, E, N, W
 
 from support.bgcf import connected, serving
 from support.configs import mixed_config
