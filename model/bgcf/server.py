@@ -305,6 +305,8 @@ class GridService:
             if until is not None and until == self.subcycle:
                 return                  # reached along another path of the mesh already
         with self._stepping:
+            if until is not None and until == self.subcycle:
+                return                  # reached along another path while this one waited
             if until is not None and until != self.subcycle + subcycles:
                 raise BgcfError(ErrorCode.BAD_PAYLOAD,
                                 f"out of step: this server is at subcycle {self.subcycle}, "

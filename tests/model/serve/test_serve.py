@@ -419,3 +419,32 @@ def test_a_client_of_an_old_server_sees_no_extensions():
         client.server = Hello(8, 8, 1, 0)
         with pytest.raises(ServerError, match="has no readback"):
             client.readback()
+
+
+def test_a_sync_step_reached_twice_at_once_steps_once():
+    """The far chip of a 2 x 2 mesh gets the same SYNC step from two peers at once; the second
+    waits while the first runs it, then finds the counter already there."""
+    import threading
+    from bitgrid.bgcf import GridService
+    from bitgrid.host.targets import EmulatorTarget
+
+    class SlowTarget(EmulatorTarget):
+        def step(self, n=1, edges=None):
+            time.sleep(0.2)
+            return super().step(n, edges)
+
+    service = GridService(SlowTarget(4, 4), program=Configuration.random(4, 4, seed=1))
+    errors = []
+
+    def forwarded():
+        try:
+            service.step(1, flags=StepFlag.FORWARDED | StepFlag.SYNC, until=1)
+        except Exception as error:          # noqa: BLE001 - collected for the assertion
+            errors.append(error)
+
+    threads = [threading.Thread(target=forwarded) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and service.subcycle == 1
