@@ -20,13 +20,14 @@ sent after the owner's subcycle ``t`` are exactly what the peer's subcycle ``t``
 import socket
 import socketserver
 import threading
+import time
 
 from bitgrid.bitstream import Bitstream, BitstreamError, HEADER_SIZE
 from bitgrid.host import LinkError, TargetError
 from bitgrid.protocol.bgcf import (
     MAX_PAYLOAD, VERSION, BgcfError, ErrorCode, Feature, FrameReader, Hello, LinkFlag, MsgType,
     PortInfo, Status, StepFlag, decode_error, decode_hello, decode_link, decode_load_chunk,
-    decode_readback, decode_step, decode_values, encode_config_chunk, encode_error,
+    decode_ports, decode_readback, decode_step, decode_values, encode_config_chunk, encode_error,
     encode_hello, encode_link_ack, encode_ports, encode_status, encode_step, encode_values,
     pack_frame)
 from bitgrid.terms import Edges
@@ -49,8 +50,10 @@ FEATURES = (Feature.READBACK | Feature.STATUS | Feature.PORT_NAMES | Feature.SYN
 MAX_SESSIONS = 4
 #: The original toolchain's port.
 DEFAULT_PORT = 9000
-#: Subcycles a target runs per call while a long STEP runs.
-_STEP_BATCH = 4096
+#: Subcycles a target runs per call while a long STEP runs: batches start at 1 and double
+#: while one takes less than :data:`_BATCH_SECONDS`, so that a stop request is seen soon.
+_STEP_BATCH = 65536
+_BATCH_SECONDS = 0.05
 
 
 def program_size(width, height):
@@ -74,8 +77,12 @@ class PeerLink:
         self.where = where
         try:
             self.socket = socket.create_connection((link.host, link.port), timeout=timeout)
+        except UnicodeError:
+            raise BgcfError(ErrorCode.LINK_FAILED, f"LINK to {where}: {link.host!r} is not a "
+                                                   "host name or address") from None
         except OSError as error:
-            raise BgcfError(ErrorCode.LINK_FAILED, f"LINK to {where}: {error.strerror or error}")
+            raise BgcfError(ErrorCode.LINK_FAILED, f"LINK to {where}: "
+                                                   f"{error.strerror or error}") from None
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._reader = FrameReader()
         try:
@@ -86,7 +93,7 @@ class PeerLink:
                                                        f"HELLO with message 0x{kind:02x}")
             self.peer = decode_hello(payload)
             local = names.lanes(link.local_out)
-            remote = Names(self.peer.width, self.peer.height).lanes(link.remote_in)
+            remote = self._remote_lanes(link.remote_in)
             seam = local if remote is None else min(local, remote)
             if link.lanes > seam:
                 raise BgcfError(ErrorCode.LINK_FAILED,
@@ -100,6 +107,28 @@ class PeerLink:
         self.mask = (1 << self.lanes) - 1
         self.masks = tuple(m & self.mask for m in names.parity_masks(link.local_out))
         self.last_sent = 0
+
+    def _remote_lanes(self, name):
+        """Lanes of the peer's input ``name``, from its PORTS (a server of ours) or, for a
+        server without port names (the original's), from its grid size if ``name`` is a bus
+        word (None if unknown).
+
+        :raises BgcfError: ``LINK_FAILED`` if the peer lists its inputs and ``name`` is not one.
+        """
+        if not self.peer.features & Feature.PORT_NAMES:
+            return Names(self.peer.width, self.peer.height).lanes(name)
+        self.socket.sendall(pack_frame(MsgType.GET_PORTS))
+        kind, payload = self._receive()
+        if kind != MsgType.PORTS:
+            raise BgcfError(ErrorCode.LINK_FAILED, f"LINK to {self.where}: the peer answered "
+                                                   f"GET_PORTS with message 0x{kind:02x}")
+        inputs = {port.name: port.width for port in decode_ports(payload)
+                  if port.direction == "in"}
+        if name not in inputs:
+            raise BgcfError(ErrorCode.LINK_FAILED, f"LINK: the peer at {self.where} has no "
+                                                   f"input named {name!r}: its inputs are "
+                                                   f"{', '.join(inputs)}")
+        return inputs[name]
 
     def close(self):
         try:
@@ -226,6 +255,10 @@ class GridService:
         self.names = Names(self.width, self.height)
         self.inputs = self._outputs = Edges()
         self.subcycle = 0
+        self.stopping = threading.Event()
+        #: ``(host, port)`` the server listens on (set by :class:`BgcfServer`): a LINK to it
+        #: is refused.
+        self.address = None
         if program is not None:
             self._run(program)
 
@@ -316,6 +349,8 @@ class GridService:
                 self._run_local(subcycles)
                 return
             for done in range(subcycles):
+                if self.stopping.is_set():
+                    return
                 self._run_local(1)
                 links = list(self.links)
                 # Every peer is sent its step first, then every answer is awaited: the peers
@@ -341,15 +376,25 @@ class GridService:
                             self.set_inputs([(link.local_out, value)])
 
     def _run_local(self, subcycles):
-        while subcycles:
-            batch = min(subcycles, _STEP_BATCH)
+        """Run ``subcycles`` on the target in batches; stops early (the subcycles run so far
+        stay run) once :meth:`stop` is called."""
+        batch = 1
+        while subcycles and not self.stopping.is_set():
+            batch = min(subcycles, batch)
             with self._state:
                 inputs = self.inputs
+            started = time.monotonic()
             outputs = self._target(self.target.step, batch, inputs)
             with self._state:
                 self._outputs = outputs
                 self.subcycle += batch
             subcycles -= batch
+            if time.monotonic() - started < _BATCH_SECONDS:
+                batch = min(2 * batch, _STEP_BATCH)
+
+    def stop(self):
+        """End any STEP that runs (at its next batch) and refuse new ones: the server stops."""
+        self.stopping.set()
 
     def status(self):
         with self._state:
@@ -386,6 +431,16 @@ class GridService:
                 raise BgcfError(ErrorCode.LINK_FAILED,
                                 f"LINK: a duplex link drives {link.local_out!r} as an input "
                                 "too, and no input has that name")
+            for other in self.links:
+                if (other.link.host, other.link.port, other.remote_in) == \
+                        (link.host, link.port, link.remote_in):
+                    raise BgcfError(ErrorCode.LINK_FAILED,
+                                    f"LINK: {link.remote_in} at {link.host}:{link.port} is "
+                                    "linked already: UNLINK first")
+            if self.address is not None and link.port == self.address[1] and \
+                    (link.host == self.address[0] or _is_local(link.host)):
+                raise BgcfError(ErrorCode.LINK_FAILED, f"LINK to {link.host}:{link.port}: "
+                                                       "that is this server itself")
             peer = PeerLink(link, names, timeout=self.link_timeout)
             self.links.append(peer)
         self.log(f"linked {link.direction}: {link.local_out} -> {link.remote_in} at "
@@ -402,6 +457,11 @@ class GridService:
 
     def close(self):
         self.unlink()
+
+
+def _is_local(host):
+    """Whether ``host`` names this machine's loopback (or any) address."""
+    return host in ("localhost", "0.0.0.0", "::", "") or host.startswith("127.") or host == "::1"
 
 
 class _Session:
@@ -480,15 +540,18 @@ class Connection:
         elif kind == MsgType.SET_INPUTS:
             service.set_inputs(decode_values(payload))
         elif kind == MsgType.GET_OUTPUTS:
+            self._expect_empty(payload, "GET_OUTPUTS")
             return self._frame(MsgType.OUTPUTS, encode_values(service.outputs()))
         elif kind == MsgType.QUIT:
             self.closed = True
         elif kind == MsgType.SHUTDOWN:
             self.shutdown = True
+            service.stop()
         elif kind == MsgType.LINK:
             lanes = service.link(decode_link(payload))
             return self._frame(MsgType.LINK_ACK, encode_link_ack(lanes))
         elif kind == MsgType.UNLINK:
+            self._expect_empty(payload, "UNLINK")
             service.unlink()
         elif kind == MsgType.READBACK:
             offset, max_len = decode_readback(payload)
@@ -500,8 +563,10 @@ class Connection:
             return self._frame(MsgType.CONFIG_CHUNK, encode_config_chunk(len(data), offset,
                                                                          piece))
         elif kind == MsgType.GET_STATUS:
+            self._expect_empty(payload, "GET_STATUS")
             return self._frame(MsgType.STATUS, encode_status(service.status()))
         elif kind == MsgType.GET_PORTS:
+            self._expect_empty(payload, "GET_PORTS")
             return self._frame(MsgType.PORTS, encode_ports(service.ports()))
         else:
             raise BgcfError(ErrorCode.UNKNOWN_TYPE, f"unknown message type 0x{kind:02x}")
@@ -613,14 +678,16 @@ class BgcfServer(socketserver.ThreadingTCPServer):
         self.lock = threading.Lock()
         self.connections = set()
         super().__init__((host, port), _Handler)
+        service.address = (host, self.port)
 
     @property
     def port(self):
         return self.server_address[1]
 
     def shutdown(self):
-        """Stop :meth:`serve_forever` and end every connection."""
+        """Stop :meth:`serve_forever`, any STEP that runs, and every connection."""
         self.stopping.set()
+        self.service.stop()
         super().shutdown()
         with self.lock:
             for connection in self.connections:

@@ -70,6 +70,9 @@ def serve(target_spec, program, ports_path, size, port, bind, forward, simulator
     """
     from bitgrid.bgcf import BgcfServer, GridService
     from bitgrid.host import open_target
+    for option, value in (("--program", program), ("--ports", ports_path)):
+        if value == "":
+            raise BadInput(f"{option} is empty: give a file name")
     if ports_path is not None and program is None:
         raise BadInput("--ports names the ports of --program: give the program too")
     config = portmap = None
@@ -122,25 +125,30 @@ def serve(target_spec, program, ports_path, size, port, bind, forward, simulator
     except KeyboardInterrupt:
         click.echo("serve: stopped", err=True)
     finally:
+        service.stop()                  # a STEP that runs ends at its next batch
         server.server_close()
         target.close()
 
 
-def _parse_values(text):
-    """``name=value,name=value`` (values in any int base) -> dict."""
+def _parse_values(texts):
+    """The ``--set`` options, each ``name=value,name=value`` (values in any int base), as one
+    dict; a name given twice is refused."""
     values = {}
-    for pair in text.split(","):
-        if not pair.strip():
-            continue
-        name, sep, value = pair.partition("=")
-        try:
-            if not sep or not name.strip():
-                raise ValueError
-            values[name.strip()] = int(value.strip(), 0)
-        except ValueError:
-            raise BadInput(f"--set {pair!r}: give name=value pairs, e.g. --set W=5,N=0x3")
-        if not 0 <= values[name.strip()] < 1 << 64:
-            raise BadInput(f"--set {pair!r}: a value is an unsigned 64-bit integer")
+    for text in texts:
+        for pair in text.split(","):
+            name, sep, value = (part.strip() for part in pair.partition("="))
+            try:
+                if not sep or not name:
+                    raise ValueError
+                number = int(value, 0)
+            except ValueError:
+                raise BadInput(f"--set {pair!r}: give name=value pairs, e.g. --set W=5,N=0x3") \
+                    from None
+            if not 0 <= number < 1 << 64:
+                raise BadInput(f"--set {pair!r}: a value is an unsigned 64-bit integer")
+            if name in values:
+                raise BadInput(f"--set: {name} is given twice")
+            values[name] = number
     return values
 
 
@@ -207,10 +215,15 @@ def client(host, port, timeout, wait, hello, program, links, unlink, values, sub
       bitgrid client --load adder.bgbs --set W=0x35 --step 24 --get
     """
     from bitgrid.bgcf import BgcfClient, ServerError
-    parsed_values = {}
-    for text in values:
-        parsed_values.update(_parse_values(text))
+    parsed_values = _parse_values(values)
     parsed_links = [_parse_link(text) for text in links]
+    if not (hello or program is not None or links or unlink or values or subcycles is not None
+            or get_outputs or status or list_ports or readback is not None or quit_
+            or shutdown):
+        raise BadInput("nothing to do: give --hello, --load, --set, --step, --get, ... "
+                       "(bitgrid client --help)")
+    if program == "":
+        raise BadInput("--load is empty: give a BitGrid program file (.bgbs)")
     if readback is not None:
         check_writable(readback)
     data = None
@@ -229,6 +242,8 @@ def client(host, port, timeout, wait, hello, program, links, unlink, values, sub
         try:
             connection = BgcfClient(host, port, timeout=timeout)
             break
+        except UnicodeError:
+            raise BadInput(f"--host {host!r} is not a host name or address") from None
         except OSError as error:
             if time.monotonic() < deadline:
                 time.sleep(0.1)
@@ -278,5 +293,7 @@ def client(host, port, timeout, wait, hello, program, links, unlink, values, sub
                 connection.shutdown()
     except ServerError as error:
         raise BadInput(f"the server at {host}:{port} refused: {error}") from None
-    except ConnectionError as error:
-        raise BadInput(f"{error}: check the server") from None
+    except OSError as error:           # the client's ConnectionError, a reset, a broken pipe
+        text = f"the connection to {host}:{port} failed: {error.strerror}" if error.errno \
+            else str(error)
+        raise BadInput(f"{text}: check the server") from None

@@ -86,6 +86,13 @@ def test_client_links_two_servers(tmp_path):
     (["--link", "Q,E,W,h,1"], "DIR is N, E, S or W"),
     (["--link", "E,E,W,h,0"], "PORT is 1 to 65535"),
     (["--readback", ""], "the output path is empty"),
+    (["--set", ""], "--set '': give name=value pairs"),
+    (["--set", "N=1,"], "--set '': give name=value pairs"),
+    (["--set", "N=1,N=2"], "--set: N is given twice"),
+    (["--set", "N=1", "--set", "N=2"], "--set: N is given twice"),
+    ([], "nothing to do: give --hello, --load"),
+    (["--load", ""], "--load is empty"),
+    (["--host", "a..b", "--hello"], "--host 'a..b' is not a host name or address"),
 ])
 def test_client_bad_options(args, message):
     result = client("--port", "9", *args)
@@ -123,6 +130,8 @@ def test_client_refusal_is_one_line(tmp_path):
     (["--target", "nowhere", "--size", "8x8"], "unknown target 'nowhere'"),
     (["--target", "mesh:3x1", "--size", "8x8"], "mesh"),
     (["--size", "8x8", "--bind", ""], "--bind is empty"),
+    (["--program", ""], "--program is empty: give a file name"),
+    (["--size", "8x8", "--ports", ""], "--ports is empty"),
     (["--size", "8x8", "--bind", "no.such.host.invalid"], "cannot listen on"),
 ])
 def test_serve_bad_input(args, message):

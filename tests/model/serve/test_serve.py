@@ -138,6 +138,15 @@ def test_unknown_type_and_version(raw):
     assert raw.alive()
 
 
+@pytest.mark.parametrize("kind", [MsgType.APPLY, MsgType.GET_OUTPUTS, MsgType.UNLINK,
+                                  MsgType.GET_STATUS, MsgType.GET_PORTS])
+def test_messages_without_a_payload_refuse_one(raw, kind):
+    raw.frame(kind, b"\x01")
+    code, message = raw.error()
+    assert code == ErrorCode.BAD_PAYLOAD and "has no payload, not 1 bytes" in message
+    assert raw.alive()
+
+
 def test_garbage_between_frames_is_skipped(raw):
     raw.send(b"\x00garbage BGC" + pack_frame(MsgType.HELLO, encode_hello(Hello())))
     assert raw.next().type == MsgType.HELLO

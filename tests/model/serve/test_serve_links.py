@@ -185,8 +185,34 @@ def test_link_lanes_are_checked_against_both_seams():
         other.load(bitstream.write(Configuration(4, 8)))
         with pytest.raises(ServerError, match="LINK of 6 lanes: E here and W at .* have 4"):
             client.link("E", "E", "W", "127.0.0.1", east.port, lanes=6)
+        with pytest.raises(ServerError, match="has no input named 'Q': its inputs are N, E"):
+            client.link("E", "E", "Q", "127.0.0.1", east.port)
+        with pytest.raises(ServerError, match="is not a host name or address"):
+            client.link("E", "E", "W", "a..b", east.port)
+        with pytest.raises(ServerError, match="that is this server itself"):
+            client.link("E", "E", "W", "127.0.0.1", west.port)
         assert client.link("E", "E", "W", "127.0.0.1", east.port) == 4
-        assert client.link("E", "E", "W", "127.0.0.1", east.port, lanes=2) == 2
-        assert client.status().links == 2
+        with pytest.raises(ServerError, match="W at 127.0.0.1:.* is linked already"):
+            client.link("E", "E", "W", "127.0.0.1", east.port, lanes=2)
+        assert client.status().links == 1
         client.unlink()
         assert client.status().links == 0
+        assert client.link("E", "E", "W", "127.0.0.1", east.port, lanes=2) == 2
+
+
+def test_shutdown_ends_a_long_step():
+    """A STEP of 2**32 - 1 subcycles holds the grid, but SHUTDOWN (and Ctrl-C) end it at its
+    next batch."""
+    with serving("emu", 8, 8) as server, connected(server) as client:
+        client.load(bitstream.write(Configuration.random(8, 8, seed=1)))
+        client.step(2**32 - 1)
+        with connected(server) as other:
+            other.shutdown()
+        service = server.service
+        for _ in range(100):
+            if service._stepping.acquire(timeout=0.05):
+                service._stepping.release()
+                break
+        else:
+            pytest.fail("the long step did not end")
+        assert 0 < service.subcycle < 2**32 - 1
