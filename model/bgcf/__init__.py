@@ -4,7 +4,9 @@ drive any server that speaks it (docs/serve.md).
 
 * Wire format: :mod:`bitgrid.protocol.bgcf` (frames, messages, payloads, extensions).
 * :mod:`bitgrid.bgcf.names`: the names a server reads and drives (edge bus words, ports).
-* :mod:`bitgrid.bgcf.server`: :class:`GridService`, :class:`BgcfServer`, seam links.
+* :mod:`bitgrid.bgcf.server`: :class:`GridService` (the grid behind a server),
+  :class:`BgcfServer`; :mod:`bitgrid.bgcf.connection`: one client's protocol state;
+  :mod:`bitgrid.bgcf.links`: seam links to peer servers.
 * :mod:`bitgrid.bgcf.client`: :class:`BgcfClient`.
 """
 
@@ -12,7 +14,9 @@ from bitgrid.protocol.bgcf import ErrorCode, Feature, Hello, Link, MsgType, Stat
 
 from .client import BgcfClient, ServerError
 from .names import Names
-from .server import DEFAULT_PORT, FORWARD_POLICIES, BgcfServer, GridService
+from .connection import DEFAULT_PORT
+from .links import FORWARD_POLICIES
+from .server import BgcfServer, GridService
 
 __all__ = ["BgcfClient", "ServerError", "BgcfServer", "GridService", "Names", "DEFAULT_PORT",
            "FORWARD_POLICIES", "ErrorCode", "Feature", "Hello", "Link", "MsgType", "Status"]

@@ -18,7 +18,7 @@ from bitgrid.protocol.bgcf import (
     encode_hello, encode_link, encode_load_chunk, encode_readback, encode_step, encode_values,
     pack_frame)
 
-from .server import DEFAULT_PORT
+from .connection import DEFAULT_PORT
 
 __all__ = ["BgcfClient", "ServerError", "DEFAULT_CHUNK", "edge_values", "run_vectors"]
 

@@ -12,7 +12,7 @@ from bitgrid import Configuration, Emulator, bitstream, ports
 from bitgrid.bgcf import BgcfClient, ServerError
 from bitgrid.bgcf.client import run_vectors
 from bitgrid.bgcf.names import Names
-from bitgrid.bgcf.server import MAX_SESSIONS, program_size
+from bitgrid.bgcf.connection import MAX_SESSIONS, program_size
 from bitgrid.host import open_target
 from bitgrid.protocol.bgcf import (
     ErrorCode, Feature, FrameReader, Hello, MsgType, StepFlag, decode_error, decode_hello,
