@@ -25,6 +25,7 @@ __all__ = ["FORWARD_POLICIES", "PeerLink"]
 #: other subcycle: results differ from one big grid).
 FORWARD_POLICIES = ("both", "phase", "cycle")
 
+
 class PeerLink:
     """One seam link: this server's output ``local_out`` drives input ``remote_in`` of the peer
     at ``host:port``, ``lanes`` lanes of it.
