@@ -5,6 +5,7 @@ at once; a vanished peer is an error, not a wrong answer."""
 
 import contextlib
 import random
+import time
 
 import pytest
 
@@ -206,9 +207,13 @@ def test_shutdown_ends_a_long_step():
     with serving("emu", 8, 8) as server, connected(server) as client:
         client.load(bitstream.write(Configuration.random(8, 8, seed=1)))
         client.step(2**32 - 1)
+        service = server.service
+        for _ in range(200):                # the step has started (another connection)
+            if service.subcycle:
+                break
+            time.sleep(0.01)
         with connected(server) as other:
             other.shutdown()
-        service = server.service
         for _ in range(100):
             if service._stepping.acquire(timeout=0.05):
                 service._stepping.release()
