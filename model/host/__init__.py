@@ -9,7 +9,8 @@
   :class:`SerialTransport` (pyserial).
 * :mod:`bitgrid.host.targets`: :class:`Target` (identify, load, step, set_edges, get_edges,
   readback, status, reset), :class:`EmulatorTarget`, :class:`ProtocolTarget`,
-  :func:`open_target` (``emu``, ``loopback``, ``sim``, ``serial:PORT``) and
+  :func:`open_target` (``emu``, ``fast``, ``mesh:COLSxROWS``, ``loopback``, ``sim``,
+  ``serial:PORT``) and
   :func:`run_vectors` (a ``bitgrid-vectors-v1`` case on any target; ``bitgrid run`` maps its
   mismatches to the exit status).
 """
