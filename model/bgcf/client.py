@@ -218,7 +218,6 @@ class BgcfClient:
         return decode_ports(self.request(MsgType.GET_PORTS, MsgType.PORTS))
 
 
-
 def edge_values(edges, width, height):
     """``{name: value}`` of the edge bus words (:func:`bitgrid.bgcf.names.bus_word_names`)
     for :class:`~bitgrid.terms.Edges` ``edges``."""

@@ -7,7 +7,7 @@
 from bitgrid.bitstream import HEADER_SIZE
 from bitgrid.protocol.bgcf import (
     MAX_PAYLOAD, VERSION, BgcfError, ErrorCode, Feature, FrameReader, Hello, MsgType,
-    decode_hello, decode_link, decode_load_chunk, decode_readback, decode_step, decode_values,
+    decode_link, decode_load_chunk, decode_readback, decode_step, decode_values,
     encode_config_chunk, encode_error, encode_hello, encode_link_ack, encode_ports,
     encode_status, encode_values, pack_frame)
 
@@ -20,6 +20,11 @@ FEATURES = (Feature.READBACK | Feature.STATUS | Feature.PORT_NAMES | Feature.SYN
 MAX_SESSIONS = 4
 #: The original toolchain's port.
 DEFAULT_PORT = 9000
+
+
+#: Messages that carry no payload (one that has one is refused).
+_NO_PAYLOAD = frozenset({MsgType.APPLY, MsgType.GET_OUTPUTS, MsgType.UNLINK, MsgType.GET_STATUS,
+                         MsgType.GET_PORTS})
 
 
 def program_size(width, height):
@@ -88,14 +93,15 @@ class Connection:
     def handle(self, frame):
         """The reply to one good frame (bytes, or None for messages without one)."""
         service, kind, payload = self.service, frame.type, frame.payload
-        if kind == MsgType.HELLO:
-            decode_hello(payload + bytes(max(0, 10 - len(payload))))   # any client HELLO
+        if kind in _NO_PAYLOAD and payload:
+            raise BgcfError(ErrorCode.BAD_PAYLOAD, f"{MsgType(kind).name} has no payload, not "
+                                                   f"{len(payload)} bytes")
+        if kind == MsgType.HELLO:           # a client's HELLO payload says nothing we use
             return self._frame(MsgType.HELLO, encode_hello(
                 Hello(service.width, service.height, VERSION, int(FEATURES))))
         if kind == MsgType.LOAD_CHUNK:
             self._load_chunk(decode_load_chunk(payload))
         elif kind == MsgType.APPLY:
-            self._expect_empty(payload, "APPLY")
             self._apply()
         elif kind == MsgType.STEP:
             subcycles, until = decode_step(payload, frame.flags)
@@ -103,7 +109,6 @@ class Connection:
         elif kind == MsgType.SET_INPUTS:
             service.set_inputs(decode_values(payload))
         elif kind == MsgType.GET_OUTPUTS:
-            self._expect_empty(payload, "GET_OUTPUTS")
             return self._frame(MsgType.OUTPUTS, encode_values(service.outputs()))
         elif kind == MsgType.QUIT:
             self.closed = True
@@ -114,7 +119,6 @@ class Connection:
             lanes = service.link(decode_link(payload))
             return self._frame(MsgType.LINK_ACK, encode_link_ack(lanes))
         elif kind == MsgType.UNLINK:
-            self._expect_empty(payload, "UNLINK")
             service.unlink()
         elif kind == MsgType.READBACK:
             offset, max_len = decode_readback(payload)
@@ -126,20 +130,12 @@ class Connection:
             return self._frame(MsgType.CONFIG_CHUNK, encode_config_chunk(len(data), offset,
                                                                          piece))
         elif kind == MsgType.GET_STATUS:
-            self._expect_empty(payload, "GET_STATUS")
             return self._frame(MsgType.STATUS, encode_status(service.status()))
         elif kind == MsgType.GET_PORTS:
-            self._expect_empty(payload, "GET_PORTS")
             return self._frame(MsgType.PORTS, encode_ports(service.ports()))
         else:
             raise BgcfError(ErrorCode.UNKNOWN_TYPE, f"unknown message type 0x{kind:02x}")
         return None
-
-    @staticmethod
-    def _expect_empty(payload, what):
-        if payload:
-            raise BgcfError(ErrorCode.BAD_PAYLOAD, f"{what} has no payload, not "
-                                                   f"{len(payload)} bytes")
 
     def _load_chunk(self, chunk):
         expected = program_size(self.service.width, self.service.height)
@@ -157,11 +153,10 @@ class Connection:
         received = len(session.data)
         if chunk.offset != received:
             problem = "overlaps bytes received" if chunk.offset < received else \
-                "leaves a gap after byte {received}"
+                f"leaves a gap after byte {received}"
             raise BgcfError(ErrorCode.BAD_CHUNK,
                             f"session {chunk.session}: the chunk at byte {chunk.offset} "
-                            f"{problem.format(received=received)}: send chunks in order "
-                            f"(next: byte {received})")
+                            f"{problem}: send chunks in order (next: byte {received})")
         if received + len(chunk.data) > session.total:
             raise BgcfError(ErrorCode.BAD_CHUNK,
                             f"session {chunk.session}: the chunk of {len(chunk.data)} bytes at "

@@ -18,6 +18,7 @@ reads neighbour lanes that did not change in the subcycle it runs (SPEC section 
 sent after the owner's subcycle ``t`` are exactly what the peer's subcycle ``t`` needs.
 """
 
+import ipaddress
 import socket
 import socketserver
 import threading
@@ -32,7 +33,7 @@ from .connection import DEFAULT_PORT, Connection
 from .links import FORWARD_POLICIES, PeerLink
 from .names import Names
 
-__all__ = ["GridService", "BgcfServer"]
+__all__ = ["GridService", "BgcfServer", "is_loopback"]
 
 #: Subcycles a target runs per call while a long STEP runs: batches start at 1 and double
 #: while one takes less than :data:`_BATCH_SECONDS`, so that a stop request is seen soon.
@@ -256,7 +257,7 @@ class GridService:
                                     f"LINK: {link.remote_in} at {link.host}:{link.port} is "
                                     "linked already: UNLINK first")
             if self.address is not None and link.port == self.address[1] and \
-                    (link.host == self.address[0] or _is_local(link.host)):
+                    (link.host == self.address[0] or is_loopback(link.host)):
                 raise BgcfError(ErrorCode.LINK_FAILED, f"LINK to {link.host}:{link.port}: "
                                                        "that is this server itself")
             peer = PeerLink(link, names, timeout=self.link_timeout)
@@ -277,9 +278,15 @@ class GridService:
         self.unlink()
 
 
-def _is_local(host):
-    """Whether ``host`` names this machine's loopback (or any) address."""
-    return host in ("localhost", "0.0.0.0", "::", "") or host.startswith("127.") or host == "::1"
+def is_loopback(host):
+    """Whether ``host`` (a name or an address) is this machine's loopback: ``localhost``,
+    127.0.0.0/8 or ::1."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class _Handler(socketserver.BaseRequestHandler):
@@ -300,7 +307,7 @@ class _Handler(socketserver.BaseRequestHandler):
         server.service.log(f"client {self.client_address[0]}:{self.client_address[1]} "
                            "connected")
         try:
-            while not server.stopping.is_set():
+            while not server.service.stopping.is_set():
                 try:
                     data = sock.recv(65536)
                 except socket.timeout:
@@ -315,9 +322,8 @@ class _Handler(socketserver.BaseRequestHandler):
                         sock.sendall(reply)
                     except OSError:
                         break
-                if connection.shutdown:
+                if connection.shutdown:            # the service is stopping already
                     server.service.log("SHUTDOWN: stopping")
-                    server.stopping.set()
                     threading.Thread(target=server.shutdown, daemon=True).start()
                 if connection.closed or connection.shutdown:
                     break
@@ -340,7 +346,6 @@ class BgcfServer(socketserver.ThreadingTCPServer):
 
     def __init__(self, service, host="127.0.0.1", port=DEFAULT_PORT):
         self.service = service
-        self.stopping = threading.Event()
         self.lock = threading.Lock()
         self.connections = set()
         super().__init__((host, port), _Handler)
@@ -352,7 +357,6 @@ class BgcfServer(socketserver.ThreadingTCPServer):
 
     def shutdown(self):
         """Stop :meth:`serve_forever`, any STEP that runs, and every connection."""
-        self.stopping.set()
         self.service.stop()
         super().shutdown()
         with self.lock:

@@ -1,7 +1,7 @@
 """``bitgrid serve`` and ``bitgrid client``: the BGCF v1 runtime protocol over TCP
 (docs/serve.md)."""
 
-import ipaddress
+import errno
 import json
 import time
 
@@ -19,15 +19,6 @@ _TARGET_HELP = ("What the server runs programs on: emu (the reference emulator),
                 "bit-parallel emulator), mesh:COLSxROWS (a mesh of emulated chips), loopback "
                 "(the Python model of a board's protocol engine), sim (the RTL grid behind the "
                 "board's host controller in cocotb) or serial:PORT (a board over its UART).")
-
-
-def _is_loopback(host):
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @click.command()
@@ -69,6 +60,7 @@ def serve(target_spec, program, ports_path, size, port, bind, forward, simulator
     Stop it with Ctrl-C or a SHUTDOWN message (bitgrid client --shutdown).
     """
     from bitgrid.bgcf import BgcfServer, GridService
+    from bitgrid.bgcf.server import is_loopback
     from bitgrid.host import open_target
     for option, value in (("--program", program), ("--ports", ports_path)):
         if value == "":
@@ -96,38 +88,33 @@ def serve(target_spec, program, ports_path, size, port, bind, forward, simulator
     width, height = size if size is not None else (None, None)
     target = open_target(target_spec, width=width, height=height, baudrate=baud,
                          simulator=simulator, quiet=not verbose)
-    if target.width is None:
-        target.close()
-        raise BadInput(f"the {target_spec} target has no grid size: give --size WxH")
-    if config is not None and (config.width, config.height) != (target.width, target.height):
-        target.close()
-        raise BadInput(f"{program} is for a {config.width} x {config.height} grid, "
-                       f"{target_spec} has {target.width} x {target.height}")
-    log = (lambda line: click.echo(f"serve: {line}", err=True)) if verbose else None
-    try:
-        service = GridService(target, program=config, portmap=portmap, forward=forward, log=log)
-    except Exception:
-        target.close()
-        raise
-    try:
-        server = BgcfServer(service, bind, port)
-    except OSError as error:
-        target.close()
-        if error.errno == 98:
-            raise BadInput(f"port {port} on {bind} is in use: stop the other server or give "
-                           "another --port") from None
-        raise BadInput(f"cannot listen on {bind}:{port}: {error.strerror or error}") from None
-    exposed = "" if _is_loopback(bind) else " (reachable from the network)"
-    click.echo(f"serving a {target.width} x {target.height} grid on {target.name} with BGCF v1 "
-               f"at {bind}:{server.port}{exposed}; stop with Ctrl-C or SHUTDOWN", err=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        click.echo("serve: stopped", err=True)
-    finally:
-        service.stop()                  # a STEP that runs ends at its next batch
-        server.server_close()
-        target.close()
+    with target:
+        if config is not None and (config.width, config.height) != (target.width,
+                                                                     target.height):
+            raise BadInput(f"{program} is for a {config.width} x {config.height} grid, "
+                           f"{target_spec} has {target.width} x {target.height}")
+        log = (lambda line: click.echo(f"serve: {line}", err=True)) if verbose else None
+        service = GridService(target, program=config, portmap=portmap, forward=forward,
+                              log=log)
+        try:
+            server = BgcfServer(service, bind, port)
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise BadInput(f"port {port} on {bind} is in use: stop the other server or "
+                               "give another --port") from None
+            raise BadInput(f"cannot listen on {bind}:{port}: {error.strerror or error}") \
+                from None
+        exposed = "" if is_loopback(bind) else " (reachable from the network)"
+        click.echo(f"serving a {target.width} x {target.height} grid on {target.name} with "
+                   f"BGCF v1 at {bind}:{server.port}{exposed}; stop with Ctrl-C or SHUTDOWN",
+                   err=True)
+        try:
+            server.serve_forever(poll_interval=0.2)
+        except KeyboardInterrupt:
+            click.echo("serve: stopped", err=True)
+        finally:
+            service.stop()              # a STEP that runs ends at its next batch
+            server.server_close()
 
 
 def _parse_values(texts):

@@ -316,9 +316,9 @@ def test_shutdown_stops_the_server():
         with connected(server) as client:
             client.shutdown()
         deadline = time.monotonic() + 5
-        while not server.stopping.is_set() and time.monotonic() < deadline:
+        while not server.service.stopping.is_set() and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert server.stopping.is_set()
+        assert server.service.stopping.is_set()
 
 
 def test_wide_sides_are_cut_into_64_lane_words():
