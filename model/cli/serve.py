@@ -283,4 +283,5 @@ def client(host, port, timeout, wait, hello, program, links, unlink, values, sub
     except OSError as error:           # the client's ConnectionError, a reset, a broken pipe
         text = f"the connection to {host}:{port} failed: {error.strerror}" if error.errno \
             else str(error)
-        raise BadInput(f"{text}: check the server") from None
+        raise BadInput(f"{text}: check the server (a long STEP holds it: wait with a longer "
+                       "--timeout)") from None
