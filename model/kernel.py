@@ -83,9 +83,10 @@ except ImportError:                     # pragma: no cover - exercised only with
     numba = None
 
 #: Grids whose parity has fewer words than this per thread run on one thread: below it, the
-#: two barriers of a pass cost more than the work they split (a 128 x 128 grid, 128 words per
-#: parity, is the smallest on two threads).
-MIN_WORDS = 64
+#: two barriers of a pass and the serial triangle cost more than the work they split (measured:
+#: 128 x 128, 128 words per parity, runs 5.2e9 cell updates/s on one thread and 3.2e9 on two;
+#: 256 x 256, 512 words, 7.6e9 on one and 8.2e9 on two; so 256 x 256 is the smallest on two).
+MIN_WORDS = 256
 
 
 def available():

@@ -8,6 +8,7 @@ its errors. The cases every emulator shares run in ``test_emulator_contract.py``
 default ``FastEmulator`` is the kernel.
 """
 
+import os
 import random
 
 import numpy as np
@@ -224,6 +225,8 @@ def test_default_choice_and_plan():
     small = kernel.make_plan(64, 64)
     assert small.threads == 1 and small.depth >= 1 << 20              # one pass per call
     assert kernel.make_plan(1024, 1024, threads=2).threads == 2
+    assert kernel.make_plan(128, 128).threads == 1                    # below MIN_WORDS
+    assert kernel.make_plan(256, 256).threads == min(2, os.cpu_count() or 1)
     assert kernel.make_plan(8, 6, threads=8).threads == 1             # bands of 4 rows at least
     assert kernel.warm_up() >= 0
 
