@@ -48,6 +48,10 @@ KINDS = ("simple", "fast", "kernel", "streams")
 KERNEL_GOALS = {16: ("10x", 10.0), 64: ("10x", 10.0), 128: ("5e9", 5e9), 256: ("5e9", 5e9),
                 1024: ("3e9", 3e9), 4096: ("3e9", 3e9)}
 CEILINGS = {"L1": 2 * 12e9, "L2": 2 * 9e9, "memory": 2 * 1.4e9}
+#: A multi-threaded kernel row whose CPU time over wall time is below this share of its thread
+#: count gets a "too busy to tell" note: the threads did not get their cores, so the figure
+#: cannot say whether they ran in parallel.
+BUSY_SHARE = 0.8
 #: Streams of the lane-parallel figures.
 DEFAULT_STREAMS = 64
 #: The lane-parallel figures stop at this size (64 streams of 4096 x 4096 hold 0.5 GB of state
@@ -325,6 +329,12 @@ def format_part(part):
                  "the machine was busy); free cores: the kernel's cell updates per CPU-second "
                  "times its threads" + ("; streams: stream-cell-updates/s of the numpy code"
                                         if streams else ""))
+    busy = [s for s in sizes if (k := by.get(("kernel", s))) and k["threads"] > 1
+            and _cpu_ratio(k) < BUSY_SHARE * k["threads"]]
+    if busy:
+        lines.append("Too busy to tell whether the kernel's threads ran in parallel at "
+                     + ", ".join(f"{s} x {s}" for s in busy) + f" (CPU below {BUSY_SHARE:.0%} "
+                     "of the threads: the machine did not give the run its cores)")
     goals = kernel_goals(part)
     if goals:
         lines.append("Compiled kernel against its goals (2 cores; ceilings for these 2 cores: "
@@ -363,8 +373,12 @@ def kernel_goals(part):
     return result
 
 
+def _cpu_ratio(row):
+    return value(row["cpu_seconds"]) / value(row["seconds"])
+
+
 def _cpu_use(row):
-    return f"{value(row['cpu_seconds']) / value(row['seconds']):.2f}"
+    return f"{_cpu_ratio(row):.2f}"
 
 
 if __name__ == "__main__":      # the same as `bitgrid bench emulator`

@@ -349,3 +349,18 @@ def test_suite_command_options(monkeypatch, tmp_path):
     assert calls["quick"] is False and calls["progress"] is True
     result = CliRunner().invoke(cli_bench.bench, ["--parts", "nothing"])
     assert result.exit_code == 2 and "Invalid value for '--parts'" in result.output
+
+
+def test_emulator_part_too_busy_note():
+    """A two-thread kernel row with CPU time well below two cores' worth gets the note; one
+    that got both cores (or runs one thread) does not."""
+    def row(size, threads, cpu):
+        return emulator._figures({"emulator": "kernel", "size": size, "cells": size * size,
+                                  "subcycles": 10, "seconds": 1.0, "cpu_seconds": cpu,
+                                  "rate": 1e9, "unit": "cell-updates/s", "threads": threads,
+                                  "memory_bytes": 1})
+    text = emulator.format_part({"rows": [row(128, 2, 1.1), row(256, 2, 1.95),
+                                          row(64, 1, 0.5)]})
+    note = next(line for line in text.splitlines() if line.startswith("Too busy"))
+    assert "128 x 128" in note and "256 x 256" not in note and "64 x 64" not in note
+    assert "Too busy" not in emulator.format_part({"rows": [row(256, 2, 1.95)]})
