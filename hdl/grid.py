@@ -10,10 +10,26 @@ from bitgrid.config import Configuration, check_grid_size
 from bitgrid.terms import DIRECTIONS, GATEWARE_STORAGES, check_storage, side_lanes
 from .cell import Cell, cell_instance, check_cell_faults
 from .config_gate import config_gate, record_bytes
+from .flat import flat_instance
 from .latch import WordLines
 from .signature import ParametricSignature
 
-__all__ = ["EdgeSignature", "ConfigSignature", "Grid", "REPLICA", "rows_in_lut_ram"]
+__all__ = ["EdgeSignature", "ConfigSignature", "Grid", "REPLICA", "CELL_FORMS", "check_cell_form",
+           "rows_in_lut_ram"]
+
+#: How :class:`Grid` writes its cells (its ``cells`` parameter): ``"modules"``, a
+#: :class:`~bitgrid.hdl.cell.Cell` submodule each (Amaranth's simulator, synthesis);
+#: ``"instances"``, an instance each of a cell module written once per distinct module
+#: (:func:`bitgrid.hdl.verilog.grid_verilog`: boards, ASIC, Verilator); ``"flat"``, every cell
+#: in one Verilog module of :mod:`bitgrid.hdl.flat` (Icarus Verilog).
+CELL_FORMS = ("modules", "instances", "flat")
+
+
+def check_cell_form(cells):
+    """``cells`` if it is one of :data:`CELL_FORMS`; else :exc:`ValueError`."""
+    if not isinstance(cells, str) or cells not in CELL_FORMS:
+        raise ValueError(f"cells must be one of {', '.join(CELL_FORMS)}, not {cells!r}")
+    return cells
 
 #: The attribute of the pipelined grid's replicated registers (per-row copies of valid, the
 #: phase and the configuration address; the readback's per-group row): identical flip-flops
@@ -203,11 +219,15 @@ class Grid(wiring.Component):
         Configuration present after power-up (default: all cells unconfigured).
     counter_width : int
         Width of :attr:`subcycle` in bits (default 32; it wraps around).
-    cell_instances : bool
-        If true, each cell is an :class:`amaranth.hdl.Instance` of a Verilog module defined
-        elsewhere (:meth:`Cell.instance`) rather than a :class:`Cell` submodule, so that
-        :func:`bitgrid.hdl.verilog.grid_verilog` can emit each distinct cell module once. Such a
-        grid cannot run in Amaranth's simulator. Default false.
+    cells : ``"modules"``, ``"instances"`` or ``"flat"``
+        How the cells are written (:data:`CELL_FORMS`): a :class:`Cell` submodule each
+        (default); an :class:`amaranth.hdl.Instance` each of a Verilog module defined elsewhere
+        (:func:`~bitgrid.hdl.cell.cell_instance`), so that
+        :func:`bitgrid.hdl.verilog.grid_verilog` can emit each distinct cell module once; or
+        one instance of the flat module of :mod:`bitgrid.hdl.flat` for the whole grid (event-
+        driven simulators; ``storage="ff"`` only, not ``pipelined``, no ``faults``; readback
+        reads the configuration at ``cfg.addr`` even while the grid steps, which the port's
+        contract leaves open). The last two cannot run in Amaranth's simulator.
     expose_state : bool
         Add the :attr:`state` member (every cell's outputs), for test benches that compare
         whole states (default false).
@@ -278,7 +298,7 @@ class Grid(wiring.Component):
     """
 
     def __init__(self, width, height, *, storage="ff", init=None, counter_width=32,
-                 cell_instances=False, expose_state=False, faults=(), pipelined=False,
+                 cells="modules", expose_state=False, faults=(), pipelined=False,
                  row_storage=None, early_step=False):
         self._width, self._height = check_grid_size(width, height)
         self._storage = check_storage(storage, GATEWARE_STORAGES)
@@ -292,7 +312,7 @@ class Grid(wiring.Component):
                              f"is {self._width} x {self._height}")
         counter_width = check_int(counter_width, "counter_width", minimum=1)
         self._init = init.copy()
-        self._cell_instances = check_bool(cell_instances, "cell_instances")
+        self._cells = check_cell_form(cells)
         self._expose_state = check_bool(expose_state, "expose_state")
         self._pipelined = check_bool(pipelined, "pipelined")
         if self._pipelined and self._storage == "latch":
@@ -301,6 +321,10 @@ class Grid(wiring.Component):
         if self._early_step and not self._pipelined:
             raise ValueError("early_step is an option of the pipelined grid (pipelined=True)")
         self._faults = self._check_faults(faults)
+        if cells == "flat" and (self._storage != "ff" or self._pipelined or self._faults
+                                or set(self._row_storage) != {"ff"}):
+            raise ValueError("The flat cells (cells='flat') model storage 'ff' without "
+                             "pipelining or faults")
         state = {"state": Out(4 * width * height)} if self._expose_state else {}
         early = {"step_early": In(1)} if self._early_step else {}
         super().__init__({**state, **early, **grid_members(width, height, counter_width)})
@@ -316,6 +340,16 @@ class Grid(wiring.Component):
     @property
     def storage(self):
         return self._storage
+
+    @property
+    def expose_state(self):
+        """See the ``expose_state`` parameter."""
+        return self._expose_state
+
+    @property
+    def cells(self):
+        """How the cells are written, see the ``cells`` parameter."""
+        return self._cells
 
     @property
     def pipelined(self):
@@ -447,11 +481,24 @@ class Grid(wiring.Component):
                          lines.data.eq(cfg.w_data)]
             data_lines = lines.held
 
+        if self._cells == "flat":
+            # Every cell in one Verilog module (bitgrid.hdl.flat), its readback frame
+            # registered as the cell grid's is.
+            state = self.state if self._expose_state else None
+            rframe = Signal(4 * w, name="rframe")
+            m.submodules.cells = flat_instance(
+                w, h, self._init if self._init.luts.any() else None, en=shared,
+                cfg_we=write, cfg_row=cfg.row, cfg_addr=cfg.addr, cfg_data=cfg.w_data,
+                i=self.i, o=self.o, rframe=rframe, state=state)
+            m.d.comb += cfg.r_ready.eq(1)
+            m.d.sync += cfg.r_data.eq(rframe)
+            return m
+
         # The cells: Cell submodules, or instances of cell modules written once per distinct
         # configuration (see bitgrid.hdl.verilog); both wired the same way.
         words = [[self._init.word(x, y) for x in range(w)] for y in range(h)]
         kinds = self.storage_of_rows(platform)           # per row (docs/boards.md)
-        if self._cell_instances:
+        if self._cells == "instances":
             outs = [[Signal(4, name=f"o_{x}_{y}") for x in range(w)] for y in range(h)]
             rdata = [[Signal(4, name=f"rdata_{x}_{y}") for x in range(w)] for y in range(h)]
         else:
@@ -473,7 +520,7 @@ class Grid(wiring.Component):
                     **({"cfg_wl": lines.lines[16 * y:16 * y + 16]} if self._storage == "latch"
                        else {"cfg_we": row_we[y]}),
                 }
-                if self._cell_instances:
+                if self._cells == "instances":
                     m.submodules[f"cell_{x}_{y}"] = cell_instance(
                         kinds[y], words[y][x], o=outs[y][x], cfg_rdata=rdata[y][x],
                         faults=self._faults.get((x, y), ()), **ports)

@@ -37,7 +37,7 @@ from bitgrid.mesh import MeshShape, slice_configuration
 from bitgrid.terms import (DIRECTIONS, E, N, S, W, check_storage, lane_parity_offset, parse_side,
                            parse_sides, side_lanes)
 from .engines import check_engine, make_grid
-from .grid import ConfigSignature, EdgeSignature, Grid
+from .grid import ConfigSignature, EdgeSignature, Grid, check_cell_form
 from .link import FaultControlSignature, LanePinsSignature
 from .link.layer import LinkLayer
 from .link.phy import LinkPhy, check_line_delay
@@ -208,10 +208,9 @@ class MeshTile(wiring.Component):
         :mod:`bitgrid.hdl.link.ddr`: on ECP5 the DDR output takes 3).
     expose_state : bool
         Add the :attr:`state` member (as :class:`~bitgrid.hdl.grid.Grid`), for test benches.
-    cell_instances : bool
-        The direct grid's cells as instances of cell modules written once
-        (:class:`~bitgrid.hdl.grid.Grid` ``cell_instances``; for Verilog, not for Amaranth's
-        simulator). Default false.
+    cells : ``"modules"``, ``"instances"`` or ``"flat"``
+        How the direct grid writes its cells (:class:`~bitgrid.hdl.grid.Grid` ``cells``; the
+        last two for Verilog, not for Amaranth's simulator). Default ``"modules"``.
     init : :class:`bitgrid.Configuration` or None
         The tile's configuration compiled into the gateware (the grid's ``init``: present
         from power-up, SPEC section 7); default none (unconfigured).
@@ -262,7 +261,7 @@ class MeshTile(wiring.Component):
     def __init__(self, width, height, *, links="", lanes=1, ddr=False, storage="ff",
                  faults=False, replay_depth=4, timeout=256, counter_width=32, fault_seed=1,
                  line_delay=0, link_ports=None, expose_state=False, input_latency=1,
-                 output_latency=1, engine="direct", evaluators=None, cell_instances=False,
+                 output_latency=1, engine="direct", evaluators=None, cells="modules",
                  init=None):
         self._width, self._height = check_grid_size(width, height)
         self._links = parse_sides(links, what="links")
@@ -277,10 +276,10 @@ class MeshTile(wiring.Component):
         self._engine, self._evaluators = check_engine(engine), evaluators
         if self._engine != "direct" and self._expose_state:
             raise ValueError("expose_state needs the direct engine")
-        self._cell_instances = check_bool(cell_instances, "cell_instances")
+        self._cells = check_cell_form(cells)
         self._init = init
-        if self._engine != "direct" and self._cell_instances:
-            raise ValueError("cell_instances needs the direct engine")
+        if self._engine != "direct" and cells != "modules":
+            raise ValueError(f"cells={cells!r} needs the direct engine")
         link_ports = dict(link_ports or {})
         unknown = set(link_ports) - set(self._links)
         if unknown:
@@ -319,6 +318,7 @@ class MeshTile(wiring.Component):
     ddr = property(lambda self: self._ddr)
     storage = property(lambda self: self._storage)
     faults = property(lambda self: self._faults)
+    init = property(lambda self: self._init, doc="The tile's power-up configuration, or None.")
 
     def side_lanes(self, side):
         """Edge lanes on ``side``: ``width`` for N and S, ``height`` for E and W."""
@@ -331,8 +331,8 @@ class MeshTile(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         options = {"expose_state": True} if self._expose_state else {}
-        if self._cell_instances:
-            options["cell_instances"] = True
+        if self._cells != "modules":
+            options["cells"] = self._cells
         m.submodules.grid = grid = make_grid(self._width, self._height, engine=self._engine,
                                              evaluators=self._evaluators, storage=self._storage,
                                              init=self._init,
@@ -454,7 +454,7 @@ class Mesh(wiring.Component):
     tile_width, tile_height : int
         Tile size in cells (even).
     lanes, ddr, storage, faults, replay_depth, timeout, counter_width, line_delay,
-    input_latency, output_latency, cell_instances
+    input_latency, output_latency, cells
         As :class:`MeshTile`.
     init : :class:`bitgrid.Configuration` or None
         A configuration of the whole ``cols * tile_width`` x ``rows * tile_height`` grid
@@ -488,7 +488,7 @@ class Mesh(wiring.Component):
 
     def __init__(self, cols, rows, tile_width, tile_height, *, lanes=1, ddr=False,
                  storage="ff", faults=False, replay_depth=4, timeout=256, counter_width=32,
-                 line_delay=0, input_latency=1, output_latency=1, cell_instances=False,
+                 line_delay=0, input_latency=1, output_latency=1, cells="modules",
                  init=None):
         self._cols = check_int(cols, "Mesh cols", minimum=1)
         self._rows = check_int(rows, "Mesh rows", minimum=1)
@@ -503,7 +503,7 @@ class Mesh(wiring.Component):
         self._tiles = {(c, r): silence_unused(MeshTile(
                            *self._tile, links=tile_links(cols, rows, c, r),
                            fault_seed=1 + r * cols + c, expose_state=True,
-                           cell_instances=cell_instances, init=slices.get((c, r)),
+                           cells=cells, init=slices.get((c, r)),
                            **self._options))
                        for r in range(rows) for c in range(cols)}
         n = cols * rows
@@ -533,6 +533,8 @@ class Mesh(wiring.Component):
     rows = property(lambda self: self._rows)
     tile_width = property(lambda self: self._tile[0])
     tile_height = property(lambda self: self._tile[1])
+    tiles = property(lambda self: dict(self._tiles),
+                     doc="The tiles as ``{(col, row): MeshTile}``.")
     width = property(lambda self: self._cols * self._tile[0])
     height = property(lambda self: self._rows * self._tile[1])
 

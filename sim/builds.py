@@ -42,7 +42,7 @@ from .cache import (cache_dir, cached_verilog, dist_version, file_record, locked
 
 __all__ = ["TOP", "HOST_TOP", "PLAYER_TOP", "HOST_DIVISOR", "TOPS", "Build", "SimulationError",
            "grid_verilog_file", "player_verilog_file", "host_verilog_file", "build", "build_design", "recipe_digest",
-           "check_build_args", "BUILD_RECORD"]
+           "check_build_args", "default_cells", "BUILD_RECORD"]
 
 #: Module name of the simulated grid top.
 TOP = "bitgrid_grid"
@@ -81,17 +81,35 @@ def _log_tail(path, lines=30):
 
 # --- The Verilog stage ----------------------------------------------------------------------
 
+def _cells_options(cells):
+    """The cache-name suffix and keyword arguments of the Verilog form of the cells (``cells``
+    of :func:`bitgrid.hdl.verilog.grid_verilog`): none for the cell instances."""
+    if cells not in ("instances", "flat"):
+        raise ValueError(f"cells must be 'instances' or 'flat', not {cells!r}")
+    return ("", {}) if cells == "instances" else ("-flat", {"cells": cells})
+
+
+def default_cells(simulator, storage="ff", faults=(), engine="direct"):
+    """The Verilog form of the cells a build uses unless told: ``"flat"``
+    (:mod:`bitgrid.hdl.flat`, the form Icarus runs fast) for Icarus on a direct grid with
+    flip-flop storage and no faults; ``"instances"`` (the cell modules the boards build)
+    otherwise."""
+    flat = simulator == "icarus" and storage == "ff" and not faults and engine == "direct"
+    return "flat" if flat else "instances"
+
+
 def grid_verilog_file(width, height, storage="ff", *, init=None, quiet=False, faults=(),
-                      engine="direct", evaluators=None):
+                      engine="direct", evaluators=None, cells="instances"):
     """Path of the cached Verilog of a ``width`` x ``height`` grid with ``storage``; generated
     with :func:`bitgrid.hdl.verilog.grid_verilog` on first use. With ``init`` (a
     :class:`~bitgrid.Configuration` of that size) the configuration is compiled into the
     gateware (one cache entry per configuration); with ``faults`` (test only, the ``(x, y,
     kind, output, address)`` tuples of :class:`bitgrid.hdl.grid.Grid`) the grid has those
-    hardware faults (one cache entry per fault set).
+    hardware faults (one cache entry per fault set). ``cells``: ``"instances"`` or ``"flat"``
+    (see :func:`bitgrid.hdl.verilog.grid_verilog`).
 
     :raises GridSizeError: for a size SPEC section 1 does not allow.
-    :raises ValueError: for an unknown storage kind.
+    :raises ValueError: for an unknown storage kind or cell form.
     :raises ToolMissingError: if Yosys is needed and missing.
     """
     width, height = check_grid_size(width, height)
@@ -101,6 +119,7 @@ def grid_verilog_file(width, height, storage="ff", *, init=None, quiet=False, fa
     if engine != "direct":
         return _multiplexed_file("grid", grid_verilog, width, height, engine, evaluators,
                                  init, faults, quiet, TOP)
+    flat, options = _cells_options(cells)
     if faults:
         if init is not None:
             raise ValueError("A faulty grid is built without a fixed configuration")
@@ -109,16 +128,16 @@ def grid_verilog_file(width, height, storage="ff", *, init=None, quiet=False, fa
                               f"fault(s)", quiet=quiet, width=width, height=height,
                               storage=storage, name=TOP, faults=faults)
     if init is None:
-        return cached_verilog(f"grid-{width}x{height}-{storage}", grid_verilog,
+        return cached_verilog(f"grid-{width}x{height}-{storage}{flat}", grid_verilog,
                               f"a {width}x{height} {storage} grid", quiet=quiet, width=width,
-                              height=height, storage=storage, name=TOP)
+                              height=height, storage=storage, name=TOP, **options)
     if (init.width, init.height) != (width, height):
         raise ValueError(f"init is a {init.width} x {init.height} configuration, the grid is "
                          f"{width} x {height}")
-    return cached_verilog(f"grid-{width}x{height}-{storage}-fixed", grid_verilog,
+    return cached_verilog(f"grid-{width}x{height}-{storage}{flat}-fixed", grid_verilog,
                           f"a {width}x{height} {storage} grid with a fixed configuration",
                           quiet=quiet, width=width, height=height, storage=storage,
-                          init=[int(v) for v in init.luts.reshape(-1)], name=TOP)
+                          init=[int(v) for v in init.luts.reshape(-1)], name=TOP, **options)
 
 
 def engine_tag(engine="direct", evaluators=None, width=2):
@@ -160,11 +179,11 @@ def _multiplexed_file(kind, generate, width, height, engine, evaluators, init, f
 
 
 def player_verilog_file(width, height, storage="ff", *, init=None, quiet=False, faults=(),
-                        engine="direct", evaluators=None):
+                        engine="direct", evaluators=None, cells="instances"):
     """Path of the cached Verilog of a :class:`~bitgrid.hdl.player.Player` (the stimulus
     player, top module :data:`PLAYER_TOP`) around a ``width`` x ``height`` grid; generated with
-    :func:`bitgrid.hdl.player.player_verilog` on first use. ``init`` and ``faults`` and the
-    errors as :func:`grid_verilog_file`.
+    :func:`bitgrid.hdl.player.player_verilog` on first use. ``init``, ``faults``, ``cells`` and
+    the errors as :func:`grid_verilog_file`.
     """
     width, height = check_grid_size(width, height)
     check_storage(storage, GATEWARE_STORAGES)
@@ -175,17 +194,17 @@ def player_verilog_file(width, height, storage="ff", *, init=None, quiet=False, 
                                  init, faults, quiet, PLAYER_TOP)
     if faults and init is not None:
         raise ValueError("A faulty grid is built without a fixed configuration")
-    options = {}
-    suffix, what = "", ""
+    suffix, options = _cells_options(cells)
+    what = ""
     if faults:
         options["faults"] = faults
-        suffix, what = "-faulty", f" with {len(faults)} fault(s)"
+        suffix, what = suffix + "-faulty", f" with {len(faults)} fault(s)"
     elif init is not None:
         if (init.width, init.height) != (width, height):
             raise ValueError(f"init is a {init.width} x {init.height} configuration, the grid "
                              f"is {width} x {height}")
         options["init"] = [int(v) for v in init.luts.reshape(-1)]
-        suffix, what = "-fixed", " with a fixed configuration"
+        suffix, what = suffix + "-fixed", " with a fixed configuration"
     return cached_verilog(f"player-{width}x{height}-{storage}{suffix}", player_verilog,
                           f"a {width}x{height} {storage} player{what}", quiet=quiet,
                           width=width, height=height, storage=storage, name=PLAYER_TOP,
@@ -193,10 +212,11 @@ def player_verilog_file(width, height, storage="ff", *, init=None, quiet=False, 
 
 
 def host_verilog_file(width, height, storage="ff", divisor=HOST_DIVISOR, *, quiet=False,
-                      engine="direct", evaluators=None):
+                      engine="direct", evaluators=None, cells="instances"):
     """Path of the cached Verilog of a :class:`~bitgrid.hdl.host.HostController` (top module
     :data:`HOST_TOP`) for a ``width`` x ``height`` grid; generated with
-    :func:`bitgrid.hdl.verilog.host_verilog` on first use. Errors as :func:`grid_verilog_file`.
+    :func:`bitgrid.hdl.verilog.host_verilog` on first use. ``cells`` and the errors as
+    :func:`grid_verilog_file`.
     """
     width, height = check_grid_size(width, height)
     check_storage(storage)
@@ -207,10 +227,11 @@ def host_verilog_file(width, height, storage="ff", divisor=HOST_DIVISOR, *, quie
                               f"a {width}x{height} multiplexed host controller", quiet=quiet,
                               width=width, height=height, divisor=divisor, name=HOST_TOP,
                               engine=engine, evaluators=int(tag[4:]))
-    return cached_verilog(f"host-{width}x{height}-{storage}-d{divisor}", host_verilog,
+    flat, options = _cells_options(cells)
+    return cached_verilog(f"host-{width}x{height}-{storage}{flat}-d{divisor}", host_verilog,
                           f"a {width}x{height} {storage} host controller", quiet=quiet,
                           width=width, height=height, storage=storage, divisor=divisor,
-                          name=HOST_TOP)
+                          name=HOST_TOP, **options)
 
 
 # --- The simulator stage --------------------------------------------------------------------
@@ -246,7 +267,7 @@ def recipe_digest():
 
 def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=False,
           top="grid", divisor=HOST_DIVISOR, init=None, build_args=(), faults=(),
-          engine="direct", evaluators=None):
+          engine="direct", evaluators=None, cells=None):
     """Build (or find in the cache) the simulation model of a grid.
 
     :param waves: ``None``, ``"vcd"`` or ``"fst"``: a waveform build (a separate cache entry).
@@ -262,6 +283,10 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
     :param top: ``"grid"`` (top :data:`TOP`, :func:`grid_verilog_file`) or ``"host"`` (the
         grid behind its host controller, top :data:`HOST_TOP`, :func:`host_verilog_file` with
         ``divisor`` clock cycles per UART bit; no waveform builds).
+    :param cells: the Verilog form of the direct grid's cells, ``"instances"`` (the cell
+        modules the boards build) or ``"flat"`` (:mod:`bitgrid.hdl.flat`, proved equal);
+        default :func:`default_cells` (flat on Icarus for flip-flop storage). Part of the
+        build's name.
     :returns: :class:`Build`.
     :raises GridSizeError, ValueError: for bad parameters.
     :raises ToolMissingError: if the simulator (or Yosys) is not installed.
@@ -280,24 +305,27 @@ def build(width, height, *, storage="ff", simulator="icarus", waves=None, quiet=
                          "top")
     build_args = check_build_args(build_args)
     tag = engine_tag(engine, evaluators, width)
+    if cells is None:
+        cells = default_cells(simulator, storage, faults, engine)
+    flat, _ = _cells_options(cells)
     setup_environment()
     backend.require(waves)
+    forms = dict(engine=engine, evaluators=evaluators, cells=cells)
     if top == "host":
-        verilog = host_verilog_file(width, height, storage, divisor, quiet=quiet,
-                                    engine=engine, evaluators=evaluators)
+        verilog = host_verilog_file(width, height, storage, divisor, quiet=quiet, **forms)
         toplevel, prefix = HOST_TOP, f"host-d{divisor}-"
     elif top == "player":
         verilog = player_verilog_file(width, height, storage, init=init, quiet=quiet,
-                                      faults=faults, engine=engine, evaluators=evaluators)
+                                      faults=faults, **forms)
         toplevel, prefix = PLAYER_TOP, "player-"
     else:
         verilog = grid_verilog_file(width, height, storage, init=init, quiet=quiet,
-                                    faults=faults, engine=engine, evaluators=evaluators)
+                                    faults=faults, **forms)
         toplevel, prefix = TOP, ""
-    fixed = "" if init is None else "-fixed"
+    fixed = flat + ("" if init is None else "-fixed")
     fixed += "-faulty" if faults else ""
     label = (f"{simulator} {'' if top == 'grid' else top + ' '}{width}x{height} "
-             f"{'multiplexed ' + tag[4:] if tag else storage}"
+             f"{'multiplexed ' + tag[4:] if tag else storage}{' flat' if flat else ''}"
              f"{' fixed' if init is not None else ''}{' faulty' if faults else ''}")
     return build_design(verilog, toplevel, f"{prefix}{width}x{height}-{storage}{tag}{fixed}",
                         label,

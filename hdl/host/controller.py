@@ -81,7 +81,7 @@ class HostController(wiring.Component):
         m.submodules.engine = engine = self.engine
         # The grid runs in its own domain: the same clock, reset by the domain's reset or the
         # engine's (a load, RESET). A domain rather than a ResetInserter, so that the reset
-        # also reaches cells that are Verilog instances (Grid's cell_instances: their rst port
+        # also reaches cells that are Verilog instances (Grid's cells='instances' or 'flat': their rst port
         # is the domain's ResetSignal, which a ResetInserter does not change).
         m.domains.grid = ClockDomain("grid", local=True)
         m.submodules.grid = DomainRenamer("grid")(self.grid)

@@ -138,10 +138,23 @@ class TestConstructor:
                                         f"not {counter_width!r}"):
             Grid(2, 2, counter_width=counter_width)
 
-    @pytest.mark.parametrize("option", ["cell_instances", "expose_state"])
-    def test_wrong_flag(self, option):
-        with raises_exactly(ValueError, f"{option} must be True or False, not 1"):
-            Grid(2, 2, **{option: 1})
+    def test_wrong_flag(self):
+        with raises_exactly(ValueError, "expose_state must be True or False, not 1"):
+            Grid(2, 2, expose_state=1)
+
+    @pytest.mark.parametrize("cells", [True, "cell", None])
+    def test_wrong_cells(self, cells):
+        with raises_exactly(ValueError, f"cells must be one of modules, instances, flat, not "
+                                        f"{cells!r}"):
+            Grid(2, 2, cells=cells)
+
+    @pytest.mark.parametrize("options", [{"storage": "memory"}, {"pipelined": True},
+                                         {"faults": [(0, 0, "stuck0", 0, None)]},
+                                         {"row_storage": ["ff", "memory"]}])
+    def test_flat_refuses(self, options):
+        with raises_exactly(ValueError, "The flat cells (cells='flat') model storage 'ff' "
+                                        "without pipelining or faults"):
+            Grid(2, 2, cells="flat", **options)
 
 
 

@@ -26,7 +26,7 @@ def test_module_names():
     assert check_cell_faults(faults) == (("stuck0", 1, None), ("lut", 3, 5))
     assert cell_module_name("ff", 0, faults) == "bitgrid_cell_ff_fault_s0e_lw5"
     grid = Grid(4, 2, faults=[(1, 0, "stuck1", 2, None), (3, 1, "lut", 0, 15)],
-                cell_instances=True)
+                cells="instances")
     assert sorted(grid.cell_types()) == ["bitgrid_cell_ff", "bitgrid_cell_ff_fault_ln15",
                                          "bitgrid_cell_ff_fault_s1s"]
 

@@ -523,7 +523,7 @@ def test_source_closure_covers_what_the_generators_import():
         from bitgrid.hdl.grid import Grid
         from bitgrid.hdl.host import HostController
         from bitgrid.hdl.mesh import Mesh
-        for design in (Grid(2, 2, cell_instances=True), HostController(2, 2, divisor=4),
+        for design in (Grid(2, 2, cells="instances"), HostController(2, 2, divisor=4),
                        Mesh(2, 1, 2, 2, faults=True, ddr=True)):
             rtlil.convert(design)
         print(json.dumps(sorted(n for n in sys.modules
