@@ -69,8 +69,8 @@ def flat_instance(width, height, init, *, en, cfg_we, cfg_row, cfg_addr, cfg_dat
 def flat_verilog(width, height, *, init=None, state=False):
     """Verilog source (``str``) of the flat cells of a ``width`` x ``height`` grid
     (:func:`flat_module_name`; ports in the module docstring) with the power-up configuration
-    ``init`` (a :class:`~bitgrid.Configuration` of that size; default all cells unconfigured)
-    and, with ``state``, the ``state`` output. Verilog-2005.
+    ``init`` (a :class:`~bitgrid.Configuration` of that size; default, or all zero: all cells
+    unconfigured, the same module) and, with ``state``, the ``state`` output. Verilog-2005.
 
     :raises GridSizeError: for a size SPEC section 1 does not allow.
     :raises TypeError, ValueError: for an ``init`` that is not a Configuration of that size.

@@ -321,8 +321,8 @@ class Grid(wiring.Component):
         if self._early_step and not self._pipelined:
             raise ValueError("early_step is an option of the pipelined grid (pipelined=True)")
         self._faults = self._check_faults(faults)
-        if cells == "flat" and (self._storage != "ff" or self._pipelined or self._faults
-                                or set(self._row_storage) != {"ff"}):
+        if cells == "flat" and (set(self._row_storage) != {"ff"} or self._pipelined
+                                or self._faults):
             raise ValueError("The flat cells (cells='flat') model storage 'ff' without "
                              "pipelining or faults")
         state = {"state": Out(4 * width * height)} if self._expose_state else {}
@@ -487,7 +487,7 @@ class Grid(wiring.Component):
             state = self.state if self._expose_state else None
             rframe = Signal(4 * w, name="rframe")
             m.submodules.cells = flat_instance(
-                w, h, self._init if self._init.luts.any() else None, en=shared,
+                w, h, self._init, en=shared,
                 cfg_we=write, cfg_row=cfg.row, cfg_addr=cfg.addr, cfg_data=cfg.w_data,
                 i=self.i, o=self.o, rframe=rframe, state=state)
             m.d.comb += cfg.r_ready.eq(1)

@@ -306,7 +306,7 @@ def player_verilog(width, height, *, storage="ff", init=None, faults=(), depth=S
     """
     from bitgrid.config import Configuration
     from .grid import Grid
-    from .verilog import _convert, _verilog_cells
+    from .verilog import _convert, check_verilog_cells
     if init is not None and not isinstance(init, Configuration):
         import numpy as np
         init = Configuration(width, height, np.asarray(init).reshape(height, width, 4))
@@ -316,6 +316,6 @@ def player_verilog(width, height, *, storage="ff", init=None, faults=(), depth=S
             raise ValueError("faults are injected into the direct grid only")
         grid = make_grid(width, height, engine=engine, evaluators=evaluators, init=init)
         return _convert(Player(grid, depth=depth), name) + "\n" + MEMORY_MODULES
-    grid = Grid(width, height, storage=storage, init=init, cells=_verilog_cells(cells),
+    grid = Grid(width, height, storage=storage, init=init, cells=check_verilog_cells(cells),
                 faults=tuple(tuple(f) for f in faults))
     return _convert(Player(grid, depth=depth), name, grid) + "\n" + MEMORY_MODULES

@@ -22,8 +22,8 @@ from .flat import flat_verilog
 from .grid import Grid
 from .latch import LATCH_VERILOG
 
-__all__ = ["grid_verilog", "host_verilog", "mesh_verilog", "TOP_NAME", "HOST_TOP_NAME",
-           "MESH_TOP_NAME"]
+__all__ = ["grid_verilog", "host_verilog", "mesh_verilog", "check_verilog_cells", "TOP_NAME",
+           "HOST_TOP_NAME", "MESH_TOP_NAME"]
 
 #: Module name of the generated grid top.
 TOP_NAME = "bitgrid_grid"
@@ -68,7 +68,7 @@ def grid_verilog(width, height, *, storage="ff", init=None, name=TOP_NAME, fault
             raise ValueError("faults are injected into the direct grid only")
         return _convert(make_grid(width, height, engine=engine, evaluators=evaluators,
                                   init=init), name)
-    grid = Grid(width, height, storage=storage, init=init, cells=_verilog_cells(cells),
+    grid = Grid(width, height, storage=storage, init=init, cells=check_verilog_cells(cells),
                 faults=tuple(tuple(f) for f in faults))
     return _convert(grid, name, grid)
 
@@ -92,7 +92,7 @@ def host_verilog(width, height, *, divisor, storage="ff", name=HOST_TOP_NAME, en
     controller = HostController(width, height, divisor=divisor, storage=storage)
     # The same grid, but with cell instances (the controller elaborates ``self.grid``).
     silence_unused(controller.grid)
-    controller.grid = grid = Grid(width, height, storage=storage, cells=_verilog_cells(cells))
+    controller.grid = grid = Grid(width, height, storage=storage, cells=check_verilog_cells(cells))
     return _convert(controller, name, grid)
 
 
@@ -117,11 +117,11 @@ def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, sto
     mesh = Mesh(cols, rows, tile_width, tile_height, lanes=lanes, ddr=ddr, storage=storage,
                 faults=faults, replay_depth=replay_depth, timeout=timeout,
                 line_delay=line_delay, input_latency=input_latency,
-                output_latency=output_latency, cells=_verilog_cells(cells), init=init)
+                output_latency=output_latency, cells=check_verilog_cells(cells), init=init)
     if cells == "flat":
         # One flat module per tile configuration (each tile's slice of init).
         return _convert(mesh, name) + "\n" + "".join(sorted({
-            flat_verilog(tile.width, tile.height, init=_nonzero(tile.init), state=True)
+            flat_verilog(tile.width, tile.height, init=tile.init, state=True)
             for tile in mesh.tiles.values()}))
     # The tiles' cells are instances of the cell modules of the grid's configuration (one
     # module per distinct power-up word; a single one without init).
@@ -129,16 +129,12 @@ def mesh_verilog(cols, rows, tile_width, tile_height, *, lanes=1, ddr=False, sto
                                                     init=init)))
 
 
-def _verilog_cells(cells):
-    """``cells`` if it is a Verilog form of the cells (``"instances"`` or ``"flat"``)."""
+def check_verilog_cells(cells):
+    """``cells`` if it is a Verilog form of the cells (``"instances"`` or ``"flat"``, see
+    :class:`Grid` ``cells``); else :exc:`ValueError`."""
     if cells not in ("instances", "flat"):
         raise ValueError(f"cells must be 'instances' or 'flat', not {cells!r}")
     return cells
-
-
-def _nonzero(init):
-    """``init`` (a Configuration or None), None if it configures no cell."""
-    return init if init is not None and init.luts.any() else None
 
 
 def as_configuration(init, width, height):
@@ -161,7 +157,7 @@ def _convert(top, name, grid=None):
     announce_yowasp(os.environ.get("YOSYS"), "bitgrid: generating Verilog")
     parts = [_verilog.convert(top, name=name, emit_src=False)]
     if grid is not None and grid.cells == "flat":
-        parts.append(flat_verilog(grid.width, grid.height, init=_nonzero(grid.init),
+        parts.append(flat_verilog(grid.width, grid.height, init=grid.init,
                                   state=grid.expose_state))
     elif grid is not None:
         parts.append(_cell_modules(grid.cell_types()))

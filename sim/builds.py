@@ -84,9 +84,8 @@ def _log_tail(path, lines=30):
 def _cells_options(cells):
     """The cache-name suffix and keyword arguments of the Verilog form of the cells (``cells``
     of :func:`bitgrid.hdl.verilog.grid_verilog`): none for the cell instances."""
-    if cells not in ("instances", "flat"):
-        raise ValueError(f"cells must be 'instances' or 'flat', not {cells!r}")
-    return ("", {}) if cells == "instances" else ("-flat", {"cells": cells})
+    from bitgrid.hdl.verilog import check_verilog_cells
+    return ("", {}) if check_verilog_cells(cells) == "instances" else ("-flat", {"cells": cells})
 
 
 def default_cells(simulator, storage="ff", faults=(), engine="direct"):
