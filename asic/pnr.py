@@ -31,6 +31,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from bitgrid import processes
 from bitgrid.config import check_grid_size
 from bitgrid.terms import GATEWARE_STORAGES, check_storage
 
@@ -202,10 +203,12 @@ def _run_stage(project, top, name, script, options, progress):
     if progress:
         progress(name)
     start = time.monotonic()
+    # A qflow stage is a tcsh script that runs the tools: they die with it and with this
+    # process on Ctrl-C (bitgrid.processes).
     with open(log, "w") as out:
-        status = subprocess.run(["tcsh", "-f", str(QFLOW_SCRIPTS / script), *options,
-                                 str(project), top], stdout=out, stderr=subprocess.STDOUT,
-                                cwd=project, stdin=subprocess.DEVNULL).returncode
+        status = processes.run(["tcsh", "-f", str(QFLOW_SCRIPTS / script), *options,
+                                str(project), top], stdout=out, stderr=subprocess.STDOUT,
+                               cwd=project)
     seconds = time.monotonic() - start
     text = log.read_text(errors="replace")
     if status != 0 or "error condition" in text or "Premature exit" in text:

@@ -10,6 +10,7 @@ import resource
 import subprocess
 import time
 
+from bitgrid import processes
 from bitgrid.files import atomic_write
 from bitgrid.terms import parse_sides
 
@@ -254,7 +255,7 @@ def build(board, *, size=None, baud=DEFAULT_BAUD, output="build", name="bitgrid"
         t0, cpu0 = time.monotonic(), _children_cpu()
         log_path = os.path.join(build_dir, f"{name}.{tool}.log")
         returncode = _run_stage([commands.get(tool, tool)] + argv[1:], build_dir, log_path,
-                                status=status)
+                                status=status, output=out_path)
         stage_seconds[tool] = time.monotonic() - t0
         stage_cpu[tool] = _children_cpu() - cpu0
         if returncode != 0:
@@ -285,16 +286,21 @@ def _tool_logs(argv, cwd):
             if arg in ("-l", "--log")]
 
 
-def _run_stage(argv, cwd, log_path, *, status=None, poll=0.5):
+def _run_stage(argv, cwd, log_path, *, status=None, poll=0.5, output=None):
     """Run one build command with its output in ``log_path``; its exit status. With
     ``status``, follow its output and its own log (:func:`_tool_logs`) while it runs and call
-    ``status`` with each new status line (:class:`LogFollower`)."""
+    ``status`` with each new status line (:class:`LogFollower`).
+
+    The tool runs as a child that dies with this process (:mod:`bitgrid.processes`): on
+    Ctrl-C (KeyboardInterrupt raised) or SIGTERM (:class:`~bitgrid.processes.Terminated`) it
+    is ended at once and its half-written ``output`` removed."""
     if status is not None:
         for path in _tool_logs(argv, cwd):       # an earlier build's log is not this one's
             if os.path.isfile(path):
                 os.remove(path)
-    with open(log_path, "w") as log:
-        process = subprocess.Popen(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+    with open(log_path, "w") as log, \
+            processes.started(argv, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+                              outputs=[output] if output else ()) as process:
         if status is None:
             return process.wait()
         follower = LogFollower()

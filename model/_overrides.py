@@ -41,9 +41,9 @@ def cocotb_runner(simulator, *, replacements=None, make_args=(), before_make=(),
     * ``before_make``: files copied into the build folder after the simulator's code generation
       and before ``make`` (``make`` rebuilds objects older than the generated makefile);
     * ``suffix``: arguments placed last on the simulator command line;
-    * every command runs through :func:`bitgrid.sim.processes.run` (reason: cocotb starts its
+    * every command runs through :func:`bitgrid.processes.run` (reason: cocotb starts its
       commands with ``subprocess.run`` and no hook, and a simulator must not outlive a killed
-      or terminated parent).
+      or terminated parent, nor ``make``'s compilers an interrupted one).
     """
     from cocotb_tools.runner import get_runner
     base = type(get_runner(simulator))
@@ -68,7 +68,7 @@ def cocotb_runner(simulator, *, replacements=None, make_args=(), before_make=(),
             return super()._get_sim_cmd_suffix() + suffix
 
         def _execute_cmds(self, cmds, cwd, stdout=None):
-            from bitgrid.sim import processes
+            from bitgrid import processes
             for cmd in cmds:
                 self.log.info("Running command %s in directory %s", " ".join(map(str, cmd)), cwd)
                 status = processes.run(cmd, cwd=cwd, env=self.env, stdout=stdout,

@@ -10,8 +10,8 @@
   :mod:`bitgrid.sim.runner`: the simulators as data, the build cache (keyed by what went into
   each entry), cached builds, and runs through ``cocotb_tools.runner``;
 * :mod:`bitgrid.sim.jobs`: the job and result files between a run and its test bench;
-* :mod:`bitgrid.sim.processes`: simulator child processes that die with their parent (SIGKILL,
-  SIGTERM, Ctrl-C);
+* :mod:`bitgrid.processes` (outside this package: board and ASIC builds use it too):
+  simulator child processes that die with their parent (SIGKILL, SIGTERM, Ctrl-C);
 * :mod:`bitgrid.sim.waves`: the GTKWave save file written beside a ``--waves`` dump;
 * :mod:`bitgrid.sim.testbench`: the cocotb test benches loaded inside the simulator.
 """

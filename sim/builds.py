@@ -31,12 +31,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from bitgrid import _overrides
+from bitgrid import _overrides, processes
 from bitgrid.config import check_grid_size
 from bitgrid.terms import GATEWARE_STORAGES, check_storage
 from bitgrid.toolchain import setup_environment
 
-from . import backends, processes
+from . import backends
 from .cache import (cache_dir, cached_verilog, dist_version, file_record, locked, module_digest,
                     progress, record_problem, sha256)
 

@@ -6,7 +6,7 @@ The simulation layer is split along its seams; this module runs, the others hold
 * :mod:`bitgrid.sim.cache`: the cache folder, its keys and the Verilog stage;
 * :mod:`bitgrid.sim.builds`: simulator builds (:func:`build`, :class:`Build`);
 * :mod:`bitgrid.sim.jobs`: the job and result files between the runner and a test bench;
-* :mod:`bitgrid.sim.processes`: the simulator processes, which die with their parent;
+* :mod:`bitgrid.processes`: the simulator processes, which die with their parent;
 * :mod:`bitgrid.sim.waves`: the viewer's save file of a waveform dump;
 * :mod:`bitgrid._overrides`: the cocotb runner with edited commands.
 
@@ -21,10 +21,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from bitgrid import processes
 from bitgrid.terms import STORAGES
 from bitgrid.toolchain import find_tool, setup_environment  # noqa: F401 (patched by tests)
 
-from . import jobs, processes
+from . import jobs
 from .backends import (BACKENDS, SIMULATORS, WAVE_FORMATS, Backend, LibraryMissingError,
                        available, backend as _backend, simulator_version, wave_format)
 from .builds import (HOST_DIVISOR, HOST_TOP, TOP, Build, SimulationError, build,
@@ -61,6 +62,14 @@ def _wave_arguments(backend, build_, waves_path):
             list(backend.wave_suffix.get(fmt, ())))
 
 
+def _remove_partial_run(run_dir, waves_path):
+    """Remove the run folder and the waveform dump (if any) of an interrupted run."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    if waves_path is not None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(Path(waves_path).resolve())
+
+
 def check_plusargs(plusargs):
     """``plusargs`` (run-time arguments of the simulator, e.g. ``+verilator+rand+reset+2``) as a
     tuple of strings.
@@ -95,6 +104,8 @@ def run_testbench(build_, job, *, waves_path=None, keep=False, quiet=False,
         waveform ones.
     :returns: ``(result, seconds)``: the test bench's result object and the wall time of the run.
     :raises SimulationError: if the simulator or the test bench failed without producing a result.
+    :raises KeyboardInterrupt: on Ctrl-C, :class:`bitgrid.processes.Terminated` on SIGTERM: the
+        simulator has been ended, and the run folder and the waveform dump removed.
     """
     backend = _backend(build_.simulator)
     backend.require()
@@ -121,7 +132,10 @@ def run_testbench(build_, job, *, waves_path=None, keep=False, quiet=False,
                     test_dir=run_dir, results_xml=str(results_xml), extra_env=extra_env,
                     waves=backend.wave_runner_flag and waves_path is not None,
                     test_args=test_args, plusargs=plusargs, log_file=log)
-    except processes.Terminated:         # SIGTERM: the simulator has been ended
+    except (KeyboardInterrupt, processes.Terminated):
+        # Ctrl-C or SIGTERM: the simulator has been ended; its half-written dump and the run
+        # folder go with it.
+        _remove_partial_run(run_dir, waves_path)
         raise
     except SystemExit as error:          # cocotb exits under pytest when a test failed
         failure = f"exit status {error.code}"

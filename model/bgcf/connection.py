@@ -44,8 +44,9 @@ class _Session:
 
 
 class Connection:
-    """The protocol state of one client connection (its load sessions and its reply
-    counter) over ``service``: :meth:`receive` bytes, get the reply bytes.
+    """The protocol state of one client connection (its load sessions, its reply counter and
+    whether its stream is in step) over ``service``: :meth:`receive` bytes, get the reply
+    bytes.
 
     ``closed`` is set by QUIT, ``shutdown`` by SHUTDOWN.
     """
@@ -56,6 +57,10 @@ class Connection:
         self.sessions = {}
         self.seq = 0
         self.closed = self.shutdown = False
+        #: Frames dropped (bad CRC, other version) since the last good frame: a stream out of
+        #: step while it is not 0 (:meth:`receive`).
+        self.bad_frames = 0
+        self._dropped_before = 0        # reader.dropped at the last good frame
 
     def _frame(self, kind, payload=b""):
         frame = pack_frame(kind, payload, seq=self.seq)
@@ -67,21 +72,25 @@ class Connection:
         return self._frame(MsgType.ERROR, encode_error(code, message))
 
     def receive(self, data):
-        """Feed ``data`` (bytes from the client); the bytes to send back."""
+        """Feed ``data`` (bytes from the client); the bytes to send back.
+
+        Resynchronisation (docs/serve.md, "Errors"): bytes before a magic are dropped without
+        an answer; of the frames dropped (bad CRC, another version) until the next good frame,
+        only the first is answered (ERROR ``BAD_CRC`` or ``BAD_VERSION``), so that a burst of
+        garbage gets at most one ERROR however many false magics it holds. The good frame that
+        ends it is answered as usual, and the server log gets one line of what was dropped.
+        """
         self.reader.feed(data)
         replies = []
         for frame in self.reader.frames():
             if self.closed or self.shutdown:
                 break
-            if frame.problem == ErrorCode.BAD_CRC:
-                replies.append(self.error(ErrorCode.BAD_CRC, f"frame of type 0x{frame.type:02x} "
-                                                             "has a bad CRC: dropped"))
+            if frame.problem is not None:
+                if not self.bad_frames:
+                    replies.append(self._bad_frame_error(frame))
+                self.bad_frames += 1
                 continue
-            if frame.problem == ErrorCode.BAD_VERSION:
-                replies.append(self.error(ErrorCode.BAD_VERSION,
-                                          f"BGCF version {frame.version}: this server speaks "
-                                          f"version {VERSION}"))
-                continue
+            self._in_step()
             try:
                 reply = self.handle(frame)
             except BgcfError as error:
@@ -89,6 +98,24 @@ class Connection:
             if reply:
                 replies.append(reply)
         return b"".join(replies)
+
+    def _bad_frame_error(self, frame):
+        """The ERROR that answers the first frame dropped since the last good one."""
+        later = "; later bad frames are dropped unanswered until a good one"
+        if frame.problem == ErrorCode.BAD_CRC:
+            return self.error(ErrorCode.BAD_CRC, f"frame of type 0x{frame.type:02x} has a bad "
+                                                 f"CRC: dropped{later}")
+        return self.error(frame.problem, f"BGCF version {frame.version}: this server speaks "
+                                         f"version {VERSION}: dropped{later}")
+
+    def _in_step(self):
+        """A good frame has been read: log what was dropped before it, if anything."""
+        dropped = self.reader.dropped - self._dropped_before
+        if dropped or self.bad_frames:
+            self.service.log(f"resynchronised: dropped {dropped} bytes before a magic and "
+                             f"{self.bad_frames} bad frames since the last good frame")
+        self._dropped_before = self.reader.dropped
+        self.bad_frames = 0
 
     def handle(self, frame):
         """The reply to one good frame (bytes, or None for messages without one)."""

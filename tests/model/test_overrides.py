@@ -50,10 +50,10 @@ def test_build_commands_are_edited(monkeypatch, tmp_path):
 
 
 def test_commands_run_through_processes(monkeypatch, tmp_path):
-    """The runner's commands go through :func:`bitgrid.sim.processes.run` (the parent-death
+    """The runner's commands go through :func:`bitgrid.processes.run` (the parent-death
     signal), with cocotb's environment and log file, and a failing one raises what cocotb's
     own ``_execute_cmds`` raises."""
-    from bitgrid.sim import processes
+    from bitgrid import processes
     calls = []
 
     def fake_run(command, **options):

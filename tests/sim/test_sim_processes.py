@@ -1,10 +1,12 @@
-"""Simulators die with their parent (:mod:`bitgrid.sim.processes`): a ``bitgrid sim`` ended by
-SIGKILL or SIGTERM leaves no ``vvp`` or Verilator model behind (issue 10, "orphaned
-simulators").
+"""Simulators and their build tools die with their parent (:mod:`bitgrid.processes`): a
+``bitgrid sim`` ended by SIGKILL, SIGTERM or Ctrl-C leaves no ``vvp`` or Verilator model behind
+(issue 10, "orphaned simulators"), and Ctrl-C during a build ends the build's tools and what
+they started (issue 39, "clean interrupts"; the C++ compilers under ``make``) at once, leaves
+no half-made build and exits 130.
 
-The processes are found in ``/proc`` (no psutil): the simulator process below the ``bitgrid
-sim`` under test (its pid, found while the parent lives), so that other simulators running on
-the machine never count.
+The processes are found in ``/proc`` (no psutil, :mod:`support.processes`): only those below
+the ``bitgrid sim`` under test (found while it lives) count, so that other simulators running
+on the machine never do.
 """
 
 import os
@@ -12,64 +14,15 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from bitgrid.sim import processes
 from support.conformance import conformance_dir
-
-def _processes():
-    """``{pid: (ppid, argv)}`` of every process readable in /proc."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        state, ppid = stat.rpartition(")")[2].split()[:2]
-        if state != "Z":
-            found[int(entry.name)] = (int(ppid), [a.decode(errors="replace") for a in argv if a])
-    return found
-
-
-def _descendants(root, name):
-    """Pids of the processes running executable ``name`` below ``root``."""
-    table = _processes()
-    children = {}
-    for pid, (ppid, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    found, pending = [], [root]
-    while pending:
-        pid = pending.pop()
-        for child in children.get(pid, ()):
-            if table[child][1] and os.path.basename(table[child][1][0]) == name:
-                found.append(child)
-            pending.append(child)
-    return found
-
+from support.processes import alive, all_running, descendants, wait_for
 
 #: The simulator process of each simulator: vvp, or the Verilator model (named after the top:
 #: ``bitgrid sim`` runs the stimulus player).
 SIMULATOR_PROCESS = {"icarus": "vvp", "verilator": "bitgrid_player"}
-
-
-def _alive(pid):
-    table = _processes()
-    return pid in table
-
-
-def _wait_for(predicate, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    return predicate()
 
 
 @pytest.fixture
@@ -88,7 +41,7 @@ def long_sim():
         started.append(process)
         # The first run may build the model (Verilog and the simulator's build): allow for it.
         name = SIMULATOR_PROCESS[simulator]
-        found = _wait_for(lambda: _descendants(process.pid, name), 600)
+        found = wait_for(lambda: descendants(process.pid, name), 600)
         assert found, f"{name} never started under bitgrid sim"
         started.append(found[0])
         return process, found[0]
@@ -104,61 +57,65 @@ def long_sim():
             item.wait()
 
 
-@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+#: The exit status of ``bitgrid sim`` ended by each signal.
+STATUS = {signal.SIGKILL: -signal.SIGKILL, signal.SIGTERM: 128 + signal.SIGTERM,
+          signal.SIGINT: 130}
+
+
+@pytest.mark.parametrize("signum", STATUS, ids=lambda signum: signal.Signals(signum).name)
 @pytest.mark.parametrize("simulator", [pytest.param("icarus", marks=pytest.mark.icarus),
                                        pytest.param("verilator", marks=pytest.mark.verilator)])
 def test_simulator_dies_with_bitgrid_sim(long_sim, simulator, signum):
     process, child = long_sim(simulator)
     time.sleep(0.5)
-    assert process.poll() is None and _alive(child)
+    assert process.poll() is None and alive(child)
     os.kill(process.pid, signum)
     status = process.wait(30)
-    assert status == (-signal.SIGKILL if signum == signal.SIGKILL else 128 + signal.SIGTERM)
-    assert _wait_for(lambda: not _alive(child), 10), \
+    assert status == STATUS[signum]
+    assert wait_for(lambda: not alive(child), 10), \
         f"{simulator} process {child} outlived its parent ({signal.Signals(signum).name})"
 
 
-def test_run_ends_the_child_on_an_exception(tmp_path):
-    """An exception while waiting (here a SIGTERM handler's, as in the CLI) ends the child."""
-    marker = tmp_path / "pid"
-    script = (f"import os, time; open({str(marker)!r}, 'w').write(str(os.getpid())); "
-              "time.sleep(600)")
+#: A stand-in for ``iverilog`` and ``vvp``: answers the version question, and otherwise runs
+#: on for a minute with a child of its own (as ``make`` has its compilers).
+FAKE_TOOL = """#!/bin/sh
+case "$1" in -V|-v) echo "Icarus Verilog version 99.0 (stand-in)"; exit 0;; esac
+sleep 61 &
+exec sleep 62
+"""
 
-    def stop(signum, frame):
-        raise processes.Terminated()
-    previous = signal.signal(signal.SIGALRM, stop)
+
+def test_ctrl_c_during_a_build_ends_its_tools_at_once_and_exits_130(tmp_path):
+    """``bitgrid sim`` interrupted (SIGINT, as Ctrl-C sends it) while the simulator's build
+    runs: the build command and its own child are ended within a couple of seconds, the
+    command exits 130 with one line, and no build folder is left in the cache (a stand-in
+    build tool, so that nothing is really built)."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in ("iverilog", "vvp"):
+        (tools / name).write_text(FAKE_TOOL)
+        (tools / name).chmod(0o755)
+    env = dict(os.environ, PATH=f"{tools}{os.pathsep}{os.environ['PATH']}",
+               BITGRID_CACHE=str(tmp_path / "cache"))
+    command = [sys.executable, "-m", "bitgrid", "sim",
+               os.path.join(conformance_dir(), "random_2x2.bgbs"), "--steps", "4",
+               "--simulator", "icarus"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        signal.setitimer(signal.ITIMER_REAL, 1.5)
-        with pytest.raises(processes.Terminated) as raised:
-            processes.run([sys.executable, "-c", script])
+        children = wait_for(lambda: all_running(process.pid, "sleep", 2), 120)
+        assert children, "the build never started under bitgrid sim"
+        os.kill(process.pid, signal.SIGINT)
+        started = time.monotonic()
+        status = process.wait(10)
+        seconds = time.monotonic() - started
+        errors = process.stderr.read()
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-    assert raised.value.code == 143
-    child = int(marker.read_text())
-    assert not _alive(child)
-
-
-def test_run_returns_the_exit_status():
-    assert processes.run([sys.executable, "-c", "raise SystemExit(3)"]) == 3
-    assert processes.run([sys.executable, "-c", "pass"]) == 0
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
-def test_parent_death_signal_is_set_in_the_child():
-    """A child started by :func:`processes.run` in a process that is then SIGKILLed (no handler
-    runs) is killed by the kernel."""
-    code = ("import sys; from bitgrid.sim import processes; "
-            "processes.run([sys.executable, '-c', 'import time; time.sleep(600)'])")
-    middle = subprocess.Popen([sys.executable, "-c", code])
-    try:
-        sleeper = _wait_for(lambda: [pid for pid, (ppid, _) in _processes().items()
-                                     if ppid == middle.pid], 30)
-        assert sleeper
-        os.kill(middle.pid, signal.SIGKILL)
-        middle.wait()
-        assert _wait_for(lambda: not _alive(sleeper[0]), 10)
-    finally:
-        if middle.poll() is None:
-            middle.kill()
-            middle.wait()
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert status == 130 and seconds < 3, (status, seconds, errors)
+    assert errors.splitlines()[-1] == "interrupted"
+    assert not [pid for pid in children if alive(pid)]
+    build = tmp_path / "cache" / "sim" / "build"
+    assert [entry.name for entry in build.iterdir() if not entry.name.endswith(".lock")] == []

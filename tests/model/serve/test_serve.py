@@ -152,6 +152,58 @@ def test_garbage_between_frames_is_skipped(raw):
     assert raw.next().type == MsgType.HELLO
 
 
+def _bad_crc_frame():
+    """A header-only SET_INPUTS frame whose CRC field is 0 (the right one is not)."""
+    frame = bytearray(pack_frame(MsgType.SET_INPUTS))
+    assert frame[12:16] != bytes(4)
+    frame[12:16] = bytes(4)
+    return bytes(frame)
+
+
+#: 64 KiB bursts of garbage (issue 39, "floods"): no magic at all (silence), the magic over and
+#: over (each a header of version 0x42: one ERROR each before, 16 times the bytes sent), and
+#: frames with a bad CRC back to back. ``(bytes, ERROR codes expected)``.
+FLOODS = {
+    "no magic": (random.Random(39).randbytes(65536).replace(b"B", b"b"), []),
+    "magics": (b"BGCF" * 16384, [ErrorCode.BAD_VERSION]),
+    "bad CRCs": (_bad_crc_frame() * 4096, [ErrorCode.BAD_CRC]),
+}
+
+
+def _answers_until_hello(raw):
+    """The frames received up to and including the next HELLO."""
+    frames = []
+    while not frames or frames[-1].type != MsgType.HELLO:
+        frames.append(raw.next())
+        assert frames[-1] is not None, "the server closed the connection"
+    return frames
+
+
+@pytest.mark.parametrize("flood", FLOODS)
+def test_a_flood_of_garbage_gets_at_most_one_error_and_serving_goes_on(raw, flood):
+    garbage, codes = FLOODS[flood]
+    assert len(garbage) == 65536
+    raw.send(garbage + pack_frame(MsgType.HELLO, encode_hello(Hello())))
+    frames = _answers_until_hello(raw)
+    assert [f.type for f in frames] == [MsgType.ERROR] * len(codes) + [MsgType.HELLO]
+    errors = [decode_error(f.payload) for f in frames[:-1]]
+    assert [code for code, _ in errors] == codes
+    assert all(message.endswith("dropped; later bad frames are dropped unanswered until a "
+                                "good one") for _, message in errors)
+    assert decode_hello(frames[-1].payload)[:3] == (8, 8, 1)
+    assert raw.alive()                   # and nothing more was queued behind the answer
+
+
+def test_each_resynchronisation_gets_its_own_error(raw):
+    """A good frame ends a run of dropped frames: the next run is answered once again."""
+    hello = pack_frame(MsgType.HELLO, encode_hello(Hello()))
+    raw.send(_bad_crc_frame() * 100 + hello + b"BGCF" * 100 + hello + b"\x00" * 1000 + hello)
+    codes = [[decode_error(f.payload)[0] for f in _answers_until_hello(raw)[:-1]]
+             for _ in range(3)]
+    assert codes == [[ErrorCode.BAD_CRC], [ErrorCode.BAD_VERSION], []]
+    assert raw.alive()
+
+
 SIZE = program_size(8, 8)
 
 
