@@ -14,6 +14,7 @@ File format (JSON, UTF-8)::
      "period": 2,                           # subcycles per design cycle (even, >= 2)
      "latency": 9,                          # subcycles from a row's inputs to its outputs
      "program": "sha256:3f1c...",           # the configuration it describes (optional)
+     "seal": "sha256:9a0e...",              # program + every value-changing field (optional)
      "ports": [
        {"name": "a", "direction": "in", "signed": false,
         "bits": [{"side": "W", "lane": 0}, {"side": "W", "lane": 1, "skew": 2}, ...]},
@@ -26,6 +27,12 @@ port is two's complement; ``skew`` (default 0) is a per-bit offset in subcycles.
 map describes (:meth:`bitgrid.config.Configuration.digest`, ``"sha256:..."``): every tool
 that writes a program with its port map writes it, and every tool that reads both checks it
 (:meth:`PortMap.check_program`), so that a port map is never applied to another program.
+``seal`` (optional too) is a digest over ``program`` and every field that changes a value
+(:meth:`PortMap.seal_for`: the size, period, latency, and each port's direction, signedness
+and bits with their sides, lanes and skews; not the names, which may be renamed freely):
+the tools write it beside ``program``, and a reader refuses a map whose seal does not match
+(it was edited after it was written). A map without a seal (written by hand) is checked
+against the program's paths instead (:func:`bitgrid.analysis.check_port_timing`).
 
 Timing (SPEC section 4; subcycle 0 is the first after reset). Design cycle ``k`` (row ``k`` of
 an eval CSV) starts at subcycle ``k * period``:
@@ -49,6 +56,7 @@ most one output bit (an input and an output may share a lane number on a side: t
 different wires).
 """
 
+import hashlib
 import json
 import re
 import typing
@@ -58,7 +66,7 @@ from .config import check_grid_size
 from .files import atomic_write, read_json
 from .terms import Direction, parse_side, side_lanes
 
-__all__ = ["FORMAT", "PortMapError", "PortBit", "Port", "PortMap", "load", "save"]
+__all__ = ["FORMAT", "PortMapError", "SealError", "PortBit", "Port", "PortMap", "load", "save"]
 
 #: A configuration digest (:meth:`bitgrid.config.Configuration.digest`).
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
@@ -74,6 +82,11 @@ MAX_PORT_BITS = 4096
 class PortMapError(ValueError):
     """A port map that does not follow ``bitgrid-ports-v1`` or does not fit its grid; the
     message names the port and bit."""
+
+
+class SealError(PortMapError):
+    """A port map whose seal does not match its fields: it was changed after a tool wrote it
+    (:meth:`PortMap.check_program`)."""
 
 
 class PortBit(typing.NamedTuple):
@@ -160,7 +173,8 @@ class PortMap:
         used twice in one direction, a bad skew, period or latency.
     """
 
-    def __init__(self, width, height, ports=(), *, period=2, latency=0, program=None):
+    def __init__(self, width, height, ports=(), *, period=2, latency=0, program=None,
+                 seal=None):
         try:
             self.width, self.height = check_grid_size(width, height)
             self.period = check_int(period, "Period", minimum=2, even=True)
@@ -170,7 +184,13 @@ class PortMap:
         if program is not None and not (isinstance(program, str) and _DIGEST.match(program)):
             raise PortMapError(f"Program: a digest is 'sha256:' and 64 hex digits, not "
                                f"{program!r}")
+        if seal is not None and not (isinstance(seal, str) and _DIGEST.match(seal)):
+            raise PortMapError(f"Seal: a digest is 'sha256:' and 64 hex digits, not {seal!r}")
+        if seal is not None and program is None:
+            raise SealError("a seal without the program's digest: the map was changed after "
+                            "it was written; use the port map written with the program")
         self.program = program
+        self.seal = seal
         self._ports = {}
         used = {}
         for port in ports:
@@ -269,7 +289,8 @@ class PortMap:
 
     def replace(self, *, width=None, height=None, ports=None, period=None, latency=None):
         """A new port map with the given fields changed (the others kept), checked again; it
-        records no program (the change makes it describe another one: :meth:`for_program`)."""
+        records no program and no seal (the change makes it describe another one:
+        :meth:`for_program`)."""
         return PortMap(self.width if width is None else width,
                        self.height if height is None else height,
                        self.ports if ports is None else ports,
@@ -277,22 +298,47 @@ class PortMap:
                        latency=self.latency if latency is None else latency)
 
     def for_program(self, config):
-        """This port map recording ``config``'s digest (what a tool writes beside a program).
+        """This port map recording ``config``'s digest and sealed for it (:meth:`seal_for`):
+        what a tool writes beside a program.
 
         :raises PortMapError: if ``config`` is not of the port map's grid size.
         """
         self.check_grid(config.width, config.height)
         result = self.replace()
         result.program = config.digest()
+        result.seal = result.seal_for(result.program)
         return result
+
+    def seal_for(self, program):
+        """The seal of this port map for the program digest ``program`` (a string
+        ``"sha256:..."``): ``"sha256:"`` and 64 hex digits over ``program`` and every field
+        that changes a value read or written through the map: the grid size, the period,
+        the latency, and each port's direction, signedness and bits (side, lane and skew, in
+        order). Port names and the order of the ports in the file are left out: renaming a
+        port or moving it in the file keeps the seal."""
+        ports = sorted([port.direction, port.signed,
+                        [[bit.side.letter, bit.lane, bit.skew] for bit in port.bits]]
+                       for port in self.ports)
+        text = json.dumps({"program": program, "width": self.width, "height": self.height,
+                           "period": self.period, "latency": self.latency, "ports": ports},
+                          sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+    @property
+    def sealed(self):
+        """Whether the map carries a seal (a tool wrote it: :meth:`for_program`)."""
+        return self.seal is not None
 
     def check_program(self, config, *, names=("the port map", "the program")):
         """``self`` if it describes ``config``: the grid size, the digest where the file has
-        one, and timing within what the program can hold (every skew and the latency at most
-        :meth:`timing_limit`).
+        one, the seal where it has one (:meth:`seal_for`), and timing within what the program
+        can hold (every skew and the latency at most :meth:`timing_limit`). A map without a
+        seal is not checked against the program's paths here: the command line does that
+        (:func:`bitgrid.analysis.check_port_timing`).
 
         :param names: ``(port map, program)`` as the user named them, for the message.
-        :raises PortMapError: naming both files and what to do.
+        :raises PortMapError: naming both files and what to do (:class:`SealError` for a
+            broken seal).
         """
         ports, program = names
         if (config.width, config.height) != (self.width, self.height):
@@ -303,6 +349,11 @@ class PortMap:
             raise PortMapError(f"{ports} was written for another program than {program} (its "
                                "configuration digest differs): give the port map written "
                                "with this program")
+        if self.seal is not None and self.seal != self.seal_for(self.program):
+            raise SealError(f"{ports} was changed after it was written (its seal does not "
+                            "match its lanes, skews, signs, latency or period): use the port "
+                            f"map written with {program}, or write both again with the tool "
+                            "that made them (names may be changed freely)")
         limit = self.timing_limit
         worst = max([self.latency] + [abs(b.skew) for p in self.ports for b in p.bits])
         if worst > limit:
@@ -350,6 +401,7 @@ class PortMap:
         return {"format": FORMAT, "width": self.width, "height": self.height,
                 "period": self.period, "latency": self.latency,
                 **({"program": self.program} if self.program is not None else {}),
+                **({"seal": self.seal} if self.seal is not None else {}),
                 "ports": [port.to_json() for port in self.ports]}
 
     def dumps(self):
@@ -372,7 +424,7 @@ class PortMap:
             raise PortMapError(f"{where}: format is {document.get('format')!r}, expected "
                                f"{FORMAT!r}")
         unknown = set(document) - {"format", "width", "height", "period", "latency", "program",
-                                   "ports"}
+                                   "seal", "ports"}
         if unknown:
             raise PortMapError(f"{where}: unknown keys {sorted(unknown)}")
         ports = document.get("ports", [])
@@ -381,7 +433,7 @@ class PortMap:
         try:
             return cls(document.get("width"), document.get("height"), ports,
                        period=document.get("period", 2), latency=document.get("latency", 0),
-                       program=document.get("program"))
+                       program=document.get("program"), seal=document.get("seal"))
         except PortMapError as error:
             raise PortMapError(f"{where}: {error}") from None
 

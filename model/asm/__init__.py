@@ -26,7 +26,8 @@ Errors are :class:`AsmError` (a ``ValueError``), worded ``file:line:column: mess
 import os
 import pathlib
 
-from .assembler import Assembly, build, compute_latency
+from ..porttiming import compute_latency
+from .assembler import Assembly, build
 from .disasm import disassemble
 from .lexer import AsmError, Where
 from .parser import parse, parse_expression

@@ -5,7 +5,7 @@ cell outputs (each output once: a second setting is an error naming both places)
 library macros, collects the port declarations into a :class:`bitgrid.ports.PortMap`, and,
 when the text declares ports but no ``latency``, takes the latency of the one macro whose ports
 it declares (``place ... ports``, with no ``in``/``out`` lines), or else computes it from the
-program's path timing (:func:`bitgrid.analysis.path_timing`, :func:`compute_latency`).
+program's path timing (:func:`bitgrid.porttiming.compute_latency`).
 """
 
 import difflib
@@ -17,11 +17,12 @@ from ..bitstream import ScanOrder
 from ..config import Configuration
 from ..ports import Port, PortBit, PortMap, PortMapError
 from ..ports import _check_name  # the one rule for port names
+from ..porttiming import CHECK_CELLS, check_latency, compute_latency
 from ..terms import DIRECTIONS, Direction, side_lanes
 from .lexer import AsmError
 from .parser import SHORTHANDS, Cell, Grid, Latency, Order, Period, Place, PortDecl
 
-__all__ = ["Assembly", "build", "compute_latency", "check_latency", "CHECK_CELLS"]
+__all__ = ["Assembly", "build"]
 
 
 class Assembly(typing.NamedTuple):
@@ -30,7 +31,7 @@ class Assembly(typing.NamedTuple):
     period or latency), ``order`` (the :class:`~bitgrid.bitstream.ScanOrder` of the
     ``order`` statement, row-major by default) and ``warnings`` (a tuple of one-line
     ``file:line:column: message`` strings: a declared ``latency`` that reads some output port
-    bit in another row's window, :func:`check_latency`)."""
+    bit in another row's window, :func:`bitgrid.porttiming.check_latency`)."""
     config: Configuration
     portmap: typing.Optional[PortMap]
     order: ScanOrder
@@ -245,128 +246,11 @@ def _portmap(grid, ports, period, latency, config, file):
         raise AsmError(where, str(error)) from None
 
 
-#: A declared latency is checked against the paths (:func:`check_latency`) in programs of at
-#: most this many configured cells (the path analysis of large dense grids is slow).
-CHECK_CELLS = 1024
-
-
-def _port_paths(config, ports):
-    """``(outputs, paths, loops)`` of the edge paths between port bits: ``paths`` lists
-    ``(in_name, in_skew, out_name, out_skew, length)`` (SPEC section 4 lengths, for inputs
-    changing at their skew), ``loops`` ``(out_name, in_name)`` where an output depends on an
-    input through a loop."""
-    from ..analysis import EdgeInput, EdgeOutput, path_timing
-    inputs = {}
-    for port in ports:
-        if port.direction == "in":
-            for i, bit in enumerate(port.bits):
-                inputs[EdgeInput(bit.side, bit.lane)] = (f"{port.name}[{i}]", bit.skew)
-    outputs = {EdgeOutput(bit.side, bit.lane): (f"{port.name}[{i}]", bit.skew)
-               for port in ports if port.direction == "out" for i, bit in enumerate(port.bits)}
-    paths, loops = [], []
-    if not outputs or not inputs:
-        return outputs, paths, loops
-    timing = path_timing(config, list(outputs))
-    for node, (out_name, out_skew) in outputs.items():
-        for source in sorted({s for s, _ in timing.paths[node]}, key=str):
-            if source not in inputs:
-                continue
-            in_name, in_skew = inputs[source]
-            for length in timing.lengths(node, source, start=in_skew):
-                paths.append((in_name, in_skew, out_name, out_skew, length))
-        for source in timing.sequential.get(node, ()):
-            if source in inputs:
-                loops.append((out_name, inputs[source][0]))
-    return outputs, paths, loops
-
-
-def check_latency(config, portmap):
-    """Whether ``portmap``'s declared latency reads the output port bits in the rows of the
-    inputs they depend on (bitgrid.ports' timing semantics).
-
-    An input bit of skew ``si`` holds row ``k`` for ``period`` subcycles from
-    ``k*period + si``; through a path of ``L`` subcycles an output bit of skew ``so`` holds
-    that row's value after subcycles ``k*period + si + L - 1`` up to ``period - 1`` later, so
-    the path is read in its own row when the latency is in ``si + L - so .. si + L - so +
-    period - 1``, ``m`` rows later when it is ``m * period`` more. Two mistakes are found: a
-    path read in a *later* row (an output showing the result of inputs not yet applied), and
-    every path read the same number of rows *early* (the latency too small by whole design
-    cycles). Outputs that carry earlier rows by design, such as a shift register's, read
-    different rows on different paths and are not reported; paths through loops (state) are
-    not checked.
-
-    :returns: None, or a one-line description of the mistake.
-    """
-    _, paths, _ = _port_paths(config, portmap.ports)
-    rows = []       # (rows late, path)
-    for path in paths:
-        in_name, in_skew, out_name, out_skew, length = path
-        low = in_skew + length - out_skew
-        rows.append(((portmap.latency - low) // portmap.period, path))
-    late = next(((m, path) for m, path in rows if m > 0), None)
-    early = rows[0] if rows and len({m for m, _ in rows}) == 1 and rows[0][0] < 0 else None
-    found = late or early
-    if found is None:
-        return None
-    m, (in_name, in_skew, out_name, out_skew, length) = found
-    low = in_skew + length - out_skew
-    wanted = f"{low}..{low + portmap.period - 1}" if portmap.period > 1 else f"{low}"
-    how = (f"reads {out_name} {_rows(m)} too late (it shows a later row's result)" if m > 0
-           else f"reads every output port bit {_rows(-m)} too early (each shows an earlier "
-                "row's result)")
-    return (f"latency {portmap.latency} {how}: the path {in_name} -> {out_name} takes "
-            f"{_subcycles(length)} and needs latency {wanted} with these skews")
-
-
-def _skew(skew):
-    return f" (skew {skew})" if skew else ""
-
-
-def _rows(count):
-    return f"{count} row" + ("" if count == 1 else "s")
-
-
-def compute_latency(config, ports):
-    """The one latency that every combinational path of ``config`` from an input port bit to
-    an output port bit agrees on (bitgrid.ports' timing semantics).
-
-    A path of length ``L`` (:func:`bitgrid.analysis.path_timing`, for an input changing at
-    subcycle ``skew_in``) from an input bit of skew ``skew_in`` to an output bit of skew
-    ``skew_out`` needs ``latency = skew_in + L - skew_out``.
-
-    :param ports: :class:`~bitgrid.ports.Port` objects (with their skews).
-    :returns: ``(latency, None)``, or ``(None, problem)`` with a one-line description when the
-        paths disagree, none exists, or an output depends on an input through a loop.
-    """
-    outputs, paths, loops = _port_paths(config, ports)
-    if not outputs:
-        return None, "the text declares no output port, so there is no latency to compute"
-    if loops:
-        out_name, in_name = loops[0]
-        return None, (f"output {out_name} depends on input {in_name} through a loop (state), "
-                      "so its latency is not a path length")
-    found = {}      # latency -> (input name, output name, length), skews named
-    for in_name, in_skew, out_name, out_skew, length in paths:
-        found.setdefault(in_skew + length - out_skew,
-                         (in_name + _skew(in_skew), out_name + _skew(out_skew), length))
-    if not found:
-        return None, "no output port depends on an input port through the cells"
-    if len(found) > 1:
-        (l1, (i1, o1, n1)), (l2, (i2, o2, n2)) = sorted(found.items())[:2]
-        return None, (f"the paths disagree: {i1} -> {o1} takes {_subcycles(n1)} (latency "
-                      f"{l1}), {i2} -> {o2} takes {n2} (latency {l2})")
-    return next(iter(found)), None
-
-
 def _macros(library):
     if library is not None:
         return library
     from ..library import MACROS
     return MACROS
-
-
-def _subcycles(count):
-    return f"{count} subcycle" + ("" if count == 1 else "s")
 
 
 def _place(statement, grid, luts, claims, ports, lanes, library, periods):

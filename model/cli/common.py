@@ -34,22 +34,33 @@ def load_bitstream(path, width=None, height=None):
 
 def load_portmap(path, config, program):
     """The port map in the file ``path``, checked to describe ``config`` (the program read
-    from the file ``program``): the grid size, the digest where the file records one (a file
-    without one, written before port maps recorded it, is read with a one-line warning), and
-    timing the program can hold (:meth:`bitgrid.ports.PortMap.check_program`).
+    from the file ``program``): the grid size, the digest and the seal where the file records
+    them (:meth:`bitgrid.ports.PortMap.check_program`: a map changed after a tool wrote it is
+    refused), and timing the program can hold. A map without a seal (written by hand) is
+    checked against the program's paths instead (:func:`bitgrid.porttiming.check_port_timing`:
+    refused if its latency reads another row or an input bit reaches no output), with one
+    note on standard error saying what could not be checked.
 
-    :raises BadInput: for a bad file or a port map of another program (exit 2).
+    :raises BadInput: for a bad file, a port map of another program, a broken seal or an
+        unsealed map whose timing disagrees with the program's paths (exit 2).
     :raises OSError: if the file cannot be read.
     """
     from bitgrid import ports
+    from bitgrid.porttiming import check_port_timing
     try:
         portmap = ports.load(path)
         portmap.check_program(config, names=(str(path), str(program)))
     except ports.PortMapError as error:
         raise BadInput(str(error)) from None
-    if portmap.program is None:
-        click.echo(f"warning: {path} records no program digest (written by an older "
-                   f"bitgrid): it is not checked against {program}", err=True)
+    if portmap.sealed:
+        return portmap
+    check = check_port_timing(config, portmap)
+    if check.problem is not None:
+        raise BadInput(f"{path} (not sealed: written by hand or by an older bitgrid) does not "
+                       f"fit {program}: {check.problem}; give the port map written with this "
+                       "program")
+    click.echo(f"note: {path} carries no seal (written by hand or by an older bitgrid), so "
+               f"it was checked against {program}'s paths: {check.note}", err=True)
     return portmap
 
 

@@ -1,7 +1,8 @@
 """A port map is bound to its program (issue 27): every tool that writes a program with its
 port map records the program's digest in it, and every command that reads both refuses a port
 map of another program, or one whose timing the program cannot hold, with exit 2 and one line;
-a port map without a digest (written before there was one) still works, with a warning."""
+a port map without a digest (written before there was one) still works, checked against the
+program's paths, with a note (the seal: test_cli_seal.py)."""
 
 import json
 
@@ -88,11 +89,11 @@ def test_the_own_port_map_is_accepted(programs, tmp_path, command):
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_timing_out_of_range_is_refused(programs, tmp_path, command):
-    """A hand-edited latency of 4,000,000 subcycles (the digest removed, as an edit would
-    leave it stale) is more than an 8-cell program can hold."""
+    """A hand-edited latency of 4,000,000 subcycles (the digest and seal removed, as an edit
+    would leave them stale) is more than an 8-cell program can hold."""
     program, own = programs["xor"]
     document = json.loads(own.read_text())
-    del document["program"]
+    del document["program"], document["seal"]
     document["latency"] = 4_000_000
     edited = tmp_path / "edited.ports.json"
     edited.write_text(json.dumps(document))
@@ -107,14 +108,16 @@ def test_timing_out_of_range_is_refused(programs, tmp_path, command):
 def test_a_port_map_without_digest_still_works(programs, tmp_path):
     program, own = programs["xor"]
     document = json.loads(own.read_text())
-    del document["program"]
+    del document["program"], document["seal"]
     old = tmp_path / "old.ports.json"
     old.write_text(json.dumps(document))
     result = invoke("eval", program, "--ports", old, "--csv", tmp_path / "in.csv")
     assert result.exit_code == 0
     assert result.stdout == "y\n0\n1\n1\n0\n"
-    assert result.stderr == (f"warning: {old} records no program digest (written by an older "
-                             f"bitgrid): it is not checked against {program}\n")
+    assert result.stderr == (f"note: {old} carries no seal (written by hand or by an older "
+                             f"bitgrid), so it was checked against {program}'s paths: its "
+                             "latency and skews agree with the program's paths; which bit is "
+                             "which, signs and lanes of equal timing cannot be checked\n")
 
 
 @pytest.mark.parametrize("command", ("transform", "place"))
