@@ -12,7 +12,7 @@ import os
 import stat
 import tempfile
 
-__all__ = ["atomic_write", "read_json", "TEMPORARY_SUFFIX", "MAX_JSON_BYTES"]
+__all__ = ["atomic_write", "read_json", "parse_json", "TEMPORARY_SUFFIX", "MAX_JSON_BYTES"]
 
 #: Largest JSON document :func:`read_json` reads (port maps, defect maps).
 MAX_JSON_BYTES = 16 << 20
@@ -115,16 +115,55 @@ def _write_in_place(path, content, encoding):
 
 
 def read_json(path, what, error):
-    """The JSON document in file ``path`` (at most :data:`MAX_JSON_BYTES` read).
+    """The JSON document in file ``path``, of at most :data:`MAX_JSON_BYTES` (see
+    :func:`parse_json`).
 
     :param what: what the file should be, for the message (``"port map"``).
-    :param error: the exception class raised for a file that is not UTF-8 JSON:
-        ``error("PATH: not a JSON port map (...)")``.
+    :param error: the exception class raised for a file that is not a JSON document:
+        ``error("PATH: not a JSON port map (...)")``, as :func:`parse_json`; also for a file
+        larger than :data:`MAX_JSON_BYTES`.
     :raises OSError: if the file cannot be read.
     """
     with open(path, "rb") as handle:
-        data = handle.read(MAX_JSON_BYTES)
+        data = handle.read(MAX_JSON_BYTES + 1)
+    if len(data) > MAX_JSON_BYTES:
+        raise error(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB, too large to be "
+                    f"{_a(what)}")
+    return parse_json(data, path, what, error)
+
+
+def parse_json(data, where, what, error):
+    """The JSON document in ``data`` (UTF-8 bytes, or text), read from ``where`` (a path).
+
+    Every JSON file a user gives is read through here, so that no input, however malformed,
+    ends as anything but ``error``: a file nested deeper than Python's recursion limit (a
+    ``RecursionError`` in the decoder) included.
+
+    :param what: what the document should be, for the message (``"port map"``).
+    :param error: the exception class raised, with one line naming ``where``: ``"WHERE looks
+        like a BGBS BitGrid program, not a port map (...)"``, ``"WHERE: not a JSON port map
+        (...)"`` for other bytes that are not UTF-8 or text that is not JSON, ``"WHERE: nested
+        too deeply to be a port map"``.
+    """
+    from .bitstream import MAGIC
+    if isinstance(data, (bytes, bytearray)) and data.startswith(MAGIC):
+        raise error(f"{where} looks like a BGBS BitGrid program, not {_a(what)} (give it as "
+                    "the PROGRAM argument)")
     try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as problem:
-        raise error(f"{path}: not a JSON {what} ({problem})") from None
+        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+        return json.loads(text)
+    except UnicodeDecodeError as problem:
+        raise error(f"{where}: not a JSON {what} (byte {problem.start} is not UTF-8 "
+                    "text)") from None
+    except RecursionError:
+        raise error(f"{where}: nested too deeply to be {_a(what)}") from None
+    except json.JSONDecodeError as problem:
+        raise error(f"{where}: not a JSON {what} ({problem})") from None
+    except ValueError:          # a number of more digits than int() takes
+        raise error(f"{where}: not {_a(what)}: it holds a number of more digits than "
+                    "Python reads") from None
+
+
+def _a(what):
+    """``what`` with its indefinite article (``a port map``, ``an edge-input stream``)."""
+    return f"{'an' if what[:1] in 'aeiou' else 'a'} {what}"

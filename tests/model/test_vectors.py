@@ -94,7 +94,7 @@ def _with(path_keys, value):
 
 
 MALFORMED = {
-    "bad_json": ('{"format": "bitgrid-vectors-v1", "width": 4,', "not valid JSON"),
+    "bad_json": ('{"format": "bitgrid-vectors-v1", "width": 4,', "not a JSON vector file ("),
     "top_level_list": ("[1, 2]", "top level must be a JSON object"),
     "missing_width": (_with(["width"], KeyError), "missing field 'width'"),
     "missing_height": (_with(["height"], KeyError), "missing field 'height'"),
@@ -130,7 +130,7 @@ MALFORMED = {
     "trailing_space": (_with(["steps", 0, "in", "E"], "0x1 "),
                        "steps[0].in.E: '0x1 ' is not a hex"),
     "deep": ('{"steps": ' + "[" * 100000 + "]" * 100000 + "}",
-             "JSON nested too deeply for a vector file"),
+             "nested too deeply to be a vector file"),
 }
 
 
@@ -159,7 +159,7 @@ def test_a_program_binary_or_huge_file_is_not_a_vector_file(tmp_path, monkeypatc
     binary.write_bytes(b'{"name": "\xe3"}')
     with pytest.raises(VectorFormatError) as info:
         load_case(binary)
-    assert str(info.value) == f"{binary}: not a vector file: byte 10 is not UTF-8 text"
+    assert str(info.value) == f"{binary}: not a JSON vector file (byte 10 is not UTF-8 text)"
     monkeypatch.setattr(vectors, "MAX_FILE_BYTES", 8)
     big = tmp_path / "big.json"
     big.write_text(json.dumps(_valid()))

@@ -94,3 +94,26 @@ def test_help_has_an_example():
     result = invoke("--help")
     assert result.exit_code == 0
     assert 'bitgrid compile --expr "p = a * b" --vars a:8,b:8' in result.stdout
+
+
+def test_display_is_dropped_with_one_note_and_the_program_is_right(tmp_path):
+    """``initial $display`` and a ``$display`` in an always block are dropped with one note on
+    stderr naming their lines (issue 39), and the program computes the design."""
+    source = write(tmp_path, "module x(input [1:0] a, input [1:0] b, output [1:0] y);\n"
+                             '  initial $display("hello");\n  assign y = a ^ b;\n'
+                             '  always @* $display("y=%d", y);\nendmodule\n')
+    result = invoke(source, "--top", "x", "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "note: dropped simulation-only statements, as synthesis tools do (a BitGrid program "
+        f"cannot print, stop a simulation or check an assertion): $display at {source}:2, "
+        f"$display at {source}:4\n")
+    report = json.loads((tmp_path / "out" / "x.report.json").read_text())
+    assert report["dropped"] == [f"$display at {source}:2", f"$display at {source}:4"]
+    rows = [(a, b) for a in range(4) for b in range(4)]
+    (tmp_path / "in.csv").write_text("a,b\n" + "".join(f"{a},{b}\n" for a, b in rows))
+    evaluated = CliRunner().invoke(main, ["eval", str(tmp_path / "out" / "x.bgbs"), "--ports",
+                                          str(tmp_path / "out" / "x.ports.json"), "--csv",
+                                          str(tmp_path / "in.csv")], catch_exceptions=False)
+    assert evaluated.exit_code == 0, evaluated.output
+    assert evaluated.stdout.splitlines() == ["y"] + [str(a ^ b) for a, b in rows]

@@ -124,7 +124,7 @@ def _vector_file(tmp_path, steps_text):
 def test_deep_vector_file_exits_2(tmp_path):
     path = _vector_file(tmp_path, "[" * 100000 + "]" * 100000)
     _bad_input(invoke("emulate", _program(), "--vectors", path),
-               f"malformed vector file: {path}: JSON nested too deeply")
+               f"malformed vector file: {path}: nested too deeply to be a vector file")
 
 
 @pytest.mark.parametrize("word, message", [
@@ -148,7 +148,8 @@ def test_a_binary_file_given_as_vectors(tmp_path):
     path = tmp_path / "x.json"
     path.write_bytes(b'{"format": "\xff"}')
     _bad_input(invoke("emulate", _program(), "--vectors", path),
-               f"malformed vector file: {path}: not a vector file: byte 12 is not UTF-8 text")
+               f"malformed vector file: {path}: not a JSON vector file (byte 12 is not UTF-8 "
+               "text)")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -192,3 +193,17 @@ def test_bench_streams_are_bounded():
     result = invoke("bench", "emulator", "--streams", "65")
     assert result.exit_code == 2
     assert "Invalid value for '--streams': 65 is not in the range 0<=x<=64" in result.output
+
+
+@pytest.mark.parametrize("text", ["[" * 100000 + "]" * 100000,
+                                  '{"a":' * 100000 + "1" + "}" * 100000])
+def test_deep_port_and_defect_maps_exit_2(tmp_path, text):
+    """A port map or defect map nested 100,000 deep is the file's fault, not an internal
+    error (a RecursionError, issue 39)."""
+    path = tmp_path / "deep.json"
+    path.write_text(text)
+    program = load_conformance("random_2x2").bitstream_path
+    _bad_input(invoke("disasm", program, "--ports", path),
+               f"{path}: nested too deeply to be a port map")
+    _bad_input(invoke("place", program, "--defects", path, "-o", tmp_path / "p.bgbs"),
+               f"{path}: nested too deeply to be a defect map")

@@ -92,7 +92,8 @@ def test_a_run_that_differs_from_the_vector_file_exits_1(tmp_path):
      "{tmp}/other.ports.json is for a 4 x 4 grid, {tmp}/routes.bgbs is 8 x 8: give the port "
      "map written with this program"),
     (("--ports", "{tmp}/routes.bgbs", "-o", "{tmp}/p.svg"),
-     "{tmp}/routes.bgbs: not a JSON port map"),
+     "{tmp}/routes.bgbs looks like a BGBS BitGrid program, not a port map (give it as the "
+     "PROGRAM argument)"),
     (("--vectors", "{tmp}/in.txt", "--inputs", "{tmp}/in.txt", "-o", "{tmp}/p.svg"),
      "give either --vectors or --inputs, not both"),
     (("-o", "{tmp}/missing/p.svg"), "{tmp}/missing/p.svg: folder {tmp}/missing does not exist"),

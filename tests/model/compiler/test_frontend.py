@@ -233,3 +233,106 @@ def test_port_buses_refuses_a_name_clash():
     # a bus whose bits 0 .. k - 1 are not all there stays bit by bit, names made legal
     assert set(port_buses({"x[0]": {"direction": "input", "bits": [2]},
                            "x[2]": {"direction": "input", "bits": [3]}})) == {"x_0_", "x_2_"}
+
+
+# --- Simulation-only statements: dropped with a note, as synthesis tools do (issue 39) -----
+
+SIMULATION_ONLY = """module sim(input clk, input [3:0] a, input [3:0] b, output [3:0] s,
+                     output reg [3:0] q);
+  initial $display("hello");
+  assign s = a + b;
+  always @(posedge clk) begin
+    q <= a ^ b;
+    $display("q=%d", q); $write("w");
+    if (a == 4'hf) $finish;
+    if (a == 4'he) $stop(1);
+    assert (a != 4'hd);
+  end
+  initial $monitor("m %d", a);
+  always @* assert (b != 4'h3);
+  always @(posedge clk) $fdisplay(32'h8000_0002, "(%d)", a);
+  initial begin $display("$finish (a string, not a call)"); $finish; end // $stop: a comment
+endmodule
+"""
+
+
+def test_simulation_only_statements_are_dropped_naming_their_lines(tmp_path):
+    """$display, $write, $monitor, $finish, $stop, $fdisplay and immediate assertions, in
+    initial and always blocks: each is dropped and named with its line (a $finish in a
+    string or a comment is none), and the design computes what it says."""
+    path = write(tmp_path, SIMULATION_ONLY)
+    result = synthesize(path, top="sim")
+    assert result.dropped == tuple(f"{what} at {path}:{line}" for what, line in [
+        ("$display", 3), ("$display", 7), ("$write", 7), ("$finish", 8), ("$stop", 9),
+        ("assert", 10), ("$monitor", 12), ("assert", 13), ("$fdisplay", 14), ("$display", 15),
+        ("$finish", 15)])
+    assert result.stats["clock"] == "clk"
+    rng = random.Random(39)
+    rows = [{"a": rng.randrange(16), "b": rng.randrange(16)} for _ in range(200)]
+    expected = [{"s": (r["a"] + r["b"]) & 15,
+                 "q": 0 if k == 0 else rows[k - 1]["a"] ^ rows[k - 1]["b"]}
+                for k, r in enumerate(rows)]
+    assert result.netlist.simulate(rows) == expected
+
+
+def test_a_design_without_simulation_statements_drops_nothing(synthesized):
+    _, result = synthesized("multiplier", n=2, signed=False)
+    assert result.dropped == ()
+
+
+def test_the_note_names_each_dropped_statement():
+    from bitgrid.compiler.frontend import dropped_note
+    assert dropped_note(()) is None
+    assert dropped_note(("$display at d.v:2", "assert at d.v:7")) == (
+        "dropped simulation-only statements, as synthesis tools do (a BitGrid program cannot "
+        "print, stop a simulation or check an assertion): $display at d.v:2, assert at d.v:7")
+    many = tuple(f"$display at d.v:{line}" for line in range(1, 11))
+    assert dropped_note(many).endswith("$display at d.v:8 and 2 more")
+
+
+def test_finish_in_an_included_file_and_other_system_tasks_are_refused(tmp_path):
+    """Only the source files given are rewritten: a $finish in an included file is refused,
+    as is a system task that synthesis does not drop ($error in a procedure); both name the
+    line. The include of a rewritten source is still found beside it."""
+    (tmp_path / "stop.vh").write_text("initial $stop;\n")
+    (tmp_path / "k.vh").write_text("localparam K = 2;\n")
+    with pytest.raises(CompileError) as info:
+        synthesize(write(tmp_path, "module i(input a, output y);\n  assign y = a;\n"
+                                   '  `include "stop.vh"\nendmodule\n'), top="i")
+    assert str(info.value).endswith("stop.vh:1: $stop in an included file cannot be dropped "
+                                    "(bitgrid drops it in the source files given): remove it, "
+                                    "or put it between `ifndef SYNTHESIS and `endif")
+    path = write(tmp_path, "module e(input clk, input a, output y);\n  assign y = a;\n"
+                           '  always @(posedge clk) $error("no");\nendmodule\n')
+    with pytest.raises(CompileError) as info:
+        synthesize(path, top="e")
+    assert str(info.value) == (
+        f"{path}:3: $error is a simulation-only system task that bitgrid cannot drop (it drops "
+        "$display, $write, $monitor, $strobe, $finish, $stop, $fdisplay, $fwrite and "
+        "assertions): remove it, or put it between `ifndef SYNTHESIS and `endif")
+    path = write(tmp_path, '`include "k.vh"\nmodule k(input [1:0] a, output [2:0] y);\n'
+                           "  assign y = a + K;\n  initial $finish;\nendmodule\n", name="k.v")
+    result = synthesize(path, top="k")
+    assert result.dropped == (f"$finish at {path}:4",)
+    assert result.netlist.simulate([{"a": a} for a in range(4)]) == \
+        [{"y": a + 2} for a in range(4)]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("(* blackbox *) module bb(input a, output y); endmodule\n"
+     "module top(input a, output y);\n  bb u(.a(a), .y(y));\nendmodule\n",
+     "the design instantiates module bb (at {path}:3), which has no contents here (a black "
+     "box, such as a vendor primitive): BitGrid maps only logic it is given; give the "
+     "module's Verilog source too"),
+    ("module top(input a, output y);\n  assign y = a ^ $anyseq;\nendmodule\n",
+     "the design uses $anyseq (at {path}:2), which only formal verification gives a meaning: "
+     "hardware cannot build it; remove it or put it between `ifdef FORMAL and `endif"),
+    ("// nothing here\n", "no module top in the design (--top names the top module); {path} "
+                          "declares no module: give the Verilog source of the design"),
+])
+def test_what_cannot_be_mapped_is_refused_naming_its_line(tmp_path, text, message):
+    """The design's own constructs are refused as such, with their line, never as a bug."""
+    path = write(tmp_path, text)
+    with pytest.raises(CompileError) as info:
+        synthesize(path, top="top")
+    assert str(info.value) == message.format(path=path)
