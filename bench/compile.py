@@ -22,6 +22,12 @@ Outside designs (issue 23: small public benchmark circuits, such as the EPFL sui
 series ``outside`` of the same table. The circuits are not part of the project; point ``DIR``
 at a checkout.
 
+Every program, test design or outside, is checked against its design as ``bitgrid compile``
+checks it (:func:`bitgrid.compiler.check.check_program`, the same function, issue 36 item
+7): a row's ``checked`` gives the rows, the ``check`` stage its time (not counted in the
+compile time); a program that differs from its design is a row that failed (``compiler bug:
+...``).
+
 Run ``bitgrid bench compile`` (or ``python -m bitgrid.bench compile``).
 """
 
@@ -109,16 +115,23 @@ def _label(name, params):
     return name + "".join(f" {k}={v}" for k, v in params.items())
 
 
-def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None):
+def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None, check=True):
     """Compile test design ``name`` with ``params`` (its Verilog written to ``folder``) and
     return its row's figures (see :func:`measure`) without ``series``.
 
-    :param progress: ``progress(stage, done, total)`` of the back end, or None.
+    With ``check`` (the default) the program is checked against the design as ``bitgrid
+    compile`` checks it (:func:`bitgrid.compiler.check.check_program`, the same function);
+    ``checked`` gives the rows (0 without), and its time is the ``check`` stage, not part of
+    ``seconds`` (the compile time).
+
+    :param progress: ``progress(stage, done, total)`` of the back end and the check, or None.
     :param synthesized: called with ``{"yosys_luts", "flip_flops"}`` (figures) once synthesis
         has finished, before the back end starts.
-    :raises bitgrid.compiler.CompileError: if the design does not compile.
+    :raises bitgrid.compiler.CompileError: if the design does not compile, or the program
+        differs from the design (``compiler bug: ...``, naming the row and port).
     """
     from bitgrid.compiler import compile_netlist, designs
+    from bitgrid.compiler.check import check_program
     from bitgrid.compiler.flow import front_end
     if _is_file(name):          # an outside design: the file's only module, or its namesake
         path = pathlib.Path(name)
@@ -138,9 +151,15 @@ def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None
                              operation=synthesis.operation)
     seconds = timer() - start
     report = result.report
+    times = {**stats.get("times", {}), **report.get("times", {})}
+    checked = 0
+    if check:
+        started = timer()
+        checked = check_program(synthesis.netlist, result.config, result.portmap,
+                                progress=progress)
+        times["check"] = timer() - started
     cells, luts = report["cells"], stats["luts"]
     x0, y0, x1, y1 = report["bounding_box"]
-    times = {**stats.get("times", {}), **report.get("times", {})}
     return {
         "design": name, "params": dict(params), "top": top,
         "cells": cells["total"], **counts,
@@ -157,6 +176,7 @@ def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None
         "mapping": report.get("mapping"),
         "seconds": figure(seconds, "s"),
         "stage_seconds": {k: figure(v, "s") for k, v in times.items()},
+        "checked": checked,
     }
 
 
@@ -252,8 +272,9 @@ def measure(designs=SUITE_DESIGNS, *, seed=0, progress=True, time_limit=TIME_LIM
         ``exponents`` fit against) and figures ``yosys_luts``, ``flip_flops``,
         ``logic_cells``, ``routing_cells``, ``delay_cells``, ``total_cells`` (``cells``),
         ``cells_per_lut`` (``1``), ``period`` and ``latency`` (``subcycles``), ``seconds``
-        and ``stage_seconds`` (``{stage: figure}``, ``s``), ``grid``, ``bounding_box`` (cells
-        wide and high), ``back_end`` and ``mapping`` (the front end's mapping kept: ``lut4``,
+        and ``stage_seconds`` (``{stage: figure}``, ``s``; ``check`` the check's, not in
+        ``seconds``), ``checked`` (the rows the program was checked on against the design),
+        ``grid``, ``bounding_box`` (cells wide and high), ``back_end`` and ``mapping`` (the front end's mapping kept: ``lut4``,
         ``lut3`` or ``lut2``); a design that fails to compile has ``error`` (the
         reason) instead of the figures, and one stopped at the time limit also ``timeout``
         (a figure, ``s``) and, if its synthesis had finished, ``yosys_luts`` and

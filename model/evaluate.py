@@ -23,12 +23,18 @@ reset):
 
 The pieces, one each, shared by every target: :func:`edge_inputs` (rows -> per-subcycle
 :class:`~bitgrid.terms.Edges`), :func:`run_edges` (run them on a target), :func:`sample`
-(per-subcycle edge outputs -> rows). Targets (:data:`TARGETS`): ``emu`` (the reference
+(per-subcycle edge outputs -> rows). The ``fast`` target works on arrays instead
+(:func:`run_fast`): the rows' values as bit arrays (:func:`input_bits`), the stimulus built
+and the outputs sampled one window of subcycles at a time (:func:`lane_window`, at most
+:data:`WINDOW_BYTES` of lanes), so its memory does not grow with the run. Port values are
+integers of any width everywhere (1 to 4096 bits: :mod:`bitgrid.values`), never packed into
+64-bit machine integers. Targets (:data:`TARGETS`): ``emu`` (the reference
 :class:`~bitgrid.emulator.Emulator`), ``fast`` (:class:`~bitgrid.fastemu.FastEmulator`),
 ``sim`` (the RTL grid in cocotb through :func:`bitgrid.sim.run_case`, on Icarus or Verilator),
 ``mesh:COLSxROWS`` (the program split over a simulated mesh of chips joined by links,
-:func:`bitgrid.sim.mesh.run_mesh_case`), and the host runtime's ``loopback`` and
-``serial:PORT`` (:func:`bitgrid.host.open_target`).
+:func:`bitgrid.sim.mesh.run_mesh_case`), the host runtime's ``loopback`` and
+``serial:PORT``, and ``bgcf:HOST:PORT``, any BGCF server (``bitgrid serve`` on any target, a
+board behind it), driven by its edge bus words (:func:`bitgrid.host.open_target`).
 
 CSV files (:func:`read_csv`, :func:`format_csv`): the header names the input ports (any order,
 each once); each further line is one row, each value decimal (``-3``, for a signed port) or
@@ -48,16 +54,20 @@ from .checks import check_int
 from .config import Configuration
 from .ports import MAX_PORT_BITS, PortMap
 from .terms import Edges
+from .values import from_bits, to_bits
 
 __all__ = ["TARGETS", "CsvError", "check_target", "check_rows", "edge_inputs", "lane_inputs",
-           "sample_lanes", "sample_points",
+           "input_bits", "lane_window", "sample_lanes", "sample_points", "output_rows",
+           "run_fast", "subcycle_bytes", "window_subcycles",
            "run_edges", "sample", "evaluate", "check_subcycles", "parse_value", "read_csv",
            "parse_csv", "format_csv",
-           "MAX_ROWS", "MAX_SUBCYCLES", "MAX_CSV_BYTES"]
+           "MAX_ROWS", "MAX_SUBCYCLES", "MAX_CSV_BYTES", "WINDOW_BYTES"]
 
 #: The targets :func:`evaluate` runs on (``serial:PORT`` names a port, e.g.
-#: ``serial:/dev/ttyUSB0``; ``mesh:2x2`` a simulated mesh of 2 x 2 chips).
-TARGETS = ("emu", "fast", "sim", "mesh:COLSxROWS", "loopback", "serial:PORT")
+#: ``serial:/dev/ttyUSB0``; ``mesh:2x2`` a simulated mesh of 2 x 2 chips; ``bgcf:HOST:PORT`` a
+#: BGCF server, e.g. ``bgcf:127.0.0.1:7700``).
+TARGETS = ("emu", "fast", "sim", "mesh:COLSxROWS", "loopback", "serial:PORT",
+           "bgcf:HOST:PORT")
 #: Most rows one evaluation takes.
 MAX_ROWS = 1_000_000
 #: Most subcycles one evaluation runs (rows x period plus the latency and skews; about 1 KiB of
@@ -69,6 +79,13 @@ MAX_CSV_BYTES = 64 << 20
 _MAX_STEP_REQUEST = 0xFFFF
 #: Most characters of one CSV value's digits (a 4096-bit port in decimal, with separators).
 _MAX_DIGITS = 2 * 1234
+#: Most bytes the lane arrays of one window of the ``fast`` target take (:func:`run_fast`): a
+#: run of any number of subcycles goes through the emulator in windows of at most this, so
+#: that its memory does not grow with the rows, the period or the latency.
+WINDOW_BYTES = 64 << 20
+#: Bytes per subcycle of a window besides its two lane arrays (the index arrays that build
+#: the input lanes, int64).
+_SUBCYCLE_EXTRA = 64
 
 
 class CsvError(ValueError):
@@ -142,25 +159,37 @@ def check_subcycles(portmap, count):
     return total
 
 
-def lane_inputs(portmap, rows):
-    """The edge inputs of every subcycle that runs ``rows`` (see the module docstring), as a
-    lane array: shape ``(portmap.cycles_needed(len(rows)), 2 * (width + height))`` of 0/1
-    ``uint8``, the buses N, E, S, W side by side (:func:`bitgrid.kernel.lane_slices`); row
-    ``t`` is applied during subcycle ``t``.
+def input_bits(portmap, rows):
+    """The input ports' values of ``rows`` as bit arrays (:func:`bitgrid.values.to_bits`).
 
     :param rows: checked rows (:func:`check_rows`), one per design cycle.
+    :returns: ``{input port name: uint8 array (len(rows), port.width)}``, 0/1, column ``i``
+        the port's bit ``i`` (two's complement for negative values), any width.
+    """
+    return {port.name: to_bits([row[port.name] for row in rows], port.width)
+            for port in portmap.inputs}
+
+
+def lane_window(portmap, bits, count, start, stop):
+    """The edge inputs of subcycles ``start .. stop - 1`` of a run of ``count`` rows (see the
+    module docstring) as a lane array: shape ``(stop - start, 2 * (width + height))`` of 0/1
+    ``uint8``, the buses N, E, S, W side by side (:func:`bitgrid.kernel.lane_slices`); row
+    ``t - start`` is applied during subcycle ``t``.
+
+    :param bits: the rows' input bits, ``{input port name: array (count, width)}``
+        (:func:`input_bits`).
+    :param count: the rows of the whole run (the last one is held after the end).
     """
     from .kernel import lane_count, lane_slices
-    rows = check_rows(portmap, rows)
     width, height = portmap.width, portmap.height
-    if not rows:
-        return np.zeros((0, lane_count(width, height)), dtype=np.uint8)
-    total, period, last = check_subcycles(portmap, len(rows)), portmap.period, len(rows) - 1
-    lanes = np.zeros((total, lane_count(width, height)), dtype=np.uint8)
+    lanes = np.zeros((max(0, stop - start), lane_count(width, height)), dtype=np.uint8)
+    if not count or not len(lanes):
+        return lanes
+    period, last = portmap.period, count - 1
     offsets = [side.start for side in lane_slices(width, height)]
-    t = np.arange(total)
+    t = np.arange(start, stop)
     for port in portmap.inputs:
-        values = _row_bits(port, [row[port.name] for row in rows])
+        values = bits[port.name]
         for i, bit in enumerate(port.bits):
             # bit row (t - skew) // period of the input bit (the last row after the end, 0
             # before the first)
@@ -168,6 +197,21 @@ def lane_inputs(portmap, rows):
             lanes[:, offsets[int(bit.side)] + bit.lane] = np.where(t >= bit.skew,
                                                                    values[row, i], 0)
     return lanes
+
+
+def lane_inputs(portmap, rows):
+    """The edge inputs of every subcycle that runs ``rows`` (see the module docstring), as a
+    lane array: shape ``(portmap.cycles_needed(len(rows)), 2 * (width + height))`` of 0/1
+    ``uint8`` (:func:`lane_window` of the whole run); row ``t`` is applied during subcycle
+    ``t``.
+
+    :param rows: checked rows (:func:`check_rows`), one per design cycle.
+    """
+    rows = check_rows(portmap, rows)
+    if not rows:
+        return lane_window(portmap, {}, 0, 0, 0)
+    total = check_subcycles(portmap, len(rows))
+    return lane_window(portmap, input_bits(portmap, rows), len(rows), 0, total)
 
 
 def edge_inputs(portmap, rows):
@@ -183,36 +227,100 @@ def edge_inputs(portmap, rows):
     return lanes_to_edges(lanes, portmap.width, portmap.height) if len(lanes) else []
 
 
-def sample_lanes(portmap, outputs, count):
-    """:func:`sample` from a lane array of edge outputs (``FastEmulator.run(n,
-    inputs=lanes)``: row ``t`` the edge outputs after subcycle ``t``), vectorised."""
+def _sample_window(portmap, outputs, start, into):
+    """Copy into ``into`` (``{output port: array (count, width)}``) every output bit read
+    after one of the subcycles ``start .. start + len(outputs) - 1``, whose edge outputs are
+    the rows of the lane array ``outputs`` (row ``k`` of a port's array holds the bits read
+    for row ``k``: after subcycle ``k*period + latency + skew - 1``)."""
     from .kernel import lane_slices
     offsets = [side.start for side in lane_slices(portmap.width, portmap.height)]
-    k = np.arange(check_int(count, "Rows", minimum=0)) * portmap.period + portmap.latency - 1
-    columns = {}
+    period, stop = portmap.period, start + len(outputs)
     for port in portmap.outputs:
-        bits = np.stack([outputs[k + bit.skew, offsets[int(bit.side)] + bit.lane]
-                         for bit in port.bits], axis=1) if port.bits else None
-        if bits is None:
-            columns[port.name] = [0] * len(k)
-        elif port.width <= 62:
-            value = (bits.astype(np.int64) << np.arange(port.width)).sum(axis=1)
-            if port.signed:
-                top = 1 << (port.width - 1)
-                value = np.where(value & top, value - 2 * top, value)
-            columns[port.name] = value.tolist()
-        else:
-            columns[port.name] = [port.decode(row) for row in bits.tolist()]
-    return [{name: column[r] for name, column in columns.items()} for r in range(len(k))]
+        target = into[port.name]
+        count = len(target)
+        for i, bit in enumerate(port.bits):
+            base = portmap.latency + bit.skew - 1          # row k is read after base + k*P
+            first = max(0, -(-(start - base) // period))
+            end = min(count, -(-(stop - base) // period))
+            if first < end:
+                t = base + np.arange(first, end) * period - start
+                target[first:end, i] = outputs[t, offsets[int(bit.side)] + bit.lane]
 
 
-def _row_bits(port, values):
-    """The bits of ``values`` (checked to fit ``port``), shape ``(rows, port.width)`` uint8,
-    least significant first (two's complement for negative values)."""
-    if port.width <= 62:
-        words = np.array(values, dtype=np.int64) & ((1 << port.width) - 1)
-        return ((words[:, None] >> np.arange(port.width)) & 1).astype(np.uint8)
-    return np.array([port.encode(value) for value in values], dtype=np.uint8)
+def output_rows(portmap, bits, count):
+    """``count`` output rows (list of dicts ``{output port: int}``, signed ports
+    sign-extended; empty dicts for a port map without outputs) from the output ports' bit
+    arrays ``{output port name: array (count, width)}`` (Python integers of any width:
+    :func:`bitgrid.values.from_bits`)."""
+    columns = {port.name: from_bits(bits[port.name], signed=port.signed)
+               for port in portmap.outputs}
+    return [{name: column[r] for name, column in columns.items()} for r in range(count)]
+
+
+def sample_lanes(portmap, outputs, count):
+    """:func:`sample` from a lane array of edge outputs (``FastEmulator.run(n,
+    inputs=lanes)``: row ``t`` the edge outputs after subcycle ``t``), vectorised.
+
+    :raises ValueError: if ``outputs`` has fewer rows than ``portmap.cycles_needed(count)``.
+    """
+    count = check_int(count, "Rows", minimum=0)
+    if count and len(outputs) < portmap.cycles_needed(count):
+        raise ValueError(f"{len(outputs)} subcycles of outputs; {count} rows need "
+                         f"{portmap.cycles_needed(count)}")
+    bits = {port.name: np.zeros((count, port.width), dtype=np.uint8)
+            for port in portmap.outputs}
+    _sample_window(portmap, np.asarray(outputs), 0, bits)
+    return output_rows(portmap, bits, count)
+
+
+def subcycle_bytes(portmap):
+    """Bytes one subcycle of a window of :func:`run_fast` takes while it runs: its input and
+    output lanes (``2 * (width + height)`` bytes each) and the index arrays that build
+    them."""
+    from .kernel import lane_count
+    return 2 * lane_count(portmap.width, portmap.height) + _SUBCYCLE_EXTRA
+
+
+def window_subcycles(portmap, budget=WINDOW_BYTES):
+    """Subcycles per window of :func:`run_fast` for ``budget`` bytes (at least 1)."""
+    return max(1, int(budget) // subcycle_bytes(portmap))
+
+
+def run_fast(config, portmap, bits, count, *, window=None, progress=None):
+    """Run ``count`` rows on the bit-parallel emulator (:class:`~bitgrid.fastemu.FastEmulator`,
+    batched on lane arrays) and read the output ports' bits, in windows of at most ``window``
+    subcycles: one emulator runs the whole stream of ``portmap.cycles_needed(count)``
+    subcycles, each window's input lanes built (:func:`lane_window`) and its outputs sampled
+    (the bits read in it) before the next, so memory stays near ``window *``
+    :func:`subcycle_bytes` however long the run. The result does not depend on ``window``.
+
+    :param config: the :class:`~bitgrid.config.Configuration` (of the port map's grid).
+    :param bits: the rows' input bits (:func:`input_bits`), ``{input port: array (count,
+        width)}``.
+    :param window: subcycles per window; default :func:`window_subcycles` (:data:`WINDOW_BYTES`).
+    :param progress: optional callable ``progress(done, total)`` in subcycles, after each
+        window.
+    :returns: ``{output port name: uint8 array (count, width)}`` of 0/1, row ``k`` the bits
+        read for row ``k`` (:func:`output_rows` makes integers of them).
+    :raises ValueError: for a ``window`` below 1.
+    """
+    from .fastemu import FastEmulator
+    count = check_int(count, "Rows", minimum=0)
+    window = window_subcycles(portmap) if window is None else check_int(window, "Window",
+                                                                        minimum=1)
+    outputs = {port.name: np.zeros((count, port.width), dtype=np.uint8)
+               for port in portmap.outputs}
+    if not count:
+        return outputs
+    total = portmap.cycles_needed(count)
+    engine = FastEmulator(config)
+    for start in range(0, total, window):
+        stop = min(total, start + window)
+        lanes = lane_window(portmap, bits, count, start, stop)
+        _sample_window(portmap, engine.run(stop - start, inputs=lanes), start, outputs)
+        del lanes
+        _report(progress, stop, total)
+    return outputs
 
 
 def sample_points(portmap, count):
@@ -257,12 +365,16 @@ def check_target(target):
         return target
     if isinstance(target, str) and target.startswith("serial:") and len(target) > 7:
         return target
+    if isinstance(target, str) and target.startswith("bgcf:"):
+        from .bgcf.target import parse_address
+        parse_address(target[len("bgcf:"):])            # raises for a bad address
+        return target
     if isinstance(target, str) and target.startswith("mesh:"):
         from .mesh import MeshShape
         MeshShape.parse(target[len("mesh:"):])          # raises for a bad shape
         return target
     raise ValueError(f"Unknown target {target!r}: use emu, fast, sim, mesh:COLSxROWS, "
-                     "loopback or serial:PORT")
+                     "loopback, serial:PORT or bgcf:HOST:PORT")
 
 
 def _report(progress, done, total):
@@ -276,12 +388,12 @@ def run_edges(config, steps, *, target="emu", simulator="icarus", needed=None, p
     ``target``; return the edge outputs after each subcycle.
 
     :param needed: optional set of the subcycle indices whose outputs are wanted; a host-runtime
-        target (``loopback``, ``serial:``) then runs the subcycles between them in one request
+        target (``loopback``, ``serial:``, ``bgcf:``) then runs the subcycles between them in one request
         each and returns a dict ``{index: Edges}`` holding only those (the other targets return
         every subcycle's outputs as a list either way).
     :param progress: optional callable ``progress(done, total)`` in subcycles.
     :param baudrate, timeout: of a ``serial:`` target (:func:`bitgrid.host.open_target`;
-        ``timeout`` in seconds per answer, None for the target's default).
+        ``timeout`` in seconds per answer, of a ``bgcf:`` target too, None for the target's default).
     :raises ValueError: for an unknown target or simulator.
     :raises bitgrid.sim.SimulationError: if the RTL simulation fails, the grid does not accept
         or read back the configuration, or disagrees with the reference emulator.
@@ -381,12 +493,10 @@ def evaluate(config, portmap, rows, *, target="emu", simulator="icarus", progres
     if not rows:
         return []
     check_subcycles(portmap, len(rows))
-    if target == "fast":            # batched on lane arrays: no Python per subcycle
-        from .fastemu import FastEmulator
-        lanes = lane_inputs(portmap, rows)
-        outputs = FastEmulator(config).run(len(lanes), inputs=lanes)
-        _report(progress, len(lanes), len(lanes))
-        return sample_lanes(portmap, outputs, len(rows))
+    if target == "fast":            # batched on lane arrays, in windows: no Python per subcycle
+        bits = run_fast(config, portmap, input_bits(portmap, rows), len(rows),
+                        progress=progress)
+        return output_rows(portmap, bits, len(rows))
     steps = edge_inputs(portmap, rows)
     needed = {t for points in sample_points(portmap, len(rows))
               for indices in points.values() for t in indices}

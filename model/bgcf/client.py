@@ -20,7 +20,8 @@ from bitgrid.protocol.bgcf import (
 
 from .connection import DEFAULT_PORT
 
-__all__ = ["BgcfClient", "ServerError", "DEFAULT_CHUNK", "edge_values", "run_vectors"]
+__all__ = ["BgcfClient", "ServerError", "DEFAULT_CHUNK", "edge_values", "run_vectors",
+           "split_words", "join_words", "join_ports"]
 
 #: Bytes per LOAD_CHUNK (the original client's size).
 DEFAULT_CHUNK = 1024
@@ -151,18 +152,41 @@ class BgcfClient:
         self.check()
 
     def set_inputs(self, values=None, **named):
-        """SET_INPUTS ``values`` (a mapping name -> unsigned value) and ``named``."""
+        """SET_INPUTS ``values`` (a mapping name -> unsigned 64-bit value, or pairs) and
+        ``named``: the names as the server has them (words, see :meth:`set_values`)."""
         values = dict(values or {}, **named)
         self.send(MsgType.SET_INPUTS, encode_values(values))
+
+    def set_values(self, values):
+        """SET_INPUTS of whole values of any width (a mapping name -> unsigned value): each
+        cut into its words ``name``, ``name.1``, ... (:func:`split_words`; 64 bits each, as
+        the server names a side or a port of more than 64 lanes). On a server with port
+        names every word the server has is set, zeros included; on another, as many words
+        as the value needs.
+
+        :raises ValueError: for a negative value, or one with bits beyond the lanes of a name
+            of several words or beyond 64 bits (nothing is sent; a word's own lanes are the
+            server's to check: TOO_WIDE).
+        """
+        widths = None
+        server = self.server or self.hello()
+        if server.features & Feature.PORT_NAMES:
+            widths = {p.name: p.width for p in self.ports() if p.direction == "in"}
+        self.set_inputs(split_words(values, widths))
 
     def step(self, subcycles=1):
         """STEP ``subcycles`` (0 to 2**32 - 1) subcycles."""
         self.send(MsgType.STEP, encode_step(subcycles))
 
     def outputs(self):
-        """GET_OUTPUTS: ``{name: value}`` of every output."""
+        """GET_OUTPUTS: ``{name: value}`` of every output, words as the server sends them."""
         return dict(decode_values(self.request(MsgType.GET_OUTPUTS, MsgType.OUTPUTS),
                                   "OUTPUTS"))
+
+    def values(self):
+        """GET_OUTPUTS as whole values: ``{name: value}`` with the words ``name.1``,
+        ``name.2``, ... joined into ``name`` (:func:`join_words`)."""
+        return join_words(self.outputs())
 
     def link(self, direction, local_out, remote_in, host, port, lanes=0, *, duplex=False):
         """LINK: the server's ``local_out`` drives ``remote_in`` of the server at
@@ -216,6 +240,70 @@ class BgcfClient:
         """Every input and output name with its width (extension)."""
         self._require(Feature.PORT_NAMES, "port names")
         return decode_ports(self.request(MsgType.GET_PORTS, MsgType.PORTS))
+
+
+def split_words(values, widths=None):
+    """``[(word name, word)]`` of whole values cut into BGCF words of 64 bits: ``name`` the
+    bits 0 to 63, ``name.1`` the bits 64 to 127, and so on (:func:`bitgrid.bgcf.names.word_names`).
+
+    :param values: a mapping name -> unsigned integer of any width.
+    :param widths: the server's input names and widths (``{name: bits}``, from GET_PORTS), or
+        None when unknown: then a value gives as many words as it needs (at least one), else
+        every word the server has for the name (zeros included), and a value wider than the
+        lanes of a name of several words is refused (one of a single word goes as it is: the
+        server refuses it, TOO_WIDE).
+    :raises ValueError: ``a=0x1ffff has bits beyond its 16 lanes`` / ``a=-1: a value is an
+        unsigned integer``.
+    """
+    from .names import WORD_LANES
+    mask = (1 << WORD_LANES) - 1
+    words = []
+    for name, value in values.items():
+        value = int(value)
+        if value < 0:
+            raise ValueError(f"{name}={value}: a value is an unsigned integer")
+        if widths is not None and name in widths:
+            names, lanes = [name], widths[name]
+            while f"{name}.{len(names)}" in widths:
+                lanes += widths[f"{name}.{len(names)}"]
+                names.append(f"{name}.{len(names)}")
+            if (len(names) > 1 or value >> WORD_LANES) and value >> lanes:
+                raise ValueError(f"{name}=0x{value:x} has bits beyond its {lanes} lanes")
+        else:
+            names = [name if k == 0 else f"{name}.{k}"
+                     for k in range(max(1, -(-value.bit_length() // WORD_LANES)))]
+        words += [(word, value >> (WORD_LANES * k) & mask) for k, word in enumerate(names)]
+    return words
+
+
+def join_words(values):
+    """``{name: value}`` with every word ``name.K`` of a name the mapping also has joined
+    into it (bits ``64 K`` and up), the inverse of :func:`split_words`; other names as they
+    are, in their order."""
+    from .names import WORD_LANES, word_of
+    joined = {}
+    for name, value in values.items():
+        base, word = word_of(name)
+        if word and base in values:
+            joined[base] = joined.get(base, 0) | value << (WORD_LANES * word)
+        else:
+            joined[name] = joined.get(name, 0) | value
+    return joined
+
+
+def join_ports(ports):
+    """The :class:`~bitgrid.protocol.bgcf.PortInfo` list of GET_PORTS with the words of a
+    name joined (:func:`join_words`): ``[(name, direction, width)]``, a name's width the sum
+    of its words'."""
+    from .names import word_of
+    present = {(p.name, p.direction) for p in ports}
+    joined = {}
+    for p in ports:
+        base, word = word_of(p.name)
+        key = (base, p.direction) if word and (base, p.direction) in present \
+            else (p.name, p.direction)
+        joined[key] = joined.get(key, 0) + p.width
+    return [(name, direction, width) for (name, direction), width in joined.items()]
 
 
 def edge_values(edges, width, height):

@@ -7,31 +7,54 @@
 * With a port map bound to the running program (:mod:`bitgrid.ports`), its port names too:
   an input port drives its lanes, an output port reads them (unsigned, least significant bit
   first; the port map's timing, period, latency and skew, is the client's to follow, as
-  ``bitgrid eval`` does). Ports of more than 64 bits are not offered.
+  ``bitgrid eval`` does). A port of more than 64 bits is cut into words as a side is: ``a``
+  holds its bits 0 to 63, ``a.1`` bits 64 to 127, and so on (:func:`word_names`), so a port
+  of any width is offered. A port whose name ends in ``.`` and digits (it would read as a
+  word of another name) or whose words are already names is not offered.
 
-Every name maps to a list of ``(side, lane)`` bits, value bit ``j`` being ``bits[j]``.
+Every name maps to a list of ``(side, lane)`` bits, value bit ``j`` being ``bits[j]``. A
+client joins the words back into whole values (:func:`bitgrid.bgcf.client.join_words`).
 """
+
+import re
 
 from bitgrid.protocol.bgcf import BgcfError, ErrorCode
 from bitgrid.terms import DIRECTIONS, E, N, S, W, Edges, side_lanes
 
-__all__ = ["WORD_LANES", "Names", "bus_word_names", "boundary_cell"]
+__all__ = ["WORD_LANES", "Names", "word_names", "word_of", "bus_word_names", "boundary_cell"]
 
 #: Lanes of one BGCF value.
 WORD_LANES = 64
 
+#: A word name ``NAME.K`` (``K`` at least 1): the lanes ``64 K`` to ``64 K + 63`` of ``NAME``.
+_WORD = re.compile(r"(.+)\.([1-9][0-9]*)\Z")
+
+
+def word_names(name, bits):
+    """``{word name: bits}`` of a value of ``len(bits)`` bits called ``name``, cut into words
+    of :data:`WORD_LANES`: ``name`` the first 64 bits, ``name.1`` the next 64, and so on.
+
+    :param bits: the value's bits (any items, least significant first; none: no words).
+    """
+    bits = tuple(bits)
+    return {(name if word == 0 else f"{name}.{word}"): bits[first:first + WORD_LANES]
+            for word, first in enumerate(range(0, len(bits), WORD_LANES))}
+
+
+def word_of(name):
+    """``(base name, word index)`` of a word name: ``("a", 2)`` for ``a.2``, ``("a", 0)`` for
+    ``a`` (a name without a word suffix is word 0 of itself)."""
+    match = _WORD.match(name)
+    return (match.group(1), int(match.group(2))) if match else (name, 0)
+
 
 def bus_word_names(width, height):
     """``{name: bits}`` of the edge bus words of a ``width`` x ``height`` grid, in SPEC side
-    order (``N``, ``N.1``, ..., ``E``, ...)."""
+    order (``N``, ``N.1``, ..., ``E``, ...): :func:`word_names` of each side's lanes."""
     names = {}
     for side in DIRECTIONS:
         lanes = side_lanes(side, width, height)
-        for word in range((lanes + WORD_LANES - 1) // WORD_LANES):
-            first = word * WORD_LANES
-            name = side.letter if word == 0 else f"{side.letter}.{word}"
-            names[name] = tuple((side, lane)
-                                for lane in range(first, min(first + WORD_LANES, lanes)))
+        names.update(word_names(side.letter, [(side, lane) for lane in range(lanes)]))
     return names
 
 
@@ -51,10 +74,11 @@ class Names:
         self.ports = []
         if portmap is not None:
             for port in portmap.ports:
-                if port.width > WORD_LANES or port.name in buses:
+                names = self.inputs if port.direction == "in" else self.outputs
+                words = word_names(port.name, [(bit.side, bit.lane) for bit in port.bits])
+                if word_of(port.name)[1] or any(word in names for word in words):
                     continue
-                bits = tuple((bit.side, bit.lane) for bit in port.bits)
-                (self.inputs if port.direction == "in" else self.outputs)[port.name] = bits
+                names.update(words)
                 self.ports.append(port)
 
     def lanes(self, name):

@@ -48,13 +48,16 @@ class _Progress:
               help="Where to run: emu (reference emulator), fast (bit-parallel emulator), sim "
                    "(the RTL grid in cocotb), mesh:COLSxROWS (the grid split over a simulated "
                    "mesh of chips, e.g. mesh:2x2), loopback (the Python model of a board's "
-                   "host protocol) or serial:PORT (a board, e.g. serial:/dev/ttyUSB0).")
+                   "host protocol), serial:PORT (a board, e.g. serial:/dev/ttyUSB0) or "
+                   "bgcf:HOST:PORT (any BGCF server, bitgrid serve or a board behind it, e.g. "
+                   "bgcf:127.0.0.1:7700; it is given the program).")
 @click.option("--simulator", type=click.Choice(SIMULATORS), default="icarus",
               show_default=True, help="RTL simulator of --target sim and mesh:.")
 @click.option("--baud", type=click.IntRange(min=1), default=115200, show_default=True,
               help="Baud rate of a serial target.")
 @click.option("--timeout", type=click.FloatRange(min=0.01),
-              help="Seconds to wait for each answer of a serial target (default 1).")
+              help="Seconds to wait for each answer of a serial target (default 1) or a "
+                   "bgcf: server (default 10).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
               metavar="OUT.csv",
               help="Write the output rows here (default, or -: standard output).")

@@ -118,8 +118,8 @@ def serve(target_spec, program, ports_path, size, port, bind, forward, simulator
 
 
 def _parse_values(texts):
-    """The ``--set`` options, each ``name=value,name=value`` (values in any int base), as one
-    dict; a name given twice is refused."""
+    """The ``--set`` options, each ``name=value,name=value`` (unsigned values of any width,
+    in any int base), as one dict; a name given twice is refused."""
     values = {}
     for text in texts:
         for pair in text.split(","):
@@ -131,8 +131,8 @@ def _parse_values(texts):
             except ValueError:
                 raise BadInput(f"--set {pair!r}: give name=value pairs, e.g. --set W=5,N=0x3") \
                     from None
-            if not 0 <= number < 1 << 64:
-                raise BadInput(f"--set {pair!r}: a value is an unsigned 64-bit integer")
+            if number < 0:
+                raise BadInput(f"--set {pair!r}: a value is an unsigned integer")
             if name in values:
                 raise BadInput(f"--set: {name} is given twice")
             values[name] = number
@@ -181,10 +181,13 @@ def _parse_link(text):
                    "at HOST:PORT (duplex: and back). Repeatable.")
 @click.option("--unlink", is_flag=True, help="Tear down the server's links.")
 @click.option("--set", "values", multiple=True, metavar="NAME=VALUE,...",
-              help="Set inputs (edge buses N, E, S, W, or port names). Repeatable.")
+              help="Set inputs (edge buses N, E, S, W, or port names; unsigned values of "
+                   "any width, a side or port of more than 64 lanes whole). Repeatable.")
 @click.option("--step", "subcycles", type=click.IntRange(0, 2**32 - 1), metavar="N",
               help="Run N subcycles.")
-@click.option("--get", "get_outputs", is_flag=True, help="Print the outputs.")
+@click.option("--get", "get_outputs", is_flag=True,
+              help="Print the outputs (whole values: the 64-bit words N, N.1, ... of a name "
+                   "joined).")
 @click.option("--status", is_flag=True, help="Print the subcycle counter and phase.")
 @click.option("--ports", "list_ports", is_flag=True, help="Print the input and output names.")
 @click.option("--readback", type=click.Path(dir_okay=False), metavar="FILE",
@@ -202,6 +205,7 @@ def client(host, port, timeout, wait, hello, program, links, unlink, values, sub
       bitgrid client --load adder.bgbs --set W=0x35 --step 24 --get
     """
     from bitgrid.bgcf import BgcfClient, ServerError
+    from bitgrid.bgcf.client import join_ports
     parsed_values = _parse_values(values)
     parsed_links = [_parse_link(text) for text in links]
     if not (hello or program is not None or links or unlink or values or subcycles is not None
@@ -253,11 +257,14 @@ def client(host, port, timeout, wait, hello, program, links, unlink, values, sub
             if unlink:
                 connection.unlink()
             if parsed_values:
-                connection.set_inputs(parsed_values)
+                try:
+                    connection.set_values(parsed_values)
+                except ValueError as error:
+                    raise BadInput(f"--set {error}") from None
             if subcycles is not None:
                 connection.step(subcycles)
             if get_outputs:
-                outputs = connection.outputs()
+                outputs = connection.values()
                 show("outputs", outputs if as_json else
                      ", ".join(f"{k}=0x{v:x}" for k, v in outputs.items()))
             if status:
@@ -265,8 +272,8 @@ def client(host, port, timeout, wait, hello, program, links, unlink, values, sub
                 show("status", {"subcycle": s.subcycle, "phase": "AB"[s.phase],
                                 "loaded": s.loaded, "links": s.links})
             if list_ports:
-                show("ports", [{"name": p.name, "direction": p.direction, "width": p.width}
-                               for p in connection.ports()])
+                show("ports", [{"name": name, "direction": direction, "width": width}
+                               for name, direction, width in join_ports(connection.ports())])
             if readback is not None:
                 from bitgrid.files import atomic_write
                 program_bytes = connection.readback()

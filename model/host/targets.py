@@ -375,7 +375,7 @@ def _name(command):
 
 
 #: The target specs :func:`open_target` takes (``serial:PORT`` names a port).
-TARGETS = ("emu", "fast", "mesh:COLSxROWS", "loopback", "sim", "serial:PORT")
+TARGETS = ("emu", "fast", "mesh:COLSxROWS", "loopback", "sim", "serial:PORT", "bgcf:HOST:PORT")
 
 #: Seconds :class:`ProtocolTarget` waits for an answer, by target kind, when no timeout is
 #: given: wall-clock for a serial port and the Python model, simulated for the simulated board
@@ -399,7 +399,10 @@ def open_target(spec, *, width=None, height=None, baudrate=115200, timeout=None,
       (:func:`bitgrid.sim.host_link.open_sim_target`; builds or finds the simulation model
       first; ``quiet`` silences the build's progress messages; ``timeout`` counts simulated
       seconds);
-    * ``serial:PORT``: a board on a serial port at ``baudrate``.
+    * ``serial:PORT``: a board on a serial port at ``baudrate``;
+    * ``bgcf:HOST:PORT``: the grid of a BGCF server (``bitgrid serve`` on any target, a board
+      behind it: :class:`bitgrid.bgcf.target.BgcfTarget`; ``timeout`` in seconds per answer,
+      default 10).
 
     Close the target (or use it as a context manager) when done: this ends the simulator of a
     ``sim`` target.
@@ -445,8 +448,12 @@ def open_target(spec, *, width=None, height=None, baudrate=115200, timeout=None,
             raise
         target.retries = DEFAULT_RETRIES
         return target
-    raise ValueError(f"unknown target {spec!r}: use emu, fast, mesh:COLSxROWS, loopback, sim "
-                     "or serial:PORT")
+    if isinstance(spec, str) and spec.startswith("bgcf:"):
+        from bitgrid.bgcf.target import BgcfTarget, parse_address
+        host, port = parse_address(spec[len("bgcf:"):])
+        return BgcfTarget(host, port, timeout=10.0 if timeout is None else timeout)
+    raise ValueError(f"unknown target {spec!r}: use emu, fast, mesh:COLSxROWS, loopback, sim, "
+                     "serial:PORT or bgcf:HOST:PORT")
 
 
 def run_vectors(target, case, config=None, steps=None):

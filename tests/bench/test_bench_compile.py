@@ -177,18 +177,48 @@ def test_outside_designs(tmp_path):
         "module helper(input a, input b, output y); assign y = a ^ b; endmodule\n"
         "module pair(input [1:0] x, input z, output y);\n"
         "  wire t; helper h(.a(x[0]), .b(x[1]), .y(t)); assign y = t & z;\nendmodule\n")
+    # issue 36 item 7: a 64-bit output (bit 63 set) was a "compiler bug" of the check
+    (tmp_path / "w.v").write_text("module w(input [3:0] s, output [63:0] y);\n"
+                                  "  assign y = {60'b0, s} << 60;\nendmodule\n")
     (tmp_path / "notes.txt").write_text("not a design")
     part = bench_compile.measure([], progress=False, outside=tmp_path)
     rows = part["rows"]
-    assert [(r["series"], r["top"]) for r in rows] == [("outside", "top"), ("outside", "pair")]
+    assert [(r["series"], r["top"]) for r in rows] == [("outside", "top"), ("outside", "pair"),
+                                                       ("outside", "w")]
     assert all("error" not in r for r in rows) and "outside" not in part["exponents"]
-    assert [common.value(r["yosys_luts"]) for r in rows] == [1, 1]
+    assert [common.value(r["yosys_luts"]) for r in rows] == [1, 1, 0]
+    # The check of bitgrid compile ran on each: every input combination (3, 3 and 4 bits).
+    assert [r["checked"] for r in rows] == [8, 8, 16]
+    assert all("check" in r["stage_seconds"] for r in rows)
     text = bench_compile.format_part(part)
     assert "-- outside" in text and "\nmaj " in text and "\npair " in text
     with pytest.raises(ValueError, match="holds no .v file"):
         bench_compile.outside_plan(_empty(tmp_path))
     with pytest.raises(ValueError, match="is not a folder"):
         bench_compile.outside_plan(tmp_path / "maj.v")
+
+
+def test_outside_designs_are_checked(tmp_path, monkeypatch):
+    """--outside runs the check of bitgrid compile (issue 36 item 7): a back end that gives a
+    wrong program (here: every cell empty, so the output stays 0) makes the row a compiler
+    bug instead of figures (the child is forked: it runs the patched back end)."""
+    import bitgrid.compiler
+    from bitgrid.config import Configuration
+    real = bitgrid.compiler.compile_netlist
+
+    def empty(netlist, **options):
+        result = real(netlist, **options)
+        return result._replace(config=Configuration(result.config.width,
+                                                    result.config.height))
+    monkeypatch.setattr(bitgrid.compiler, "compile_netlist", empty)
+    (tmp_path / "maj.v").write_text("module maj(input a, input b, input c, output y);\n"
+                                    "  assign y = (a & b) | (a & c) | (b & c);\nendmodule\n")
+    row, = bench_compile.measure([], progress=False, outside=tmp_path)["rows"]
+    # rows run a, b, c with c the fastest: row 3 (a=0, b=1, c=1) is the first majority
+    assert row["error"].startswith("CompileError: compiler bug: the program differs from the "
+                                   "design in row 3 (a=0, b=1, c=1): y is 0, the design "
+                                   "gives 1"), row
+    assert "total_cells" not in row
 
 
 def _empty(tmp_path):

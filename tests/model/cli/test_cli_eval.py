@@ -91,7 +91,7 @@ def test_port_map_for_another_size(signed, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (("--target", "board"), "--target: Unknown target 'board': use emu, fast, sim, "
-                            "mesh:COLSxROWS, loopback or serial:PORT"),
+                            "mesh:COLSxROWS, loopback, serial:PORT or bgcf:HOST:PORT"),
     (("--target", "mesh:3"), "--target: "),
     (("--cycles", "3"), "--cycles is for a port map without input ports"),
     ((), None),

@@ -81,7 +81,7 @@ def test_client_links_two_servers(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--set", "W"], "--set 'W': give name=value pairs"),
     (["--set", "W=zz"], "--set 'W=zz': give name=value pairs"),
-    (["--set", "W=-1"], "a value is an unsigned 64-bit integer"),
+    (["--set", "W=-1"], "a value is an unsigned integer"),
     (["--link", "E,E,W,h"], "give --link DIR,LOCAL_OUT,REMOTE_IN,HOST,PORT"),
     (["--link", "Q,E,W,h,1"], "DIR is N, E, S or W"),
     (["--link", "E,E,W,h,0"], "PORT is 1 to 65535"),
