@@ -14,7 +14,8 @@ import socket
 
 from bitgrid.protocol.bgcf import (
     ErrorCode, Feature, FrameReader, Hello, Link, LinkFlag, MsgType, decode_config_chunk,
-    decode_error, decode_hello, decode_link_ack, decode_ports, decode_status, decode_values,
+    decode_error, decode_hello, decode_link_ack, decode_ports, decode_rows, decode_status,
+    decode_values,
     encode_hello, encode_link, encode_load_chunk, encode_readback, encode_step, encode_values,
     pack_frame)
 
@@ -185,8 +186,31 @@ class BgcfClient:
 
     def values(self):
         """GET_OUTPUTS as whole values: ``{name: value}`` with the words ``name.1``,
-        ``name.2``, ... joined into ``name`` (:func:`join_words`)."""
+        ``name.2``, ... joined into ``name`` (:func:`join_words`). A server with
+        :attr:`~bitgrid.protocol.bgcf.Feature.ROWS` leaves out a named output port that has
+        no whole row yet (:meth:`read`)."""
         return join_words(self.outputs())
+
+    def rows(self):
+        """GET_ROWS: the :class:`~bitgrid.protocol.bgcf.Rows` of the named output ports
+        (extension: their whole rows, docs/serve.md "Rows")."""
+        self._require(Feature.ROWS, "whole rows")
+        return decode_rows(self.request(MsgType.GET_ROWS, MsgType.ROWS))
+
+    def read(self):
+        """The outputs as whole values, and what is not whole yet: ``(values, missing)``,
+        ``values`` as :meth:`values` gives them, ``missing`` ``{port: subcycles}`` for each
+        named output port with no whole row since the inputs last changed (the subcycles to
+        STEP before it has one). A server without
+        :attr:`~bitgrid.protocol.bgcf.Feature.ROWS` gives no ``missing`` (its named ports are
+        read as they are, whatever rows their bits hold)."""
+        server = self.server or self.hello()
+        values = self.values()
+        missing = {}
+        if server.features & Feature.ROWS:
+            missing = {info.name: info.missing for info in self.rows().ports
+                       if not info.whole}
+        return values, missing
 
     def link(self, direction, local_out, remote_in, host, port, lanes=0, *, duplex=False):
         """LINK: the server's ``local_out`` drives ``remote_in`` of the server at

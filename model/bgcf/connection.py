@@ -9,13 +9,13 @@ from bitgrid.protocol.bgcf import (
     MAX_PAYLOAD, VERSION, BgcfError, ErrorCode, Feature, FrameReader, Hello, MsgType,
     decode_link, decode_load_chunk, decode_readback, decode_step, decode_values,
     encode_config_chunk, encode_error, encode_hello, encode_link_ack, encode_ports,
-    encode_status, encode_values, pack_frame)
+    encode_rows, encode_status, encode_values, pack_frame)
 
 __all__ = ["FEATURES", "MAX_SESSIONS", "DEFAULT_PORT", "Connection", "program_size"]
 
 #: What this server announces in HELLO.
 FEATURES = (Feature.READBACK | Feature.STATUS | Feature.PORT_NAMES | Feature.SYNC_STEP
-            | Feature.DUPLEX_LINK)
+            | Feature.DUPLEX_LINK | Feature.ROWS)
 #: Load sessions one connection may hold at once (each at most one program in size).
 MAX_SESSIONS = 4
 #: The original toolchain's port.
@@ -24,7 +24,7 @@ DEFAULT_PORT = 9000
 
 #: Messages that carry no payload (one that has one is refused).
 _NO_PAYLOAD = frozenset({MsgType.APPLY, MsgType.GET_OUTPUTS, MsgType.UNLINK, MsgType.GET_STATUS,
-                         MsgType.GET_PORTS})
+                         MsgType.GET_PORTS, MsgType.GET_ROWS})
 
 
 def program_size(width, height):
@@ -160,6 +160,8 @@ class Connection:
             return self._frame(MsgType.STATUS, encode_status(service.status()))
         elif kind == MsgType.GET_PORTS:
             return self._frame(MsgType.PORTS, encode_ports(service.ports()))
+        elif kind == MsgType.GET_ROWS:
+            return self._frame(MsgType.ROWS, encode_rows(service.row_status()))
         else:
             raise BgcfError(ErrorCode.UNKNOWN_TYPE, f"unknown message type 0x{kind:02x}")
         return None

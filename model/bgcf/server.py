@@ -26,12 +26,13 @@ import time
 
 from bitgrid.bitstream import Bitstream, BitstreamError
 from bitgrid.host import LinkError, TargetError
-from bitgrid.protocol.bgcf import BgcfError, ErrorCode, LinkFlag, PortInfo, Status, StepFlag
+from bitgrid.protocol.bgcf import BgcfError, ErrorCode, LinkFlag, PortInfo, Rows, Status, StepFlag
 from bitgrid.terms import Edges
 
 from .connection import DEFAULT_PORT, Connection
 from .links import FORWARD_POLICIES, PeerLink
-from .names import Names
+from .names import WORD_LANES, Names, word_names
+from .rows import RowReader
 
 __all__ = ["GridService", "BgcfServer", "is_loopback"]
 
@@ -72,6 +73,7 @@ class GridService:
         self.links = []
         self.program = None
         self.names = Names(self.width, self.height)
+        self.rows = None
         self.inputs = self._outputs = Edges()
         self.subcycle = 0
         self.stopping = threading.Event()
@@ -98,6 +100,7 @@ class GridService:
                 self.inputs = self._outputs = Edges()
                 self.subcycle = 0
                 self.names = Names(self.width, self.height, self.portmap if bound else None)
+                self.rows = RowReader(self.portmap, self.names.ports) if bound else None
 
     def apply(self, data):
         """APPLY: run the BGBS program ``data`` (bytes); the running one keeps running if it
@@ -128,15 +131,39 @@ class GridService:
     # -- inputs and outputs ----------------------------------------------------------------
 
     def set_inputs(self, items):
-        """SET_INPUTS: every ``(name, value)``, all or nothing (:meth:`Names.set`)."""
+        """SET_INPUTS: every ``(name, value)``, all or nothing (:meth:`Names.set`); a change
+        of an input port's lanes starts the wait for a whole row (:mod:`bitgrid.bgcf.rows`)."""
         with self._state:
-            self.inputs = self.names.set(self.inputs, items)
+            old, self.inputs = self.inputs, self.names.set(self.inputs, items)
+            if self.rows:
+                self.rows.inputs_changed(self.subcycle, old, self.inputs)
 
     def outputs(self):
-        """The ``(name, value)`` of every output after the last subcycle run."""
+        """The ``(name, value)`` of every output after the last subcycle run: the bus words
+        as they are; a named output port (its words) with the value of its latest whole row
+        (:mod:`bitgrid.bgcf.rows`), left out while it has none."""
         with self._state:
             self._require()
-            return self.names.values(self._outputs)
+            values = self.names.values(self._outputs)
+            if not self.rows:
+                return values
+            named = {}
+            for port, whole in zip(self.rows.outputs, self.rows.values(self.subcycle).values()):
+                words = word_names(port.port.name, range(port.port.width))
+                for k, word in enumerate(words):
+                    named[word] = None if whole is None else \
+                        whole[1] >> (WORD_LANES * k) & ((1 << WORD_LANES) - 1)
+            return [(name, named.get(name, value)) for name, value in values
+                    if named.get(name, value) is not None]
+
+    def row_status(self):
+        """GET_ROWS: the :class:`~bitgrid.protocol.bgcf.Rows` of the named output ports
+        (period 0 and none without a port map)."""
+        with self._state:
+            self._require()
+            if not self.rows:
+                return Rows(0, 0, 0, self.subcycle, 0, [])
+            return self.rows.rows(self.subcycle)
 
     # -- stepping --------------------------------------------------------------------------
 
@@ -195,10 +222,26 @@ class GridService:
                             self.set_inputs([(link.local_out, value)])
 
     def _run_local(self, subcycles):
-        """Run ``subcycles`` on the target in batches; stops early (the subcycles run so far
-        stay run) once :meth:`stop` is called."""
+        """Run ``subcycles`` on the target; stops early (the subcycles run so far stay run)
+        once :meth:`stop` is called. With named output ports, the step also stops after each
+        subcycle of its end at which one of their bits is read, and keeps those bits
+        (:class:`~bitgrid.bgcf.rows.RowReader`)."""
+        start, reader = self.subcycle, self.rows
+        stops = [t + 1 for t in reader.stops(start, start + subcycles)] if reader else []
+        for end in stops + [start + subcycles]:
+            self._run_batches(end - self.subcycle)
+            if self.subcycle != end:
+                return                  # stopped
+            if reader and end in stops:
+                with self._state:
+                    reader.capture(end - 1, self._outputs)
+
+    def _run_batches(self, subcycles):
+        """Run ``subcycles`` on the target in batches (growing while each takes under
+        :data:`_BATCH_SECONDS`, to at most :data:`_STEP_BATCH`); stops early once :meth:`stop`
+        is called."""
         batch = 1
-        while subcycles and not self.stopping.is_set():
+        while subcycles > 0 and not self.stopping.is_set():
             batch = min(subcycles, batch)
             with self._state:
                 inputs = self.inputs

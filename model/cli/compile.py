@@ -59,7 +59,10 @@ def _summary(report, paths):
              f"{cells.get('routing', '?')}, delay {cells.get('delay', '?')}) on a "
              f"{grid[0]} x {grid[1]} grid",
              f"period {report.get('period', '?')} subcycles, latency "
-             f"{report.get('latency', '?')} subcycles",
+             f"{report.get('latency', '?')} subcycles"
+             + (f", depth {report['depth']} (the whole row, with the output skews)"
+                if report.get("depth", report.get("latency")) != report.get("latency")
+                else ""),
              (f"block {', '.join(report['blocks'])}" if report.get("back_end") == "blocks"
               else f"{report.get('back_end', '?')} back end"),
              (f"checked on {report['checked']} "

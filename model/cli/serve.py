@@ -206,6 +206,7 @@ def client(host, port, timeout, wait, hello, program, links, unlink, values, sub
     """
     from bitgrid.bgcf import BgcfClient, ServerError
     from bitgrid.bgcf.client import join_ports
+    from bitgrid.protocol.bgcf import Feature
     parsed_values = _parse_values(values)
     parsed_links = [_parse_link(text) for text in links]
     if not (hello or program is not None or links or unlink or values or subcycles is not None
@@ -264,16 +265,40 @@ def client(host, port, timeout, wait, hello, program, links, unlink, values, sub
             if subcycles is not None:
                 connection.step(subcycles)
             if get_outputs:
-                outputs = connection.values()
-                show("outputs", outputs if as_json else
-                     ", ".join(f"{k}=0x{v:x}" for k, v in outputs.items()))
+                outputs, missing = connection.read()
+                if as_json:
+                    show("outputs", {**outputs, **{name: None for name in missing}})
+                    if missing:
+                        show("missing", missing)
+                else:
+                    show("outputs", ", ".join(
+                        [f"{k}=0x{v:x}" for k, v in outputs.items()]
+                        + [f"{k}=none (no whole row since the inputs changed: {n} more "
+                           f"subcycle{'s' * (n != 1)})" for k, n in missing.items()]))
             if status:
                 s = connection.status()
                 show("status", {"subcycle": s.subcycle, "phase": "AB"[s.phase],
                                 "loaded": s.loaded, "links": s.links})
             if list_ports:
-                show("ports", [{"name": name, "direction": direction, "width": width}
-                               for name, direction, width in join_ports(connection.ports())])
+                ports = [{"name": name, "direction": direction, "width": width}
+                         for name, direction, width in join_ports(connection.ports())]
+                server = connection.server or connection.hello()
+                rows = connection.rows() if server.features & Feature.ROWS else None
+                if rows is not None and rows.period:
+                    # the port map's timing, as bitgrid compile's report and docs/ports.md
+                    skews = {info.name: info for info in rows.ports}
+                    for entry in ports:
+                        info = skews.get(entry["name"])
+                        if info is not None and entry["direction"] == "out":
+                            entry.update(latency=rows.latency, skews=[info.first_skew,
+                                                                      info.last_skew],
+                                         depth=rows.latency + info.last_skew)
+                    if not as_json:
+                        show("timing", f"period {rows.period}, latency {rows.latency} "
+                                       "subcycles (an output bit of skew s is read latency + "
+                                       "s subcycles after its row starts; depth: latency + the "
+                                       "last skew, when the whole row is there)")
+                show("ports", ports)
             if readback is not None:
                 from bitgrid.files import atomic_write
                 program_bytes = connection.readback()

@@ -192,6 +192,9 @@ def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, param
                         "flip_flops": synthesis.stats["flip_flops"]},
               "clock": synthesis.stats["clock"], "dropped": list(synthesis.dropped)}
     report.update(result.report)
+    # the subcycles from a row's start to its last output bit (latency + the last skew): when
+    # a whole row can be read (docs/ports.md, docs/serve.md "Rows")
+    report["depth"] = result.portmap.depth
     report["checked"] = checked
     report["times"] = {**synthesis.stats.get("times", {}), **result.report.get("times", {})}
     report["total_time"] = time.perf_counter() - started

@@ -35,7 +35,8 @@ __all__ = ["MAGIC", "VERSION", "HEADER_SIZE", "MAX_PAYLOAD", "MsgType", "ErrorCo
            "encode_values", "decode_values", "encode_error", "decode_error", "encode_link",
            "decode_link", "encode_link_ack", "decode_link_ack", "encode_readback",
            "decode_readback", "encode_config_chunk", "decode_config_chunk", "encode_status",
-           "decode_status", "encode_ports", "decode_ports", "DIRECTION_CODES"]
+           "decode_status", "encode_ports", "decode_ports", "RowInfo", "Rows", "encode_rows", "decode_rows",
+           "DIRECTION_CODES"]
 
 MAGIC = b"BGCF"
 VERSION = 1
@@ -67,6 +68,8 @@ class MsgType(enum.IntEnum):
     STATUS = 0x23       # u64 subcycle, u8 phase, u8 loaded, u16 links
     GET_PORTS = 0x24    # no payload; answered with PORTS
     PORTS = 0x25        # u16 count, count x {u8 direction, u8 name_len, name, u16 width}
+    GET_ROWS = 0x26     # no payload; answered with ROWS
+    ROWS = 0x27         # the rows of the named output ports (:class:`Rows`)
     ERROR = 0x7F        # u16 code, u8 msg_len, message
 
 
@@ -95,6 +98,9 @@ class Feature(enum.IntFlag):
     PORT_NAMES = 1 << 2   # GET_PORTS / PORTS, and port-map names in SET_INPUTS / OUTPUTS
     SYNC_STEP = 1 << 3    # STEP flag SYNC (a forwarded step to a subcycle count)
     DUPLEX_LINK = 1 << 4  # LINK flag DUPLEX (the link carries both directions)
+    #: GET_ROWS / ROWS, and OUTPUTS that leave out a named output port with no whole row
+    #: since the inputs last changed (docs/serve.md, "Rows")
+    ROWS = 1 << 5
 
 
 class StepFlag(enum.IntFlag):
@@ -463,3 +469,57 @@ def decode_ports(payload):
         ports.append(PortInfo(name, "out" if direction else "in", width))
     reader.end()
     return ports
+
+
+class RowInfo(typing.NamedTuple):
+    """One named output port in ROWS: its ``name`` (the first word's, for a port of more than
+    64 bits), its bits' ``first_skew`` and ``last_skew`` (subcycles after the latency),
+    whether it has a ``whole`` row (all its bits read for one row whose inputs were all
+    applied after their last change), that ``row`` (the design cycle since reset; 0 if none)
+    and, without one, the subcycles ``missing`` until the first such row is complete."""
+    name: str
+    first_skew: int
+    last_skew: int
+    whole: bool
+    row: int
+    missing: int
+
+
+class Rows(typing.NamedTuple):
+    """ROWS: the port map's ``period`` and ``latency`` (subcycles), the first input bit's
+    skew ``input_skew``, the subcycle counter, the counter at which the inputs last changed
+    (``changed``) and a :class:`RowInfo` per named output port.
+
+    Payload: u32 period, u32 latency, i16 input_skew, u64 subcycle, u64 changed, u16 count,
+    count x {u8 name_len, name, i16 first_skew, i16 last_skew, u8 whole, u64 row,
+    u32 missing} (skews may be negative: docs/ports.md)."""
+    period: int
+    latency: int
+    input_skew: int
+    subcycle: int
+    changed: int
+    ports: list
+
+
+def encode_rows(rows):
+    parts = [struct.pack("<IIhQQH", rows.period, rows.latency, rows.input_skew, rows.subcycle,
+                         rows.changed, len(rows.ports))]
+    for port in rows.ports:
+        raw = port.name.encode("utf-8")
+        parts += [bytes([len(raw)]), raw,
+                  struct.pack("<hhBQI", port.first_skew, port.last_skew, int(port.whole),
+                              port.row, min(port.missing, 0xFFFFFFFF))]
+    return b"".join(parts)
+
+
+def decode_rows(payload):
+    reader = _Reader(payload, "ROWS")
+    period, latency, input_skew, subcycle, changed, count = reader.unpack("IIhQQH")
+    ports = []
+    for _ in range(count):
+        (length,) = reader.unpack("B")
+        name = reader.text(length)
+        first, last, whole, row, missing = reader.unpack("hhBQI")
+        ports.append(RowInfo(name, first, last, bool(whole), row, missing))
+    reader.end()
+    return Rows(period, latency, input_skew, subcycle, changed, ports)

@@ -51,7 +51,7 @@ def test_serve_and_client_processes(tmp_path):
         for _ in range(5):
             expected = reference.step(Edges(n=3, w=0x5A))
         assert lines[0]["hello"] == {"width": 8, "height": 8, "proto_version": 1,
-                                     "features": 31}
+                                     "features": 63}
         assert lines[1]["outputs"] == dict(zip("NESW", expected))
         assert lines[2]["status"] == {"subcycle": 5, "phase": "B", "loaded": True, "links": 0}
         assert bitstream.load(str(tmp_path / "rb.bgbs")).config == config
@@ -202,3 +202,25 @@ def test_a_program_sliced_over_four_serve_processes(tmp_path):
             outputs = {chip: Edges(*(c.outputs()[s] for s in "NESW"))
                        for chip, c in clients.items()}
             assert join_edges(outputs, shape, 4, 4) == reference.step(edges), t
+
+
+def test_client_get_says_when_a_named_port_has_no_whole_row():
+    """A named output read before its row is complete prints none and the subcycles missing;
+    --ports gives the port map's timing."""
+    from support.port_programs import skewed_routes
+    config, portmap = skewed_routes()[:2]
+    portmap = portmap.for_program(config)
+    with serving("emu", 8, 8, program=config, portmap=portmap) as server:
+        port = str(server.port)
+        result = client("--port", port, "--set", "a=10,b=3", "--step", "4", "--get")
+        assert result.exit_code == 0, result.output
+        assert "qa=none (no whole row since the inputs changed: 11 more subcycles)" \
+            in result.output
+        result = client("--port", port, "--step", "11", "--get", "--json")
+        outputs = json.loads(result.output.splitlines()[0])["outputs"]
+        assert (outputs["qa"], outputs["qb"]) == (10, 3)
+        result = client("--port", port, "--ports", "--json")
+        listed = {p["name"]: p for p in json.loads(result.output)["ports"]
+                  if p["direction"] == "out"}
+        assert listed["qa"]["latency"] == 10 and listed["qa"]["skews"] == [0, 5]
+        assert listed["qb"]["skews"] == [-1, 2] and listed["qb"]["depth"] == 12

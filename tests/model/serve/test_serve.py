@@ -118,7 +118,7 @@ def test_hello_reports_the_grid_and_the_features(raw):
     hello = decode_hello(raw.next().payload)
     assert hello == Hello(8, 8, 1, hello.features)
     assert hello.features == int(Feature.READBACK | Feature.STATUS | Feature.PORT_NAMES
-                                 | Feature.SYNC_STEP | Feature.DUPLEX_LINK)
+                                 | Feature.SYNC_STEP | Feature.DUPLEX_LINK | Feature.ROWS)
 
 
 def test_bad_crc_gets_an_error_and_the_server_goes_on(raw):
@@ -406,7 +406,8 @@ def _port_program():
     portmap = ports.PortMap(8, 8, [
         ports.Port("a", "in", tuple(ports.PortBit(W, i) for i in range(4))),
         ports.Port("flag", "in", (ports.PortBit(N, 5),)),
-        ports.Port("y", "out", tuple(ports.PortBit(E, i) for i in range(4)))],
+        # a route of 8 cells from (0, i): 8 subcycles, 9 from an odd cell (SPEC section 4)
+        ports.Port("y", "out", tuple(ports.PortBit(E, i, skew=i % 2) for i in range(4)))],
         latency=8).for_program(config)
     return config, portmap
 
