@@ -23,15 +23,18 @@ class _Progress:
     def __init__(self):
         self._bar = self._stage = None
 
-    def __call__(self, stage, done, total):
+    def __call__(self, stage, done, total, detail=None):
         if stage != self._stage:
             self.close()
             from tqdm import tqdm
             self._stage = stage
             self._bar = tqdm(total=total or None, desc=_STAGES.get(stage, stage),
-                             file=sys.stderr, leave=False, unit="step")
+                             file=sys.stderr, leave=False,
+                             unit="pass" if stage == "synthesis" else "step")
         if total and self._bar.total != total:
             self._bar.total = total
+        if detail is not None:          # Yosys' pass, as Yosys names it
+            self._bar.set_postfix_str(detail[:60], refresh=False)
         self._bar.update(max(0, done - self._bar.n))
 
     def close(self):

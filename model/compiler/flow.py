@@ -21,6 +21,7 @@ on fewer rows than it chose, because they would not fit the memory, says so in
 """
 
 import json
+import inspect
 import os
 import pathlib
 import tempfile
@@ -84,8 +85,21 @@ def _is_elaboratable(value):
     return isinstance(value, Elaboratable)
 
 
+def _takes_detail(callback):
+    """Whether ``callback`` takes a fourth argument (a progress callback's ``detail``)."""
+    try:
+        signature = inspect.signature(callback)
+    except (TypeError, ValueError):
+        return False
+    try:
+        signature.bind(None, None, None, None)
+    except TypeError:
+        return False
+    return True
+
+
 def front_end(design=None, *, top=None, amaranth=None, expr=None, vars=None,
-              parameters=None, ports=None):
+              parameters=None, ports=None, passes=None):
     """Run the front end that the arguments name (see :func:`compile`).
 
     :returns: ``(SynthesisResult, info)``, ``info`` the report's ``front_end`` and
@@ -110,7 +124,7 @@ def front_end(design=None, *, top=None, amaranth=None, expr=None, vars=None,
         with tempfile.TemporaryDirectory(prefix="bitgrid-expr-") as folder:
             path = pathlib.Path(folder) / f"{name}.v"
             path.write_text(verilog)
-            result = synthesize(path, top=name)
+            result = synthesize(path, top=name, passes=passes)
         return result, {"front_end": "expr", "sources": [expr]}
     if amaranth is not None or _is_elaboratable(design):
         from .amaranth import load_amaranth, netlist_from_amaranth
@@ -125,7 +139,7 @@ def front_end(design=None, *, top=None, amaranth=None, expr=None, vars=None,
     sources = [design] if isinstance(design, (str, os.PathLike)) else list(design)
     if top is None:
         raise CompileError("--top NAME is needed: the top module of the Verilog sources")
-    result = synthesize(sources, top=top, parameters=parameters)
+    result = synthesize(sources, top=top, parameters=parameters, passes=passes)
     return result, {"front_end": "verilog", "sources": [str(s) for s in sources]}
 
 
@@ -165,12 +179,20 @@ def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, param
     started = time.perf_counter()
     region = parse_region(region)
     defects = read_defects(defects)
+    passes = None
     if progress is not None:
-        progress("synthesis", 0, 1)
+        progress("synthesis", 0, 0)
+        # Yosys' passes as it starts them: a count (the total is not known before), and the
+        # pass's name to a callback that takes one (``progress(stage, done, total, detail)``)
+        detailed = _takes_detail(progress)
+
+        def passes(done, name):
+            if detailed:
+                progress("synthesis", done, 0, name)
+            else:
+                progress("synthesis", done, 0)
     synthesis, info = front_end(design, top=top, amaranth=amaranth, expr=expr, vars=vars,
-                                parameters=parameters, ports=ports)
-    if progress is not None:
-        progress("synthesis", 1, 1)
+                                parameters=parameters, ports=ports, passes=passes)
     netlist = synthesis.netlist
     result = compile_netlist(netlist, width=width, height=height, region=region,
                              defects=defects, pins=pins, seed=seed, progress=progress,

