@@ -146,3 +146,41 @@ def verdict(name, mismatches, steps):
         return EXIT_MISMATCH
     click.echo(f"PASS: {name}: all {steps} steps match")
     return EXIT_OK
+
+
+class StageTimer:
+    """A line on stderr that names what a long step without a known length is doing and for
+    how long (``generating Verilog (Amaranth, Yosys) 0:12``), updated twice a second from a
+    thread, removed when it ends; for a step that reports no progress of its own (issue 39
+    item 5). Shown on a terminal, or with ``force`` (``--progress``); never in JSON output.
+
+    Use as a context manager: ``with StageTimer("generating Verilog", force=progress): ...``.
+    """
+
+    def __init__(self, text, *, force=False):
+        import sys
+        self._text, self._on = text, force or sys.stderr.isatty()
+        self._bar = self._thread = None
+        self._done = None
+
+    def __enter__(self):
+        if self._on:
+            import sys
+            import threading
+            from tqdm import tqdm
+            self._bar = tqdm(total=None, desc=self._text, file=sys.stderr, leave=False,
+                             bar_format="{desc} {elapsed}")
+            self._done = threading.Event()
+            self._thread = threading.Thread(target=self._tick, daemon=True)
+            self._thread.start()
+        return self
+
+    def _tick(self):
+        while not self._done.wait(0.5):
+            self._bar.refresh()
+
+    def __exit__(self, *exc):
+        if self._bar is not None:
+            self._done.set()
+            self._thread.join()
+            self._bar.close()

@@ -7,7 +7,7 @@ import click
 from bitgrid.files import atomic_write
 from bitgrid.terms import STORAGES
 
-from .common import check_writable, load_bitstream
+from .common import StageTimer, check_writable, load_bitstream
 from .engine import check_engine_options, engine_options
 from .errors import explain
 from .params import SizeType
@@ -26,7 +26,9 @@ __all__ = ["verilog"]
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
               show_default=True, help="Output file ('-' for standard output).")
 @engine_options
-def verilog(size, storage, init_path, output, engine, evaluators):
+@click.option("--progress", "show_progress", is_flag=True,
+              help="Show the stage and its time on stderr even when it is not a terminal.")
+def verilog(size, storage, init_path, output, engine, evaluators, show_progress):
     """Write the Verilog of a WxH grid (top module bitgrid_grid). Example:
 
     \b
@@ -44,7 +46,10 @@ def verilog(size, storage, init_path, output, engine, evaluators):
                       "grid ({error}); try a smaller --size, or free some memory")
     started = time.monotonic()
     engine_args = {"engine": engine, "evaluators": evaluators} if engine != "direct" else {}
-    text = grid_verilog(width, height, storage=storage, init=init, **engine_args)
+    # a 256 x 256 direct grid takes about 100 s (2-core machine): say what runs meanwhile
+    with StageTimer(f"generating the Verilog of the {width} x {height} grid (Amaranth, then "
+                    "Yosys)", force=show_progress):
+        text = grid_verilog(width, height, storage=storage, init=init, **engine_args)
     if output == "-":
         click.echo(text, nl=False)
     else:

@@ -148,6 +148,17 @@ def test_verilog(tmp_path):
     assert "Grid width must be even" in result.output
 
 
+def test_verilog_progress_names_the_stage(tmp_path):
+    """Issue 39 item 5: a long generation says what runs (not a terminal: only with
+    --progress)."""
+    out = tmp_path / "g.v"
+    result = CliRunner().invoke(main, ["verilog", "--size", "2x2", "-o", str(out), "--progress"])
+    assert result.exit_code == 0
+    assert "generating the Verilog of the 2 x 2 grid (Amaranth, then Yosys)" in result.stderr
+    result = CliRunner().invoke(main, ["verilog", "--size", "2x2", "-o", str(out)])
+    assert "generating" not in result.stderr
+
+
 def test_example_writes_replayable_case(tmp_path):
     result = invoke("example", "adder", "--bits", "4", "-o", tmp_path)
     assert result.exit_code == 0
