@@ -21,7 +21,11 @@ import re
 from bitgrid.protocol.bgcf import BgcfError, ErrorCode
 from bitgrid.terms import DIRECTIONS, E, N, S, W, Edges, side_lanes
 
-__all__ = ["WORD_LANES", "Names", "word_names", "word_of", "bus_word_names", "boundary_cell"]
+__all__ = ["WORD_LANES", "MAX_NAME_BYTES", "Names", "word_names", "word_of", "bus_word_names",
+           "boundary_cell", "unserved_ports"]
+
+#: Most UTF-8 bytes of a name on the wire (its u8 length).
+MAX_NAME_BYTES = 255
 
 #: Lanes of one BGCF value.
 WORD_LANES = 64
@@ -63,6 +67,34 @@ def boundary_cell(side, lane, width, height):
     return {N: (lane, 0), S: (lane, height - 1), W: (0, lane), E: (width - 1, lane)}[side]
 
 
+def unserved_ports(portmap):
+    """The ports of ``portmap`` (a :class:`bitgrid.ports.PortMap`) a server cannot offer by
+    name, each with why: ``[(port name, reason)]``, empty when every port is served.
+
+    A name (or one of its words ``NAME.K``) that is an edge bus word (``N``, ``E.1``, ...) or
+    a word of another port, a name that reads as a word (it ends in ``.`` and digits), and a
+    word name longer than :data:`MAX_NAME_BYTES` bytes of UTF-8 cannot be told apart or sent.
+    """
+    buses = bus_word_names(portmap.width, portmap.height)
+    taken = {"in": set(buses), "out": set(buses)}
+    problems = []
+    for port in portmap.ports:
+        words = word_names(port.name, range(port.width))
+        clash = [word for word in words if word in taken[port.direction]]
+        if word_of(port.name)[1]:
+            problems.append((port.name, "it reads as word "
+                             f"{word_of(port.name)[1]} of {word_of(port.name)[0]}"))
+        elif clash:
+            what = "an edge bus word" if clash[0] in buses else "a word of another port"
+            problems.append((port.name, f"{clash[0]} is {what}"))
+        elif any(len(word.encode("utf-8")) > MAX_NAME_BYTES for word in words):
+            problems.append((port.name, f"a name on the wire is at most {MAX_NAME_BYTES} "
+                                        "bytes of UTF-8"))
+        else:
+            taken[port.direction].update(words)
+    return problems
+
+
 class Names:
     """The input and output names of a ``width`` x ``height`` grid: the bus words, and the
     ports of ``portmap`` (a :class:`bitgrid.ports.PortMap`, or None)."""
@@ -76,8 +108,9 @@ class Names:
             for port in portmap.ports:
                 names = self.inputs if port.direction == "in" else self.outputs
                 words = word_names(port.name, [(bit.side, bit.lane) for bit in port.bits])
-                if word_of(port.name)[1] or any(word in names for word in words):
-                    continue
+                if word_of(port.name)[1] or any(word in names for word in words) or \
+                        any(len(word.encode("utf-8")) > MAX_NAME_BYTES for word in words):
+                    continue        # not offered (unserved_ports says why)
                 names.update(words)
                 self.ports.append(port)
 

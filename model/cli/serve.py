@@ -77,6 +77,14 @@ def serve(target_spec, program, ports_path, size, port, bind, forward, simulator
         size = (bs.width, bs.height)
         if ports_path is not None:
             portmap = load_portmap(ports_path, config, program)
+            from bitgrid.bgcf.names import unserved_ports
+            problems = unserved_ports(portmap)
+            if problems:
+                name, why = problems[0]
+                raise BadInput(f"{ports_path}: port {name!r} cannot be served by that name "
+                               f"({why}{f'; and {len(problems) - 1} more' if len(problems) > 1 else ''}): "
+                               "rename it in the port map (names are free to change: the "
+                               "seal does not cover them)")
     local = target_spec in ("emu", "fast", "loopback", "sim") or target_spec.startswith("mesh:")
     if local and size is None:
         raise BadInput(f"the {target_spec} target needs a grid size: give --size WxH or "

@@ -224,3 +224,24 @@ def test_client_get_says_when_a_named_port_has_no_whole_row():
                   if p["direction"] == "out"}
         assert listed["qa"]["latency"] == 10 and listed["qa"]["skews"] == [0, 5]
         assert listed["qb"]["skews"] == [-1, 2] and listed["qb"]["depth"] == 12
+
+
+@pytest.mark.parametrize("name, why", [
+    ("N", "N is an edge bus word"), ("W.1", "it reads as word 1 of W"),
+    ("x" * 300, "a name on the wire is at most 255 bytes of UTF-8")])
+def test_serve_refuses_a_port_it_could_not_serve_by_name(tmp_path, name, why):
+    """A port named like a bus word used to be shadowed by the bus (a wrong value, exit 0);
+    a name over 255 bytes crashed the server at its first listing."""
+    from support.port_programs import skewed_routes
+    from bitgrid import bitstream, ports as _ports
+    config, portmap = skewed_routes()[:2]
+    renamed = portmap.replace(ports=[p._replace(name=name) if p.name == "qa" else p
+                                     for p in portmap.ports])
+    program, mapped = tmp_path / "p.bgbs", tmp_path / "p.ports.json"
+    program.write_bytes(bitstream.write(config))
+    _ports.save(mapped, renamed, config)
+    result = CliRunner().invoke(main, ["serve", "--program", str(program), "--ports",
+                                       str(mapped), "--port", "0"])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and why in result.stderr
+    assert "rename it in the port map" in result.stderr

@@ -467,8 +467,8 @@ class TestCli:
         d = conformance_dir()
         result = self.run(os.path.join(d, "random_2x2.bgbs"), "--steps", "3", "--target", "usb")
         assert result.exit_code == 2
-        assert ("unknown target 'usb': use emu, fast, mesh:COLSxROWS, loopback, sim or "
-                "serial:PORT") in result.output
+        assert ("unknown target 'usb': use emu, fast, mesh:COLSxROWS, loopback, sim, "
+                "serial:PORT or bgcf:HOST:PORT") in result.output
 
     def test_steps_print(self):
         d = conformance_dir()
