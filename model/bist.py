@@ -81,7 +81,7 @@ from .terms import DIRECTIONS, Direction, Edges, N, E, S, W
 
 __all__ = ["TESTS", "Plan", "Test", "Finding", "BistResult", "plan", "settle", "run",
            "diagnose", "observe", "cost_table", "random_faults", "trial", "accuracy_table",
-           "TARGETS"]
+           "TARGETS", "BYTES_PER_CELL", "BistMemoryError", "memory_estimate", "check_memory"]
 
 #: Test configurations: name -> the input each output (N, E, S, W) copies.
 TESTS = {
@@ -130,6 +130,8 @@ def _trace(width, height, source):
     """The paths of a copy cell whose output ``d`` copies input ``source[d]``: ``(lines,
     line_of)`` as in :class:`Test`."""
     copier = {s: d for d, s in enumerate(source)}        # input side -> output copying it
+    steps = [Direction(d).step for d in DIRECTIONS]       # plain tuples: no enum in the loop
+    follow = [copier[Direction(d).opposite] for d in DIRECTIONS]
     lines, line_of = {}, {}
     starts = [(x, 0, N) for x in range(width)] + [(x, height - 1, S) for x in range(width)]
     starts += [(0, y, W) for y in range(height)] + [(width - 1, y, E) for y in range(height)]
@@ -138,12 +140,12 @@ def _trace(width, height, source):
         d = copier[side]
         while True:
             path.append((x, y, d))
-            dx, dy = Direction(d).step
+            dx, dy = steps[d]
             nx, ny = x + dx, y + dy
             if not (0 <= nx < width and 0 <= ny < height):
                 lane = (d, x if d in (N, S) else y)
                 break
-            x, y, d = nx, ny, copier[Direction(d).opposite]
+            x, y, d = nx, ny, follow[d]
         lines[lane] = path
         for position, output in enumerate(path):
             line_of[output] = (lane, position)
@@ -176,16 +178,58 @@ def _frames(name, width, height):
     return frames
 
 
+#: Bytes a self-test holds per cell at its peak: the test paths of :class:`Plan` (2.8 kB per
+#: cell, measured at 512 x 512) and the settled states of the diagnosis (16 frames x 4 outputs
+#: in several arrays).
+BYTES_PER_CELL = 3500
+
+
+class BistMemoryError(ValueError):
+    """A self-test that would not fit the memory there is (:func:`check_memory`); ``estimate``
+    and ``available`` in bytes, ``largest`` the side of the largest square grid that fits."""
+
+    def __init__(self, message, estimate, available, largest):
+        super().__init__(message)
+        self.estimate, self.available, self.largest = estimate, available, largest
+
+
+def memory_estimate(width, height):
+    """Bytes a self-test of a ``width`` x ``height`` grid holds at its peak (a bound from
+    :data:`BYTES_PER_CELL`)."""
+    return width * height * BYTES_PER_CELL
+
+
+def check_memory(width, height, memory=None):
+    """Refuse, before any work, a self-test that would not fit ``memory`` bytes (default:
+    :func:`bitgrid.resources.available_memory`).
+
+    :raises BistMemoryError: with the estimate and the largest square grid that fits.
+    """
+    from .resources import available_memory, format_bytes
+    available = available_memory() if memory is None else memory
+    estimate = memory_estimate(width, height)
+    if estimate > available:
+        largest = max(2, int((available / BYTES_PER_CELL) ** 0.5) // 2 * 2)
+        raise BistMemoryError(
+            f"a self-test of a {width} x {height} grid needs about {format_bytes(estimate)} "
+            f"(its test paths and settled states), and {format_bytes(available)} is available: "
+            f"test a grid of at most {largest} x {largest} here, or free memory",
+            estimate, available, largest)
+
+
 class Plan:
     """The self-test of a ``width`` x ``height`` grid: three :class:`Test` s, 16 frames each.
+    ``progress``, if given, is called as ``progress("plan", tests planned, 3)``.
 
     :raises GridSizeError: for a size SPEC section 1 does not allow.
     """
 
-    def __init__(self, width, height):
+    def __init__(self, width, height, *, progress=None):
         self.width, self.height = check_grid_size(width, height)
         self.tests = []
-        for name, source in TESTS.items():
+        for number, (name, source) in enumerate(TESTS.items()):
+            if progress is not None:
+                progress("plan", number, len(TESTS))
             tables = tuple(_COPY[s] for s in source)
             config = Configuration(self.width, self.height,
                                    np.broadcast_to(np.array(tables, dtype=np.uint16),
@@ -392,8 +436,8 @@ def _run_emu(the_plan, faults, progress):
         outputs = []
         for t, edges in enumerate(test.stimulus()):
             outputs.append(emulator.step(edges))
-            if progress is not None and (t + 1) % test.hold == 0:
-                progress(done + t + 1, total)
+            if progress is not None:
+                progress("run", done + t + 1, total)
         done += test.subcycles
         samples[test.name] = observe(test, outputs)
     return samples
@@ -409,7 +453,7 @@ def _run_sim(the_plan, faults, simulator, quiet):
 
 
 def run(width, height, *, target="emu", faults=(), seed=0, simulator="icarus", progress=None,
-        quiet=False):
+        quiet=False, memory=None):
     """Run the self-test on a ``width`` x ``height`` grid and diagnose it.
 
     :param target: ``"emu"`` (:class:`~bitgrid.faultmodel.FaultyEmulator`) or ``"sim"`` (the
@@ -419,15 +463,19 @@ def run(width, height, *, target="emu", faults=(), seed=0, simulator="icarus", p
     :param faults: the injected hardware faults: a :class:`~bitgrid.faultmodel.FaultSet` or
         faults for one (:class:`~bitgrid.faultmodel.Fault` or their text form); ``seed``
         chooses the stuck values of dead cells.
-    :param progress: called as ``progress(done, total)`` in subcycles (emulator target).
+    :param progress: called as ``progress(stage, done, total)``: ``"plan"`` (tests planned of
+        3), ``"run"`` (subcycles run of all, emulator target), ``"diagnose"`` (total None).
+    :param memory: bytes this run may take (default: :func:`bitgrid.resources.available_memory`).
     :returns: :class:`BistResult`.
     :raises ValueError: for an unknown target, a bad fault or grid size
         (:class:`~bitgrid.faultmodel.FaultError`, :class:`~bitgrid.GridSizeError`).
+    :raises BistMemoryError: before any work, when :func:`memory_estimate` passes ``memory``.
     :raises ToolMissingError, SimulationError: from the simulator (``target="sim"``).
     """
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
-    the_plan = Plan(width, height)
+    check_memory(width, height, memory)
+    the_plan = Plan(width, height, progress=progress)
     if not isinstance(faults, FaultSet):
         faults = FaultSet(width, height, faults, seed=seed)
     elif (faults.width, faults.height) != (width, height):
@@ -448,6 +496,8 @@ def run(width, height, *, target="emu", faults=(), seed=0, simulator="icarus", p
             result = sim.run_cases([case], simulator=simulator, quiet=quiet,
                                    faults=faults if faults else None)[0]
             return observe(test, result.outputs)
+    if progress is not None:
+        progress("diagnose", 0, None)
     result = diagnose(the_plan, samples, probe=probe)
     result.target = target
     return result

@@ -1,7 +1,6 @@
 """``bitgrid asic``: synthesise a grid to an open PDK's standard cells, with area and static
 timing (issue 14; docs/asic.md)."""
 
-import sys
 
 import click
 
@@ -10,6 +9,7 @@ from bitgrid.asic.pdk import CORNERS, PDKS
 
 from .errors import BadInput
 from .params import SizeType
+from .progress import progress_options
 
 __all__ = ["asic"]
 
@@ -36,8 +36,7 @@ MAX_PLACE_ROUTE_CELLS = 16
               help="Process corner of the liberty data (typical only).")
 @click.option("--no-timing", is_flag=True, help="Skip static timing (OpenSTA).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON, not a table.")
-@click.option("--progress/--no-progress", default=None,
-              help="Print each step on stderr (default: when stderr is a terminal).")
+@progress_options
 @click.option("--place-route", is_flag=True,
               help="Also place, route, extract and LVS-check the grid with qflow (GrayWolf, "
                    "qrouter, magic, netgen) and time the routed netlist, in DIR/pnr; osu018 "
@@ -53,7 +52,7 @@ MAX_PLACE_ROUTE_CELLS = 16
                    "random program).")
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
               help="Output folder: grid.v, synth/ (netlists, logs), report.json, report.txt.")
-def asic(pdk, pdk_root, size, storage, corner, no_timing, as_json, progress, place_route,
+def asic(pdk, pdk_root, size, storage, corner, no_timing, as_json, show_progress, place_route,
          tinytapeout, vectors_path, out_dir):
     """Synthesise a WxH grid to standard cells and report area and timing.
 
@@ -85,8 +84,7 @@ def asic(pdk, pdk_root, size, storage, corner, no_timing, as_json, progress, pla
         raise BadInput(f"--size {width}x{height}: --place-route takes grids of at most "
                        f"{MAX_PLACE_ROUTE_CELLS} cells (4x4; GrayWolf did not place 8x8 in 40 "
                        "minutes); give a smaller --size")
-    if progress is None:
-        progress = sys.stderr.isatty()
+    progress = show_progress
     if tinytapeout:
         from .asic_layout import tinytapeout_command
         return tinytapeout_command(pdk=pdk, pdk_root=pdk_root, width=width, height=height,

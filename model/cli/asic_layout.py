@@ -3,7 +3,6 @@
 :mod:`bitgrid.cli.asic`."""
 
 import json
-import sys
 
 import click
 

@@ -3,36 +3,17 @@ map, and back (docs/asm.md)."""
 
 import os
 import pathlib
-import sys
 
 import click
 
-from bitgrid import ports as _ports
 from bitgrid.bitstream import Bitstream
 from bitgrid.files import atomic_write
 
 from .common import check_writable, load_bitstream, load_portmap
 from .errors import BadInput
+from .progress import Bar, progress_options
 
 __all__ = ["asm", "disasm", "ports_path"]
-
-
-class _Bar:
-    """A tqdm bar of lines read, shown once reading takes more than a second."""
-
-    def __init__(self):
-        self._bar = None
-
-    def __call__(self, line, lines):
-        if self._bar is None:
-            from tqdm import tqdm
-            self._bar = tqdm(total=lines, unit=" lines", desc="assembling", delay=1,
-                             file=sys.stderr, leave=False)
-        self._bar.update(line - self._bar.n)
-
-    def close(self):
-        if self._bar is not None:
-            self._bar.close()
 
 
 def ports_path(bitstream_path):
@@ -80,9 +61,7 @@ def _write_both(path, data, ports_file, ports_text):
                    "when the text declares ports, goes beside it as OUT.ports.json.")
 @click.option("--ports", "ports_out", type=click.Path(dir_okay=False),
               help="Write the port map here instead of OUT.ports.json.")
-@click.option("--progress/--no-progress", "show_progress", default=None,
-              help="A progress bar on standard error for large programs (default: when it "
-                   "is a terminal).")
+@progress_options
 def asm(program, output, ports_out, show_progress):
     """Assemble BitGrid assembly text (docs/asm.md) into a BitGrid program.
 
@@ -102,14 +81,8 @@ def asm(program, output, ports_out, show_progress):
         output = (root if ext.lower() == EXTENSION else program) + ".bgbs"
     check_writable(output)
     _refuse_same(output, "-o", program, "the program")
-    if show_progress is None:
-        show_progress = sys.stderr.isatty()
-    bar = _Bar() if show_progress else None
-    try:
+    with Bar(show_progress, desc="assembling", unit=" lines", delay=1) as bar:
         result = assemble_program(pathlib.Path(program), progress=bar)
-    finally:
-        if bar is not None:
-            bar.close()
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     ports_file = None

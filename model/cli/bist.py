@@ -1,8 +1,6 @@
 """``bitgrid bist``: the built-in self-test of a grid (:mod:`bitgrid.bist`), on the emulator or
 the RTL grid, with injected faults; writes the ``bitgrid-defects-v1`` map."""
 
-import sys
-
 import click
 
 from bitgrid.terms import SIMULATORS
@@ -10,29 +8,12 @@ from bitgrid.terms import SIMULATORS
 from .common import check_writable
 from .errors import EXIT_MISMATCH, EXIT_OK, BadInput, explain
 from .params import SizeType
+from .progress import Bar, Stages, progress_options
 
 __all__ = ["bist"]
 
-
-class _Progress:
-    """A tqdm bar over subcycles on stderr, only when stderr is a terminal (or ``force``)."""
-
-    def __init__(self, force=False):
-        self._bar = None
-        self._on = force or sys.stderr.isatty()
-
-    def __call__(self, done, total):
-        if not self._on:
-            return
-        if self._bar is None:
-            from tqdm import tqdm
-            self._bar = tqdm(total=total, desc="self-test", unit="sc", file=sys.stderr,
-                             leave=False)
-        self._bar.update(done - self._bar.n)
-
-    def close(self):
-        if self._bar is not None:
-            self._bar.close()
+#: The self-test's stages as the progress display names them.
+_STAGES = {"plan": "planning the tests", "run": "self-test", "diagnose": "diagnosis"}
 
 
 def _table(head, rows):
@@ -68,8 +49,7 @@ def _table(head, rows):
 @click.option("--accuracy", type=click.IntRange(1, 1000), metavar="RUNS",
               help="Measure the diagnosis on RUNS random sets of 1, 2, 4 and 8 faults on the "
                    "emulator (--size, default 8x8) and print the table; exit.")
-@click.option("--progress", "show_progress", is_flag=True,
-              help="Show a progress bar on stderr even when it is not a terminal.")
+@progress_options
 def bist(size, target, simulator, injects, seed, output, table, accuracy, show_progress):
     """Run the built-in self-test of a grid and write its defect map.
 
@@ -92,11 +72,8 @@ def bist(size, target, simulator, injects, seed, output, table, accuracy, show_p
         return EXIT_OK
     if accuracy:
         width, height = size or (8, 8)
-        progress = _Progress(show_progress)
-        try:
+        with Bar(show_progress, desc="fault counts", unit=" counts") as progress:
             rows = _bist.accuracy_table(width, height, runs=accuracy, progress=progress)
-        finally:
-            progress.close()
         click.echo(f"{width} x {height} grid, random faults (seeds 0..{accuracy - 1}):")
         click.echo(_table(("faults", "runs", "map exact", "runs missing a visible fault",
                            "of those flagged incomplete", "extra cells per run"), rows))
@@ -112,12 +89,13 @@ def bist(size, target, simulator, injects, seed, output, table, accuracy, show_p
         raise BadInput(f"--inject: {error}") from None
     check_writable(output)
     explain("simulation", "the self-test's simulation failed: {error}")
-    progress = _Progress(show_progress)
     try:
+        _bist.check_memory(width, height)
+    except _bist.BistMemoryError as error:
+        raise BadInput(str(error)) from None
+    with Stages(show_progress, names=_STAGES, units={"run": "sc"}) as progress:
         result = _bist.run(width, height, target=target, faults=faults, simulator=simulator,
                            progress=progress)
-    finally:
-        progress.close()
     _defects.save(output, result.defects)
     click.echo(result.summary())
     if result.untestable:

@@ -1,46 +1,18 @@
 """``bitgrid compile``: a Verilog, Amaranth or expression design to a BitGrid program, its port
 map and a report (:mod:`bitgrid.compiler`, issue 12)."""
 
-import sys
-
 import click
 
 from .common import check_writable
 from .errors import BadInput
 from .params import SizeType
+from .progress import Stages, progress_options
 
 __all__ = ["compile_"]
 
 #: Stage names as the progress display shows them.
-_STAGES = {"synthesis": "synthesis (Yosys)", "pack": "packing", "place": "placement",
+STAGES = {"synthesis": "synthesis (Yosys)", "pack": "packing", "place": "placement",
            "route": "routing", "timing": "timing", "check": "check (emulator vs design)"}
-
-
-class _Progress:
-    """One tqdm bar per stage on stderr (a bar of ``total`` steps, or a counter when the total
-    is unknown)."""
-
-    def __init__(self):
-        self._bar = self._stage = None
-
-    def __call__(self, stage, done, total, detail=None):
-        if stage != self._stage:
-            self.close()
-            from tqdm import tqdm
-            self._stage = stage
-            self._bar = tqdm(total=total or None, desc=_STAGES.get(stage, stage),
-                             file=sys.stderr, leave=False,
-                             unit="pass" if stage == "synthesis" else "step")
-        if total and self._bar.total != total:
-            self._bar.total = total
-        if detail is not None:          # Yosys' pass, as Yosys names it
-            self._bar.set_postfix_str(detail[:60], refresh=False)
-        self._bar.update(max(0, done - self._bar.n))
-
-    def close(self):
-        if self._bar is not None:
-            self._bar.close()
-        self._bar = self._stage = None
 
 
 def _parameter(text):
@@ -111,8 +83,7 @@ def _summary(report, paths):
                    "simulation before writing it (every input combination up to 16 input "
                    "bits, else 1,000 random rows or cycles); a difference is a compiler bug, "
                    "exit 2, nothing written.")
-@click.option("--progress/--no-progress", "show_progress", default=None,
-              help="Progress bars on stderr (default: only on a terminal).")
+@progress_options
 def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_path, region,
              seed, output, check, show_progress):
     """Compile a design into a BitGrid program (.bgbs) with its port map and a report.
@@ -163,18 +134,12 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
     for name in names:
         for path in output_paths(output, name):
             check_writable(str(path), make_folder=True)
-    if show_progress is None:
-        show_progress = sys.stderr.isatty()
-    progress = _Progress() if show_progress else None
-    try:
+    with Stages(show_progress, names=STAGES, units={"synthesis": "pass"}) as progress:
         result = compile_design(
             list(sources) or None, top=top, amaranth=amaranth, expr=expr, vars=variables,
             parameters=dict(_parameter(p) for p in parameters) or None,
             width=size[0] if size else None, height=size[1] if size else None,
             region=region, defects=defects, seed=seed, progress=progress, check=check)
-    finally:
-        if progress is not None:
-            progress.close()
     paths = write_outputs(result, output)
     note = dropped_note(result.report.get("dropped"))
     if note:

@@ -1,34 +1,15 @@
 """``bitgrid eval``: run a BitGrid program by port names, a CSV of input rows in, a CSV of
 output rows out (:mod:`bitgrid.evaluate`)."""
 
-import sys
-
 import click
 
 from bitgrid.terms import SIMULATORS
 
 from .common import check_writable, load_bitstream, load_portmap
 from .errors import BadInput, explain
+from .progress import Bar, progress_options
 
 __all__ = ["eval_"]
-
-
-class _Progress:
-    """A tqdm bar over subcycles on stderr."""
-
-    def __init__(self):
-        self._bar = None
-
-    def __call__(self, done, total):
-        if self._bar is None:
-            from tqdm import tqdm
-            self._bar = tqdm(total=total, desc="subcycles", unit="sc", file=sys.stderr,
-                             leave=False)
-        self._bar.update(done - self._bar.n)
-
-    def close(self):
-        if self._bar is not None:
-            self._bar.close()
 
 
 @click.command("eval")
@@ -61,8 +42,7 @@ class _Progress:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
               metavar="OUT.csv",
               help="Write the output rows here (default, or -: standard output).")
-@click.option("--progress", "show_progress", is_flag=True,
-              help="Show a progress bar on stderr even when it is not a terminal.")
+@progress_options
 def eval_(bitstream, ports_path, csv_path, cycles, target, simulator, baud, timeout, output,
           show_progress):
     """Run PROGRAM (a BitGrid program, .bgbs) by port names: one output row per input row.
@@ -114,13 +94,9 @@ def eval_(bitstream, ports_path, csv_path, cycles, target, simulator, baud, time
     explain("link", f"no device at {target}: {{error}}")
     explain("simulation", f"the {simulator} simulation failed to build or run: {{error}}")
     # Progress (and the simulator's build messages) only on a terminal, or when asked.
-    progress = _Progress() if show_progress or sys.stderr.isatty() else None
-    try:
+    with Bar(show_progress, desc="subcycles", unit="sc") as progress:
         result = ev.evaluate(bs.config, portmap, rows, target=target, simulator=simulator,
                              progress=progress, baudrate=baud, timeout=timeout)
-    finally:
-        if progress is not None:
-            progress.close()
     text = ev.format_csv(portmap, result)
     if output is None:
         click.echo(text, nl=False)

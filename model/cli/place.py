@@ -3,12 +3,12 @@
 
 import os
 import pathlib
-import sys
 
 import click
 
 from .common import check_writable, load_bitstream, load_portmap
 from .errors import BadInput
+from .progress import Stages, progress_options
 
 __all__ = ["place"]
 
@@ -52,9 +52,7 @@ def _load_program(path, ports_path):
               type=click.Choice(["unchanged", "detour", "move", "compile"]),
               help="Only these strategies (repeatable; default all, in the order unchanged, "
                    "detour, move, compile).")
-@click.option("--progress/--no-progress", "show_progress", default=None,
-              help="Progress bars of the compile strategy on stderr (default: when stderr is "
-                   "a terminal).")
+@progress_options
 def place(program, defects_path, ports_path, output, ports_out, strategies, show_progress):
     """Relocate PROGRAM (a .bgbs BitGrid program, or .bga assembly text) so that it uses no
     bad cell of the defect map, keeping its edge-to-edge behaviour: exactly (every path from an
@@ -91,19 +89,14 @@ def place(program, defects_path, ports_path, output, ports_out, strategies, show
     elif ports_out:
         raise BadInput("--ports-out needs a port map: give --ports (or a .bga program that "
                        "declares ports)")
-    from .compile import _Progress
-    if show_progress is None:
-        show_progress = sys.stderr.isatty()
-    progress = _Progress() if show_progress else None
+    from .compile import STAGES
     try:
-        result = rel.relocate(config, defects, portmap=portmap,
-                              strategies=tuple(strategies) or rel.STRATEGIES,
-                              progress=progress)
+        with Stages(show_progress, names=STAGES) as progress:
+            result = rel.relocate(config, defects, portmap=portmap,
+                                  strategies=tuple(strategies) or rel.STRATEGIES,
+                                  progress=progress)
     except rel.RelocationError as error:
         raise BadInput(f"cannot place {program}: {error}") from None
-    finally:
-        if progress is not None:
-            progress.close()
     _bitstream.save(output, result.config, order)
     if portmap is not None:
         _ports.save(ports_out, result.portmap, result.config)

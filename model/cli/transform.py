@@ -141,7 +141,6 @@ def transform(bitstream, offset, rotate, mirror, size, ports_in, vectors_in, ret
       bitgrid sim r.bgbs --vectors r.json
     """
     from bitgrid import bitstream as _bitstream
-    from bitgrid import ports as _ports
     from bitgrid import transform as tf
     chosen = [name for name, value in (("--move", offset), ("--rotate", rotate),
                                        ("--mirror", mirror)) if value is not None]

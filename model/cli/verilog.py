@@ -7,10 +7,11 @@ import click
 from bitgrid.files import atomic_write
 from bitgrid.terms import STORAGES
 
-from .common import StageTimer, check_writable, load_bitstream
+from .common import check_writable, load_bitstream
 from .engine import check_engine_options, engine_options
 from .errors import explain
 from .params import SizeType
+from .progress import StageTimer, progress_options
 
 __all__ = ["verilog"]
 
@@ -26,8 +27,7 @@ __all__ = ["verilog"]
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
               show_default=True, help="Output file ('-' for standard output).")
 @engine_options
-@click.option("--progress", "show_progress", is_flag=True,
-              help="Show the stage and its time on stderr even when it is not a terminal.")
+@progress_options
 def verilog(size, storage, init_path, output, engine, evaluators, show_progress):
     """Write the Verilog of a WxH grid (top module bitgrid_grid). Example:
 
@@ -48,7 +48,7 @@ def verilog(size, storage, init_path, output, engine, evaluators, show_progress)
     engine_args = {"engine": engine, "evaluators": evaluators} if engine != "direct" else {}
     # a 256 x 256 direct grid takes about 100 s (2-core machine): say what runs meanwhile
     with StageTimer(f"generating the Verilog of the {width} x {height} grid (Amaranth, then "
-                    "Yosys)", force=show_progress):
+                    "Yosys)", on=show_progress):
         text = grid_verilog(width, height, storage=storage, init=init, **engine_args)
     if output == "-":
         click.echo(text, nl=False)

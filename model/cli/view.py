@@ -12,29 +12,9 @@ from bitgrid.vectors import compare_step
 
 from .common import check_writable, load_bitstream, load_portmap, verdict
 from .errors import EXIT_OK, BadInput
+from .progress import Bar, progress_options
 
 __all__ = ["view"]
-
-
-class _Progress:
-    """A tqdm bar over the run's subcycles on stderr: with ``force`` at once, on a terminal
-    once the run takes more than a second."""
-
-    def __init__(self, force=False):
-        self._bar, self._on, self._delay = None, force or sys.stderr.isatty(), 0 if force else 1
-
-    def __call__(self, done, total):
-        if not self._on:
-            return
-        if self._bar is None:
-            from tqdm import tqdm
-            self._bar = tqdm(total=total, desc="running", unit=" subcycles", file=sys.stderr,
-                             delay=self._delay, leave=False)
-        self._bar.update(done - self._bar.n)
-
-    def close(self):
-        if self._bar is not None:
-            self._bar.close()
 
 
 @click.command()
@@ -56,14 +36,13 @@ class _Progress:
 @click.option("--frame", type=click.IntRange(min=0), metavar="K",
               help="For .svg/.png with a run: show the signals after K subcycles (default: "
                    "after the last). The HTML page steps through all of them.")
-@click.option("--progress", is_flag=True,
-              help="Show a progress bar of the run on stderr (default: only on a terminal).")
+@progress_options
 @click.option("--title", help="Heading of the picture or page (default: the program's file "
                               "name).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               metavar="OUT.svg|OUT.png|OUT.html", help="File to write; its suffix chooses the "
                                                       "kind.")
-def view(bitstream, ports_path, vectors, inputs, csv_path, steps, frame, progress, title,
+def view(bitstream, ports_path, vectors, inputs, csv_path, steps, frame, show_progress, title,
          output):
     """Draw PROGRAM (a BitGrid program, .bgbs): every cell with its function, the phases, the
     edge lanes and named ports; with a run, the value of every cell output.
@@ -107,11 +86,8 @@ def view(bitstream, ports_path, vectors, inputs, csv_path, steps, frame, progres
         case, stream = stimulus(bs.width, bs.height, vectors=vectors, inputs=inputs,
                                 steps=steps)
     if stream is not None:
-        bar = _Progress(progress)
-        try:
+        with Bar(show_progress, desc="running", unit=" subcycles") as bar:
             trace = record(bs.config, stream, progress=bar)
-        finally:
-            bar.close()
     if frame is not None:
         if trace is None:
             raise BadInput("--frame shows the signals of a run: add --vectors, --inputs, --csv or "

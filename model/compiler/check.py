@@ -31,18 +31,18 @@ check refuses up front with its estimate and what to do.
 """
 
 import itertools
-import os
 import random
 import typing
 
 import numpy as np
 
 from ..checks import check_int
+from ..resources import available_memory, format_bytes
 from ..values import from_bits, to_bits
 from .errors import CompileError
 
 __all__ = ["EXHAUSTIVE_BITS", "RANDOM_ROWS", "CELL_BYTES", "MEMORY_SHARE", "CheckPlan",
-           "available_memory", "check_rows", "check_plan", "simulate_bits", "simulate_rows",
+           "check_rows", "check_plan", "simulate_bits", "simulate_rows",
            "check_program"]
 
 #: Combinational designs with at most this many input bits are checked on every combination.
@@ -105,36 +105,6 @@ def check_rows(netlist, *, seed=0):
 
 # Memory -----------------------------------------------------------------------------------------
 
-def available_memory():
-    """Bytes of memory this process can take now: ``MemAvailable`` of ``/proc/meminfo``
-    (Linux), or the free physical pages (``os.sysconf``), at most what a cgroup (v2) limit
-    leaves; 4 GiB when none of them can be read."""
-    found = None
-    try:
-        with open("/proc/meminfo", encoding="ascii") as file:
-            for line in file:
-                if line.startswith("MemAvailable:"):
-                    found = int(line.split()[1]) * 1024
-                    break
-    except (OSError, ValueError, IndexError):
-        pass
-    if found is None:
-        try:
-            found = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (AttributeError, OSError, ValueError):
-            found = 4 << 30
-    try:
-        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as file:
-            limit = file.read().strip()
-        with open("/sys/fs/cgroup/memory.current", encoding="ascii") as file:
-            used = int(file.read().strip())
-        if limit.isdigit():
-            found = min(found, max(0, int(limit) - used))
-    except (OSError, ValueError):
-        pass
-    return found
-
-
 class CheckPlan(typing.NamedTuple):
     """How a check fits its memory (:func:`check_plan`); sizes in bytes.
 
@@ -151,11 +121,6 @@ class CheckPlan(typing.NamedTuple):
     window: int
     estimate: int
     budget: int
-
-
-def _gib(size):
-    """``size`` bytes in GiB (in MiB below 1 GiB), two decimals."""
-    return f"{size / (1 << 30):.2f} GiB" if size >= 1 << 30 else f"{size / (1 << 20):.2f} MiB"
 
 
 def check_plan(netlist, config, portmap, rows, *, memory=None):
@@ -199,9 +164,9 @@ def check_plan(netlist, config, portmap, rows, *, memory=None):
     if count < min(planned, 1):
         need = fixed + smallest + min(planned, 1) * per_row
         raise CompileError(
-            f"the check after compile needs about {_gib(need)} (the emulator of the "
+            f"the check after compile needs about {format_bytes(need)} (the emulator of the "
             f"{config.width} x {config.height} grid and its rows), more than the "
-            f"{_gib(budget)} it may use ({MEMORY_SHARE:.0%} of the memory available now); "
+            f"{format_bytes(budget)} it may use ({MEMORY_SHARE:.0%} of the memory available now); "
             "free some memory, or skip the check with --no-check (nothing was written)")
     left = budget - fixed - count * per_row
     total = portmap.cycles_needed(count) if count else 0
@@ -346,7 +311,7 @@ def check_program(netlist, config, portmap, *, seed=0, progress=None, piece=None
         rows = [rows[k] for k in keep]
         if notes is not None:
             notes.append(f"the check ran on {plan.rows} of its {plan.planned} rows: the "
-                         f"others would not fit the {_gib(plan.budget)} it may use")
+                         f"others would not fit the {format_bytes(plan.budget)} it may use")
     piece = plan.piece if piece is None else check_int(piece, "Piece", minimum=1)
     window = plan.window if window is None else check_int(window, "Window", minimum=1)
     if netlist.dffs:
