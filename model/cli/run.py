@@ -18,6 +18,7 @@ from .common import (check_writable, load_bitstream, print_steps, refuse_json_wi
 from .errors import EXIT_MISMATCH, EXIT_OK, BadInput, explain
 from .mpi import check_mpi_options, emulate_mpi, mpi_options
 from .params import FaultsType, MeshType
+from .progress import Bar, StageTimer, progress_options
 
 __all__ = ["emulate", "sim", "run"]
 
@@ -29,7 +30,9 @@ __all__ = ["emulate", "sim", "run"]
               help="Also record the run (the inputs of --inputs/--steps and the outputs) as a "
                    "bitgrid-vectors-v1 file, for --vectors of emulate, sim and run.")
 @mpi_options
-def emulate(bitstream, vectors, inputs, steps, as_json, save_path, mpi, procs, halo, engine):
+@progress_options
+def emulate(bitstream, vectors, inputs, steps, as_json, save_path, mpi, procs, halo, engine,
+            show_progress):
     """Run PROGRAM (a BitGrid program, .bgbs) on the reference emulator.
 
     With --vectors, check every step against the file (exit 0 all match, 1 mismatch);
@@ -56,7 +59,11 @@ def emulate(bitstream, vectors, inputs, steps, as_json, save_path, mpi, procs, h
     case, stream = run_stimulus(bs, vectors, inputs, steps, as_json)
     emulator = Emulator(bs.config)
     started = time.monotonic()
-    outputs = [emulator.step(edges) for edges in stream]
+    with Bar(show_progress and not as_json, desc="subcycles", unit="sc", delay=1) as bar:
+        outputs = []
+        for edges in stream:
+            outputs.append(emulator.step(edges))
+            bar(len(outputs), len(stream))
     elapsed = time.monotonic() - started
     if case is None:
         print_steps(stream, outputs, bs.width, bs.height, as_json)
@@ -152,10 +159,11 @@ def _check_mesh_options(bs, mesh, faults, lanes, ddr, line_delay):
               help="Drive the grid from the cocotb test bench each clock (slow; for "
                    "debugging) instead of the stimulus player, which runs the whole stimulus "
                    "inside the simulator (docs/player.md). --waves implies it.")
+@progress_options
 @engine_options
 def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, mesh, faults,
         lanes, ddr, line_delay, fixed, build_args, plusargs, engine, evaluators,
-        step_by_step):
+        step_by_step, show_progress):
     """Run PROGRAM (a BitGrid program, .bgbs) on the RTL grid in cocotb (Icarus or Verilator).
 
     The bitstream is loaded through the grid's configuration port and read back; every step is
@@ -194,13 +202,18 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
             sim_options.update(engine=engine, evaluators=evaluators)
         if step_by_step:
             sim_options["player"] = False
-        result = run_case(bs.config, stream, expected=expected, simulator=simulator,
-                          storage=storage, waves=waves, name=name, **sim_options)
+        with StageTimer(f"{simulator}: building the {bs.width} x {bs.height} grid, loading "
+                        f"it and running {len(stream)} subcycles", on=show_progress):
+            result = run_case(bs.config, stream, expected=expected, simulator=simulator,
+                              storage=storage, waves=waves, name=name, **sim_options)
     else:
         from bitgrid.sim.mesh import run_mesh_case
-        result = run_mesh_case(bs.config, stream, mesh, expected=expected, name=name,
-                               simulator=simulator, storage=storage, waves=waves,
-                               faults=faults, lanes=lanes, ddr=ddr, line_delay=line_delay)
+        with StageTimer(f"{simulator}: building the {mesh} mesh, loading it and running "
+                        f"{len(stream)} subcycles", on=show_progress):
+            result = run_mesh_case(bs.config, stream, mesh, expected=expected, name=name,
+                                   simulator=simulator, storage=storage, waves=waves,
+                                   faults=faults, lanes=lanes, ddr=ddr,
+                                   line_delay=line_delay)
     grid_kind = f"{storage} storage" if engine == "direct" else "multiplexed engine"
     where = (f"a {bs.width} x {bs.height} grid ({grid_kind})" if mesh is None
              else f"a {bs.width} x {bs.height} grid on a {result.design}")
@@ -266,9 +279,10 @@ def _print_mesh_counters(result, err):
 @click.option("--simulator", type=click.Choice(SIMULATORS), default="icarus",
               show_default=True, help="RTL simulator of the sim target.")
 @engine_options
+@progress_options
 @click.pass_context
 def run(ctx, bitstream, vectors, inputs, steps, as_json, target_spec, baud, timeout,
-        simulator, engine, evaluators):
+        simulator, engine, evaluators, show_progress):
     """Run PROGRAM (a BitGrid program, .bgbs) on a target through the host runtime (bitgrid.host).
 
     With --vectors, check every step against the file (exit 0 all match, 1 mismatch);
@@ -292,7 +306,8 @@ def run(ctx, bitstream, vectors, inputs, steps, as_json, target_spec, baud, time
     explain("link", f"the link to {target_spec} failed: {{error}}")
     explain("target", f"{target_spec} refused the program: {{error}}")
     started = time.monotonic()
-    with target:
+    with target, StageTimer(f"{target_spec}: loading the program and running {len(stream)} "
+                            "subcycles", on=show_progress):
         if case is not None:
             mismatches = run_vectors(target, case, bs.config, steps=len(stream))
         else:

@@ -106,7 +106,7 @@ def test_group_maps_the_errors_of_its_commands():
 
 
 @pytest.mark.parametrize("args, line", [
-    (["emulate", "--nope"], "error: No such option '--nope'; see 'bitgrid emulate --help'"),
+    (["emulate", "--zzz"], "error: No such option '--zzz'; see 'bitgrid emulate --help'"),
     (["bogus"], "error: No such command 'bogus'; see 'bitgrid --help'"),
     (["sim", "x.bgbs", "--simulator", "xsim"],
      "error: Invalid value for '--simulator': 'xsim' is not one of 'icarus', 'verilator'; see "

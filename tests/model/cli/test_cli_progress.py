@@ -12,7 +12,8 @@ from bitgrid.cli.progress import Bar, Stages, progress_options
 from support import port_programs
 
 #: Every command that can run for minutes on a large grid or design.
-LONG_COMMANDS = ("compile", "place", "asm", "eval", "view", "verilog", "bist", "asic")
+LONG_COMMANDS = ("compile", "place", "asm", "eval", "view", "verilog", "bist", "asic",
+                 "emulate", "sim", "run")
 
 
 def invoke(*args):
