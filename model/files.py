@@ -135,6 +135,7 @@ def read_json(path, what, error):
 def parse_json(data, where, what, error):
     """The JSON document in ``data`` (UTF-8 bytes, or text), read from ``where`` (a path).
 
+    A UTF-8 byte order mark at the start is skipped (RFC 8259 lets a parser ignore it).
     Every JSON file a user gives is read through here, so that no input, however malformed,
     ends as anything but ``error``: a file nested deeper than Python's recursion limit (a
     ``RecursionError`` in the decoder) included.
@@ -151,7 +152,7 @@ def parse_json(data, where, what, error):
                     "the PROGRAM argument)")
     try:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-        return json.loads(text)
+        return json.loads(text.removeprefix("\ufeff"))    # a BOM, as some editors write
     except UnicodeDecodeError as problem:
         raise error(f"{where}: not a JSON {what} (byte {problem.start} is not UTF-8 "
                     "text)") from None

@@ -43,8 +43,15 @@ def parse_address(text):
         port = rest[1:] if rest.startswith(":") else (None if not rest else "")
     elif text.count(":") == 1:
         host, port = text.split(":")
+    elif ":" in text:                   # a bare IPv6 address, or a mistyped HOST:PORT
+        import ipaddress
+        try:
+            ipaddress.IPv6Address(text)
+        except ValueError:
+            raise ValueError(f"bgcf:{text}: write bgcf:HOST:PORT (e.g. bgcf:127.0.0.1:7700; an "
+                             "IPv6 host in brackets, bgcf:[::1]:7700)") from None
     if port is not None:
-        if not port.isdigit() or not 1 <= int(port) <= 65535:
+        if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
             raise ValueError(f"bgcf:{text}: the port is a number from 1 to 65535 "
                              "(bgcf:HOST:PORT, e.g. bgcf:127.0.0.1:7700)")
         port = int(port)

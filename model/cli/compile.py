@@ -1,6 +1,8 @@
 """``bitgrid compile``: a Verilog, Amaranth or expression design to a BitGrid program, its port
 map and a report (:mod:`bitgrid.compiler`, issue 12)."""
 
+import os
+
 import click
 
 from .common import check_writable
@@ -129,6 +131,9 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
         raise BadInput("--vars goes with --expr")
     if expr and not variables:
         raise BadInput("--expr needs --vars with the inputs' widths, e.g. --vars a:8,b:8")
+    if output.lower().endswith((".bgbs", ".json", ".bga")) and not os.path.isdir(output):
+        raise BadInput(f"-o {output}: -o is the folder that NAME.bgbs, NAME.ports.json and "
+                       "NAME.report.json go into (NAME: the top); give a folder, e.g. -o out")
     defects = read_defects(defects_path)     # before any folder is made: a bad map writes nothing
     names = [top or "expr"] if expr or top else []
     for name in names:

@@ -7,6 +7,7 @@ from bitgrid.terms import SIMULATORS
 
 from .common import check_writable, load_bitstream, load_portmap
 from .errors import BadInput, explain
+from .params import Seconds
 from .progress import Bar, progress_options
 
 __all__ = ["eval_"]
@@ -36,7 +37,7 @@ __all__ = ["eval_"]
               show_default=True, help="RTL simulator of --target sim and mesh:.")
 @click.option("--baud", type=click.IntRange(min=1), default=115200, show_default=True,
               help="Baud rate of a serial target.")
-@click.option("--timeout", type=click.FloatRange(min=0.01),
+@click.option("--timeout", type=Seconds(0.01),
               help="Seconds to wait for each answer of a serial target (default 1) or a "
                    "bgcf: server (default 10).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),

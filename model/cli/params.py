@@ -8,8 +8,8 @@ from bitgrid.terms import SIDES
 
 from .errors import BadInput
 
-__all__ = ["SizeType", "SideType", "MeshType", "FaultsType", "SidesType", "parse_size",
-           "parse_side"]
+__all__ = ["SizeType", "SideType", "MeshType", "FaultsType", "SidesType", "Seconds",
+           "parse_size", "parse_side"]
 
 
 def parse_size(text):
@@ -42,6 +42,25 @@ class _Parsed(click.ParamType):
             return self.parse(value)
         except ValueError as error:
             self.fail(str(error), param, ctx)
+
+
+class Seconds(click.FloatRange):
+    """A time in seconds, at least ``minimum``: a finite number (not ``nan`` or ``inf``, which
+    Python's float() accepts)."""
+    name = "seconds"
+
+    def __init__(self, minimum=0.0):
+        super().__init__(min=minimum)
+
+    def convert(self, value, param, ctx):
+        import math
+        if isinstance(value, str) and value.strip().lower().lstrip("+-") in (
+                "nan", "inf", "infinity"):
+            self.fail(f"{value!r} is not a number of seconds; give one such as 2.5", param, ctx)
+        value = super().convert(value, param, ctx)
+        if not math.isfinite(value):
+            self.fail(f"{value!r} is not a number of seconds; give one such as 2.5", param, ctx)
+        return value
 
 
 class SizeType(_Parsed):

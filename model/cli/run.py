@@ -17,7 +17,7 @@ from .common import (check_writable, load_bitstream, print_steps, refuse_json_wi
                      run_options, run_stimulus, verdict)
 from .errors import EXIT_MISMATCH, EXIT_OK, BadInput, explain
 from .mpi import check_mpi_options, emulate_mpi, mpi_options
-from .params import FaultsType, MeshType
+from .params import FaultsType, MeshType, Seconds
 from .progress import Bar, StageTimer, progress_options
 
 __all__ = ["emulate", "sim", "run"]
@@ -274,7 +274,7 @@ def _print_mesh_counters(result, err):
                    "driven over a simulated UART).")
 @click.option("--baud", type=click.IntRange(min=1), default=115200, show_default=True,
               help="Baud rate of a serial target.")
-@click.option("--timeout", type=click.FloatRange(min=0.01), default=1.0, show_default=True,
+@click.option("--timeout", type=Seconds(0.01), default=1.0, show_default=True,
               help="Seconds to wait for each answer of a serial target.")
 @click.option("--simulator", type=click.Choice(SIMULATORS), default="icarus",
               show_default=True, help="RTL simulator of the sim target.")

@@ -11,7 +11,7 @@ from bitgrid.terms import SIMULATORS
 
 from .common import check_writable, load_bitstream, load_portmap
 from .errors import BadInput, explain
-from .params import SizeType
+from .params import Seconds, SizeType
 
 __all__ = ["serve", "client"]
 
@@ -133,7 +133,7 @@ def _parse_values(texts):
         for pair in text.split(","):
             name, sep, value = (part.strip() for part in pair.partition("="))
             try:
-                if not sep or not name:
+                if not sep or not name or not value.isascii():     # int() takes any digits
                     raise ValueError
                 number = int(value, 0)
             except ValueError:
@@ -175,9 +175,9 @@ def _parse_link(text):
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="The server's address.")
 @click.option("--port", type=click.IntRange(1, 65535), default=9000, show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=0.01), default=10.0, show_default=True,
+@click.option("--timeout", type=Seconds(0.01), default=10.0, show_default=True,
               help="Seconds to wait for the server.")
-@click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True,
+@click.option("--wait", type=Seconds(0), default=0, show_default=True,
               metavar="SECONDS",
               help="Keep trying to connect for this long (a server just started in the "
                    "background).")

@@ -153,6 +153,12 @@ def test_read_json_refuses_bad_content_naming_the_file(tmp_path, content, messag
     assert str(info.value) == message.format(path=path)
 
 
+def test_read_json_skips_a_byte_order_mark(tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"ports": [1, 2]}')
+    assert read_json(path, "port map", MapError) == {"ports": [1, 2]}
+
+
 def test_read_json_refuses_a_program_and_a_file_too_large(tmp_path):
     program = tmp_path / "p.bgbs"
     save(program, Configuration(2, 2))

@@ -75,6 +75,14 @@ def test_bad_options(tmp_path, args, pattern):
     assert result.stderr.count("\n") == 1
 
 
+def test_output_named_like_a_file_is_refused(tmp_path):
+    """-o is a folder: -o x.bgbs would make a folder called x.bgbs; refused, nothing made."""
+    result = invoke("--expr", "p = a", "--vars", "a:2", "-o", tmp_path / "x.bgbs")
+    assert result.exit_code == 2
+    assert "-o is the folder that NAME.bgbs" in result.stderr
+    assert result.stderr.count("\n") == 1 and not (tmp_path / "x.bgbs").exists()
+
+
 def test_too_small_size_names_a_size_that_fits(tmp_path):
     """The "does not fit" message names the smallest layout over the mappings compiled (the
     LUT4 one alone named 26 x 18 here; now the multiplier block's grid), and that size does

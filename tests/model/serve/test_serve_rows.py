@@ -175,6 +175,17 @@ def test_eval_through_a_server_refuses_what_cannot_run():
         port = server.port
     with pytest.raises(LinkError, match=f"cannot reach a BGCF server at 127.0.0.1:{port}"):
         evaluate(config, portmap, [{"a": 1, "b": 1}], target=f"bgcf:127.0.0.1:{port}")
-    for bad in ("bgcf:host:0", "bgcf:host:x", "bgcf:[::1"):
+    for bad in ("bgcf:host:0", "bgcf:host:x", "bgcf:[::1", "bgcf:127.0.0.1:9200:1",
+                "bgcf:host:\u0661", "bgcf:a:b:c"):
         with pytest.raises(ValueError, match="bgcf:"):
             check_target(bad)
+
+
+def test_bgcf_addresses():
+    from bitgrid.bgcf.target import parse_address
+    from bitgrid.bgcf import DEFAULT_PORT
+    assert parse_address("10.0.0.2:7700") == ("10.0.0.2", 7700)
+    assert parse_address("[::1]:7701") == ("::1", 7701)
+    assert parse_address("::1") == ("::1", DEFAULT_PORT)
+    assert parse_address("board") == ("board", DEFAULT_PORT)
+    assert parse_address(":9000") == ("127.0.0.1", 9000)
