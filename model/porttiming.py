@@ -170,9 +170,9 @@ def check_port_timing(config, portmap):
     unchecked = "which bit is which, signs and lanes of equal timing cannot be checked"
     configured = int((config.luts != 0).any(axis=2).sum())
     if configured > CHECK_CELLS:
-        return PortCheck(None, f"the program has {configured} configured cells, more than the "
-                               f"{CHECK_CELLS} the path check reads: nothing was checked "
-                               "against it")
+        return PortCheck(None, f"not checked: the program has {configured} configured cells, "
+                               f"more than the {CHECK_CELLS} the path check reads, so a wrong "
+                               "lane, latency or skew would give wrong rows")
     outputs = {EdgeOutput(bit.side, bit.lane) for port in portmap.outputs for bit in port.bits}
     if outputs:
         graph = DependencyGraph(config)
@@ -190,5 +190,5 @@ def check_port_timing(config, portmap):
         m, (in_name, _, out_name, _, _) = min(rows, key=lambda row: row[0])
         unchecked = (f"{out_name} reads {in_name} {_rows(-m)} before the row it reads other "
                      "inputs in (a register between them, or a wrong skew); " + unchecked)
-    return PortCheck(problem, "its latency and skews agree with the program's paths; "
-                              + unchecked)
+    return PortCheck(problem, "checked against the program's paths: its latency and skews "
+                              "agree with them; " + unchecked)

@@ -59,8 +59,8 @@ def load_portmap(path, config, program):
         raise BadInput(f"{path} (not sealed: written by hand or by an older bitgrid) does not "
                        f"fit {program}: {check.problem}; give the port map written with this "
                        "program")
-    click.echo(f"note: {path} carries no seal (written by hand or by an older bitgrid), so "
-               f"it was checked against {program}'s paths: {check.note}", err=True)
+    click.echo(f"note: {path} carries no seal (written by hand or by an older bitgrid); "
+               f"{check.note}", err=True)
     return portmap
 
 

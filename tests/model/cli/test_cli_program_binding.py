@@ -115,9 +115,9 @@ def test_a_port_map_without_digest_still_works(programs, tmp_path):
     assert result.exit_code == 0
     assert result.stdout == "y\n0\n1\n1\n0\n"
     assert result.stderr == (f"note: {old} carries no seal (written by hand or by an older "
-                             f"bitgrid), so it was checked against {program}'s paths: its "
-                             "latency and skews agree with the program's paths; which bit is "
-                             "which, signs and lanes of equal timing cannot be checked\n")
+                             "bitgrid); checked against the program's paths: its latency and "
+                             "skews agree with them; which bit is which, signs and lanes of "
+                             "equal timing cannot be checked\n")
 
 
 @pytest.mark.parametrize("command", ("transform", "place"))
