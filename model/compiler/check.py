@@ -28,6 +28,11 @@ next, and the simulation goes through the rows in pieces, each compared and drop
 the next; the verdict does not depend on either. Only when the rows' own bits do not fit are
 fewer rows checked (a seeded sample, said in a note); when not even the emulator fits, the
 check refuses up front with its estimate and what to do.
+
+Time (issue 40 item 3): a check runs at most :data:`CHECK_CELL_UPDATES` cell updates and
+:data:`bitgrid.evaluate.MAX_SUBCYCLES` subcycles (:func:`time_rows`); a program of a long
+period is checked on fewer rows (a seeded sample, at least :data:`MIN_CHECK_ROWS`), said in a
+note, never refused for the length of its own check.
 """
 
 import itertools
@@ -42,8 +47,8 @@ from ..values import from_bits, to_bits
 from .errors import CompileError
 
 __all__ = ["EXHAUSTIVE_BITS", "RANDOM_ROWS", "CELL_BYTES", "MEMORY_SHARE", "CheckPlan",
-           "check_rows", "check_plan", "simulate_bits", "simulate_rows",
-           "check_program"]
+           "CHECK_CELL_UPDATES", "MIN_CHECK_ROWS", "check_rows", "check_plan", "time_rows",
+           "simulate_bits", "simulate_rows", "check_program"]
 
 #: Combinational designs with at most this many input bits are checked on every combination.
 EXHAUSTIVE_BITS = 16
@@ -64,6 +69,12 @@ _ROW_DICT_BYTES, _ENTRY_BYTES = 240, 48
 _SIMULATION_EXTRA = 16
 #: Fewest subcycles of a window and rows of a piece a plan allows (below, it refuses).
 _MIN_WINDOW, _MIN_PIECE = 64, 64
+#: Most cell updates (subcycles x grid cells) a check runs: about 15 to 25 s of the compiled
+#: kernel on these 2-core machines (2e9 to 4e9 updates/s, ``bitgrid bench emulator``). A
+#: program whose rows would take more is checked on fewer of them (:func:`time_rows`).
+CHECK_CELL_UPDATES = 5 * 10 ** 10
+#: Rows a check keeps however long its rows are (when the evaluator's bound allows them).
+MIN_CHECK_ROWS = 16
 
 
 def _random_value(port, rng, p=0.5):
@@ -121,6 +132,37 @@ class CheckPlan(typing.NamedTuple):
     window: int
     estimate: int
     budget: int
+
+
+def time_rows(config, portmap, planned):
+    """The rows of the ``planned`` a check runs: as many as fit :data:`CHECK_CELL_UPDATES`
+    cell updates on ``config``'s grid and :data:`bitgrid.evaluate.MAX_SUBCYCLES` subcycles
+    (:meth:`~bitgrid.ports.PortMap.cycles_needed`), but at least :data:`MIN_CHECK_ROWS` (or
+    ``planned``) where the subcycle bound allows, and at least 1.
+
+    So a check never refuses the program the compiler just made because running its rows
+    would be too long (issue 40 item 3): a design of period 7,766 subcycles is checked on
+    fewer rows, and :func:`check_program` says so.
+    """
+    from ..evaluate import MAX_SUBCYCLES
+    cells = max(1, config.width * config.height)
+
+    def fits(count, limit):
+        return portmap.cycles_needed(count) <= limit
+
+    def most(limit):                    # cycles_needed grows with the count: bisect
+        low, high = 0, planned
+        while low < high:
+            middle = (low + high + 1) // 2
+            if fits(middle, limit):
+                low = middle
+            else:
+                high = middle - 1
+        return low
+
+    bound = most(MAX_SUBCYCLES)
+    timed = most(CHECK_CELL_UPDATES // cells)
+    return max(min(planned, 1), min(bound, max(timed, min(planned, MIN_CHECK_ROWS))))
 
 
 def check_plan(netlist, config, portmap, rows, *, memory=None):
@@ -305,13 +347,18 @@ def check_program(netlist, config, portmap, *, seed=0, progress=None, piece=None
     from ..evaluate import run_fast
     _check_ports(netlist, portmap)
     rows = check_rows(netlist, seed=seed)
-    plan = check_plan(netlist, config, portmap, len(rows), memory=memory)
-    if plan.rows < len(rows):
-        keep = sorted(random.Random(seed).sample(range(len(rows)), plan.rows))
+    planned = len(rows)
+    timed = time_rows(config, portmap, planned)
+    plan = check_plan(netlist, config, portmap, timed, memory=memory)
+    if plan.rows < planned:
+        keep = sorted(random.Random(seed).sample(range(planned), plan.rows))
         rows = [rows[k] for k in keep]
         if notes is not None:
-            notes.append(f"the check ran on {plan.rows} of its {plan.planned} rows: the "
-                         f"others would not fit the {format_bytes(plan.budget)} it may use")
+            why = (f"the others would not fit the {format_bytes(plan.budget)} it may use"
+                   if plan.rows < timed else
+                   f"a row takes {portmap.period} subcycles of the {config.width} x "
+                   f"{config.height} grid, and all {planned} would take too long")
+            notes.append(f"the check ran on {plan.rows} of its {planned} rows: {why}")
     piece = plan.piece if piece is None else check_int(piece, "Piece", minimum=1)
     window = plan.window if window is None else check_int(window, "Window", minimum=1)
     if netlist.dffs:

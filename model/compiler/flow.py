@@ -207,7 +207,7 @@ def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, param
                                 notes=notes)
         result.report.setdefault("times", {})["check"] = round(
             time.perf_counter() - started_check, 4)
-        if notes:                   # fewer rows than planned: they would not fit the memory
+        if notes:                   # fewer rows than planned: past the memory or the time
             result.report["check_notes"] = notes
     report = {"top": netlist.name, **info,
               "yosys": {"luts": synthesis.stats["luts"],
