@@ -2,7 +2,7 @@
 
 For each test design of issue 12 (:data:`bitgrid.compiler.designs.TEST_DESIGNS`) and for
 growing sizes (multipliers of 4 to 16 bits, adders of 8 to 64 bits, and a 21 x 21 multiplier
-of about 1,000 Yosys LUT4s): the LUT4 and flip-flop counts of Yosys' mapping, the cells the
+of about 1,000 Yosys LUT4s), and for the state designs of issue 40 (series ``state``): the LUT4 and flip-flop counts of Yosys' mapping, the cells the
 program uses (for logic, routing and delay), its bounding box and grid, the period and latency
 in subcycles, the compile time of each stage and in total (wall seconds), and the cells per
 Yosys LUT. Exponents fit the total compile time per series, against the cells used
@@ -59,6 +59,13 @@ def _test_designs():
     return [("test designs", name, params) for name, params in TEST_DESIGNS]
 
 
+def _state_designs():
+    """Series ``state`` (issue 40): registers, delay lines, registered operations, register
+    files, a FIFO and ROMs (:data:`bitgrid.compiler.designs.STATE_DESIGNS`)."""
+    from bitgrid.compiler.designs import STATE_DESIGNS
+    return [("state", name, params) for name, params in STATE_DESIGNS]
+
+
 #: What ``make bench`` compiles: every test design and the series.
 SUITE_DESIGNS = "suite"
 #: ``--quick``: a few small test designs and short series.
@@ -67,7 +74,7 @@ QUICK_DESIGNS = "quick"
 
 def _plan(which):
     if which == SUITE_DESIGNS:
-        plan = _test_designs() + list(SERIES)
+        plan = _test_designs() + list(SERIES) + _state_designs()
     elif which == QUICK_DESIGNS:
         plan = ([("test designs", n, p) for n, p in
                  (("multiplier", {"n": 4}), ("adder", {"n": 8}), ("crc8", {}),

@@ -17,7 +17,10 @@ A netlist is single-clock and synchronous. Nets are named by strings. It has:
 * flip-flops: ``net -> Dff(d, init)``: the net is the register's output; it takes the value
   of net ``d`` at every clock edge and is ``init`` (0 or 1) before the first one.
 
-:data:`CONST0` and :data:`CONST1` are the constant nets. Combinational loops (a loop of LUTs
+:data:`CONST0` and :data:`CONST1` are the constant nets. :data:`START` is the compiler's
+first-cycle net: 1 in every design cycle of a simulation (which starts at cycle 0); in a
+compiled program it is 0 in the rows before row 0 (the start cell, :mod:`bitgrid.compiler`),
+so that a register's first cycle can be gated with it. Combinational loops (a loop of LUTs
 with no flip-flop) are not allowed.
 
 Cycle semantics (:meth:`Netlist.simulate`, the reference model for compiled programs): in
@@ -28,11 +31,13 @@ after ``k`` edges; then every flip-flop takes its ``d``.
 
 import typing
 
-__all__ = ["CONST0", "CONST1", "NetlistError", "Lut", "Dff", "InputPort", "OutputPort",
+__all__ = ["CONST0", "CONST1", "START", "NetlistError", "Lut", "Dff", "InputPort", "OutputPort",
            "Netlist"]
 
 #: The constant nets.
 CONST0, CONST1 = "$0", "$1"
+#: The first-cycle net (module docstring): 1 from design cycle 0 on, 0 before it.
+START = "$start"
 #: Largest LUT arity (a BitGrid cell has 4 inputs).
 MAX_LUT_INPUTS = 4
 
@@ -98,7 +103,7 @@ class Netlist:
     # Structure --------------------------------------------------------------------------------
     def drivers(self):
         """``net -> kind`` for every driven net: ``"const"``, ``"input"``, ``"lut"``, ``"dff"``."""
-        kinds = {CONST0: "const", CONST1: "const"}
+        kinds = {CONST0: "const", CONST1: "const", START: "const"}
         for port in self.inputs.values():
             for net in port.bits:
                 kinds[net] = "input"
@@ -114,7 +119,7 @@ class Netlist:
         :raises NetlistError: a net driven twice, a net used but never driven, a LUT with more
             than 4 inputs or a table of the wrong size, a bad ``init``, or a combinational loop.
         """
-        seen = {CONST0: "constant", CONST1: "constant"}
+        seen = {CONST0: "constant", CONST1: "constant", START: "the start net"}
 
         def drive(net, what):
             if not isinstance(net, str) or not net:
@@ -191,7 +196,7 @@ class Netlist:
         """``values`` ({net: 0/1} of every input bit and flip-flop output) with the constants
         and every LUT net added, in topological order: one design cycle's combinational
         logic."""
-        values = {CONST0: 0, CONST1: 1, **values}
+        values = {CONST0: 0, CONST1: 1, START: 1, **values}
         for net in self._order:
             lut = self.luts[net]
             values[net] = lut.evaluate([values[i] for i in lut.inputs])

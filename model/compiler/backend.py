@@ -116,6 +116,8 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     options = dict(width=width, height=height, region=region, defects=defects, pins=pins,
                    seed=seed, progress=progress)
     candidates, errors = [], []
+    if operation is not None and operation.lag and not _zero_rows_agree(netlist, operation.lag):
+        operation = None        # its registers' zeros through it are not its first outputs
     if operation is not None and region is None and defects is None and not pins:
         from .blocks import compile_operation
         try:
@@ -123,14 +125,22 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
                                                            height=height)))
         except CompileError as error:
             errors.append(error)
-    if region is None and defects is None and not pins:
+    block_only = bool(candidates) and len(netlist.luts) > BLOCK_SEARCH_LUTS
+    retimed = None
+    if netlist.dffs and not pins and not block_only:
+        retimed = _compile_retimed(netlist, alternatives, **options)
+        if retimed is not None:
+            candidates.append((f"{retimed.report.get('mapping', 'lut4')}, retimed", retimed))
+    if region is None and defects is None and not pins and retimed is None:
         from .onecell import compile_one_cell
         one = compile_one_cell(netlist, width=width, height=height)
         if one is not None:
             candidates.append(("one-cell", one))
     mappings = [("lut4", netlist), *(alternatives or {}).items()]
-    if candidates and len(netlist.luts) > BLOCK_SEARCH_LUTS:
-        mappings = []           # the block: the LUT mappings are far larger (docs/compiler.md)
+    if block_only or retimed is not None:
+        # the block: the LUT mappings are far larger (docs/compiler.md); registers retimed:
+        # the sequential back end's loops only make the period longer
+        mappings = []
     for name, candidate in mappings:
         if candidate is not netlist and pins:
             continue
@@ -151,6 +161,42 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     report["times"] = dict(report.get("times", {}),
                            total=round(time.perf_counter() - started, 4))
     return best._replace(report=report)
+
+
+def _zero_rows_agree(netlist, lag):
+    """Whether ``netlist``'s outputs are the same in its first ``lag + 1`` cycles with every
+    input 0: then a registered operation is its block with the inputs ``lag`` rows later."""
+    rows = netlist.simulate([{}] * (lag + 1))
+    return all(row == rows[0] for row in rows)
+
+
+def _compile_retimed(netlist, alternatives, *, pins=None, **options):
+    """``netlist``'s registers absorbed into port timing (:mod:`.retime`) and the
+    combinational copy compiled (with the copies of the ``alternatives``); None where the
+    design keeps its registers (a feedback loop, unequal register depths) or the copy does
+    not compile or cannot be read as early as its lags need. The report says ``registers``:
+    ``"retimed"`` with the counts."""
+    from .retime import absorb_registers, apply_lags
+    retimed, _ = absorb_registers(netlist)
+    if retimed is None:
+        return None
+    copies = {}
+    for name, other in (alternatives or {}).items():
+        copy, _ = absorb_registers(other)
+        if copy is not None and copy.input_lags == retimed.input_lags \
+                and copy.output_lags == retimed.output_lags:
+            copies[name] = copy.netlist
+    try:
+        result = compile_netlist(retimed.netlist, alternatives=copies, **options)
+    except CompileError:
+        return None
+    portmap = apply_lags(result.portmap, retimed)
+    if portmap is None:
+        return None
+    report = dict(result.report, luts=len(netlist.luts), flip_flops=len(netlist.dffs),
+                  registers={"kind": "retimed", "absorbed": retimed.registers,
+                             "gated": retimed.gated})
+    return result._replace(portmap=portmap, report=report)
 
 
 def _compile_mapping(netlist, *, width, height, region, defects, pins, seed, progress,

@@ -65,6 +65,10 @@ def compile_operation(operation, netlist, *, width=None, height=None):
     :param netlist: the design's :class:`~bitgrid.netlist.Netlist` (its port names, widths
         and signedness; LUT and flip-flop counts for the report).
     :param width, height: the grid (cells); None: the block's box rounded up to even.
+    A registered operation (``operation.lag`` rows, :mod:`.operations`) is the same block with
+    its input skews ``lag * P`` later; the caller checks that the design's first ``lag + 1``
+    cycles on zero inputs agree (:func:`.backend.compile_netlist`).
+
     :returns: :class:`~bitgrid.compiler.backend.CompileResult`.
     :raises CompileError: if the block does not fit the given size.
     """
@@ -90,10 +94,15 @@ def compile_operation(operation, netlist, *, width=None, height=None):
         if name is None:
             continue                    # a block output the design does not use
         own = design_ports[name]
-        ports.append(port._replace(name=name, bits=port.bits[:len(own.bits)],
-                                   signed=own.signed))
+        bits = port.bits[:len(own.bits)]
+        if port.direction == "in" and operation.lag:    # a registered operation: rows later
+            bits = tuple(bit._replace(skew=bit.skew + operation.lag * alone.portmap.period)
+                         for bit in bits)
+        ports.append(port._replace(name=name, bits=bits, signed=own.signed))
     portmap = PortMap(alone.portmap.width, alone.portmap.height, ports,
                       period=alone.portmap.period, latency=alone.portmap.latency)
+    extra = ({"registers": {"kind": "block", "lag": operation.lag}} if operation.lag
+             else {})
     report = standalone_report(alone.config, portmap, netlist, "blocks", started,
-                               blocks=[block.name], operation=operation.kind)
+                               blocks=[block.name], operation=operation.kind, **extra)
     return CompileResult(alone.config, portmap, report)

@@ -25,13 +25,28 @@ counter        clk, rst, en; count (n bits): +1 when en          n
 accumulator    clk, rst, x (n bits); sum (2n bits) += x          n
 detector       clk, rst, bit; found: the last four bits were     (none)
                1011 (overlapping, Moore)
+register       clk, d (n bits); q <= d                          n
+delay          clk, d (n bits); q: d of ``depth`` cycles ago     depth, n
+regmul         clk, a, b (n bits); p <= a * b                    n
+pipemac        clk, a, b, c (n bits); m <= a * b, c1 <= c,       n
+               y <= m + c1 (2n + 1 bits, two stages)
+regfile        clk, we, wa, ra (log2 words bits), wd (width      words, width
+               bits); m[wa] <= wd when we; rd = m[ra]
+fifo           clk, rst, push, pop, din (width bits); dout,      depth, width
+               full, empty; first word first, a push when full
+               and a pop when empty ignored
+rom            addr (log2 entries bits); data (width bits) from  entries, width
+               a fixed pseudo-random table (a ``case``)
 =============  ===============================================  =========================
+
+:data:`STATE_DESIGNS` are the designs of issue 40 (state: registers, delay lines, registered
+operations, a register file, a FIFO and a ROM), for ``bitgrid bench compile``.
 """
 
 import pathlib
 import typing
 
-__all__ = ["Design", "DESIGNS", "TEST_DESIGNS", "design", "write"]
+__all__ = ["Design", "DESIGNS", "TEST_DESIGNS", "STATE_DESIGNS", "design", "write"]
 
 
 class Design(typing.NamedTuple):
@@ -138,6 +153,89 @@ def detector():
                         "    endcase\n  assign found = state == 3'd4;\nendmodule\n")
 
 
+def register(n=32):
+    top = f"reg{n}"
+    return top, (f"module {top}(input clk, input [{n - 1}:0] d, output reg [{n - 1}:0] q);\n"
+                 "  initial q = 0;\n  always @(posedge clk) q <= d;\nendmodule\n")
+
+
+def delay(depth=16, n=8):
+    top = f"delay{depth}x{n}"
+    stages = "".join(f"      s[{i}] <= s[{i - 1}];\n" for i in range(1, depth))
+    return top, (f"module {top}(input clk, input [{n - 1}:0] d, output [{n - 1}:0] q);\n"
+                 f"  reg [{n - 1}:0] s [0:{depth - 1}];\n  integer i;\n"
+                 f"  initial for (i = 0; i < {depth}; i = i + 1) s[i] = 0;\n"
+                 f"  always @(posedge clk) begin\n      s[0] <= d;\n{stages}  end\n"
+                 f"  assign q = s[{depth - 1}];\nendmodule\n")
+
+
+def regmul(n=8):
+    top = f"regmul{n}"
+    return top, (f"module {top}(input clk, input [{n - 1}:0] a, input [{n - 1}:0] b,\n"
+                 f"    output reg [{2 * n - 1}:0] p);\n  initial p = 0;\n"
+                 "  always @(posedge clk) p <= a * b;\nendmodule\n")
+
+
+def pipemac(n=4):
+    top = f"pipemac{n}"
+    return top, (f"module {top}(input clk, input [{n - 1}:0] a, input [{n - 1}:0] b,\n"
+                 f"    input [{2 * n - 1}:0] c, output reg [{2 * n}:0] y);\n"
+                 f"  reg [{2 * n - 1}:0] m, c1;\n  initial begin m = 0; c1 = 0; y = 0; end\n"
+                 "  always @(posedge clk) begin m <= a * b; c1 <= c; y <= m + c1; end\n"
+                 "endmodule\n")
+
+
+def _bits(count):
+    return max(1, (count - 1).bit_length())
+
+
+def regfile(words=8, width=8):
+    top = f"regfile{words}x{width}"
+    a = _bits(words)
+    return top, (f"module {top}(input clk, input we, input [{a - 1}:0] wa, "
+                 f"input [{a - 1}:0] ra,\n    input [{width - 1}:0] wd, "
+                 f"output [{width - 1}:0] rd);\n"
+                 f"  reg [{width - 1}:0] m [0:{words - 1}];\n  integer i;\n"
+                 f"  initial for (i = 0; i < {words}; i = i + 1) m[i] = 0;\n"
+                 "  always @(posedge clk) if (we) m[wa] <= wd;\n"
+                 "  assign rd = m[ra];\nendmodule\n")
+
+
+def fifo(depth=8, width=8):
+    top = f"fifo{depth}x{width}"
+    a = _bits(depth)
+    return top, (f"module {top}(input clk, input rst, input push, input pop,\n"
+                 f"    input [{width - 1}:0] din, output [{width - 1}:0] dout, output full,\n"
+                 "    output empty);\n"
+                 f"  reg [{width - 1}:0] m [0:{depth - 1}];\n"
+                 f"  reg [{a - 1}:0] rp, wp;\n  reg [{a}:0] n;\n  integer i;\n"
+                 f"  initial begin rp = 0; wp = 0; n = 0;\n"
+                 f"    for (i = 0; i < {depth}; i = i + 1) m[i] = 0; end\n"
+                 f"  assign full = n == {depth};\n  assign empty = n == 0;\n"
+                 "  assign dout = m[rp];\n"
+                 "  wire do_push = push && !full, do_pop = pop && !empty;\n"
+                 "  always @(posedge clk)\n"
+                 "    if (rst) begin rp <= 0; wp <= 0; n <= 0; end\n"
+                 "    else begin\n"
+                 "      if (do_push) begin m[wp] <= din; "
+                 f"wp <= wp == {depth - 1} ? 0 : wp + 1; end\n"
+                 f"      if (do_pop) rp <= rp == {depth - 1} ? 0 : rp + 1;\n"
+                 "      n <= n + do_push - do_pop;\n"
+                 "    end\nendmodule\n")
+
+
+def rom(entries=64, width=8):
+    top = f"rom{entries}x{width}"
+    a = _bits(entries)
+    value, lines = 0x2545F491, []
+    for k in range(entries):
+        value = (value * 1103515245 + 12345) & 0x7FFFFFFF      # a fixed table
+        lines.append(f"      {a}'d{k}: data = {width}'d{(value >> 7) % (1 << width)};\n")
+    return top, (f"module {top}(input [{a - 1}:0] addr, output reg [{width - 1}:0] data);\n"
+                 "  always @* begin\n    case (addr)\n" + "".join(lines)
+                 + f"      default: data = {width}'d0;\n    endcase\n  end\nendmodule\n")
+
+
 #: name -> (builder, sequential)
 _BUILDERS = {
     "multiplier": (multiplier, False), "adder": (adder, False),
@@ -145,6 +243,9 @@ _BUILDERS = {
     "parity": (parity, False), "crc8": (crc8, False), "barrel": (barrel, False),
     "alu": (alu, False), "counter": (counter, True), "accumulator": (accumulator, True),
     "detector": (detector, True),
+    "register": (register, True), "delay": (delay, True), "regmul": (regmul, True),
+    "pipemac": (pipemac, True), "regfile": (regfile, True), "fifo": (fifo, True),
+    "rom": (rom, False),
 }
 #: The design names.
 DESIGNS = tuple(_BUILDERS)
@@ -158,6 +259,17 @@ TEST_DESIGNS = tuple(
        ("comparator", {"n": 8, "signed": True}), ("popcount", {"n": 8}),
        ("popcount", {"n": 16}), ("parity", {"n": 16}), ("crc8", {}), ("barrel", {"n": 8}),
        ("alu", {}), ("counter", {"n": 8}), ("accumulator", {"n": 8}), ("detector", {})])
+
+
+#: ``(name, params)`` of the state designs of issue 40 (``bitgrid bench compile``, series
+#: ``state``): registers and delay lines, registered operations, register files, FIFOs and
+#: ROMs.
+STATE_DESIGNS = (
+    ("register", {"n": 32}), ("delay", {"depth": 16, "n": 8}), ("regmul", {"n": 8}),
+    ("pipemac", {"n": 4}), ("regfile", {"words": 8, "width": 8}),
+    ("regfile", {"words": 32, "width": 16}), ("fifo", {"depth": 8, "width": 8}),
+    ("rom", {"entries": 16, "width": 8}), ("rom", {"entries": 64, "width": 8}),
+    ("rom", {"entries": 256, "width": 8}))
 
 
 def design(name, **params):

@@ -24,7 +24,9 @@ def lower_sequential(netlist):
     sources); ``outputs``: ``[(port, index, net)]`` (a net, an input bit, a flip-flop output
     or a constant); ``state``: ``{q: (d, init)}`` with ``d`` the gated next state
     (``start ? d : init``); ``sources``: the nets that enter the strip (input bits in port
-    order, then :data:`START` and the flip-flop outputs if there are flip-flops).
+    order, then :data:`START` and the flip-flop outputs if there are flip-flops or a gate
+    reads :data:`START`, as the gates of registers retimed into port timing do:
+    :mod:`.retime`).
     """
     luts, dffs, outputs, input_nets = cleaned(netlist)
     state_in = {}
@@ -46,7 +48,7 @@ def lower_sequential(netlist):
             if net in inverted:
                 luts.setdefault(f"{net}$value", ((net,), 0b01))
                 outputs[k] = (port, index, f"{net}$value")
-    sources_set = input_nets | set(dffs) | ({START} if dffs else set())
+    sources_set = input_nets | set(dffs) | {START}
     protected = {net for _, _, net in outputs} | {g for g, _ in state_in.values()}
     gates, alias = decompose_luts(luts, protected=protected)
     for net, target in alias.items():
@@ -66,8 +68,9 @@ def lower_sequential(netlist):
     outputs = every[:len(outputs)]
     state = {q: (net, state_in[q][1]) for (_, q, net) in every[len(outputs):]}
     sources = [net for port in netlist.inputs.values() for net in port.bits]
-    if state:
-        sources += [START] + sorted(state)
+    if state or any(START in inputs for inputs, _ in gates.values()) \
+            or any(net == START for _, _, net in outputs):
+        sources += [START] + sorted(state)       # START: also a retimed register's gate
     return gates, outputs, state, sources
 
 

@@ -34,12 +34,21 @@ An unsigned operand narrower than the block is zero-extended for free (a lane no
 is 0); a signed one must have the block's width. Anything else (glue logic, a second operation,
 a register with a non-zero initial value) is not recognised: :func:`recognise` returns None and
 the LUT mappings are the only candidates.
+
+Registered operations (issue 40): plain registers (``$dff`` on the rising edge, initial value
+0) between the input ports and the operation, or between it and the output ports, are taken
+out before matching (:func:`without_registers`), the same number on every input and on every
+output; the operation's ``lag`` is their sum. The block is then the same block with every input
+applied ``lag`` rows later (its input skews grow by ``lag * P``): a register delays rows, which
+a pipeline already does. That is exact when the design's outputs are the same in its first
+``lag + 1`` cycles with all inputs 0 (the registers' 0 through the operation is the
+operation of 0), which the back end checks before using the block.
 """
 
 import dataclasses
 import typing
 
-__all__ = ["Coarse", "Operation", "coarse_from_json", "recognise"]
+__all__ = ["Coarse", "Operation", "coarse_from_json", "recognise", "without_registers"]
 
 #: Cell types that only carry a name (no logic).
 _IGNORED = frozenset({"$scopeinfo"})
@@ -78,10 +87,14 @@ class Operation:
     params: dict
     ports: dict
     inverted: frozenset = frozenset()
+    lag: int = 0
 
     def describe(self):
-        """``multiplier(bits=8, signed=True)`` for the report."""
-        return self.macro + "(" + ", ".join(f"{k}={v}" for k, v in self.params.items()) + ")"
+        """``multiplier(bits=8, signed=True)`` for the report (``, 2 registers deep`` after it
+        for a registered one)."""
+        text = self.macro + "(" + ", ".join(f"{k}={v}" for k, v in self.params.items()) + ")"
+        return text + (f", {self.lag} register{'s' if self.lag > 1 else ''} deep"
+                       if self.lag else "")
 
 
 def _parameter(value):
@@ -155,13 +168,76 @@ def recognise(coarse, inputs, outputs):
     """
     if coarse is None or not coarse.cells:
         return None
-    for match in (_multiply, _add, _compare, _accumulate, _reduce, _popcount):
-        operation = match(coarse)
-        if operation is not None:
-            used = set(operation.ports.values())
-            if used == set(inputs) | set(outputs):
-                return operation
+    stripped = without_registers(coarse)
+    for form, lag in ((coarse, 0), stripped or (None, 0)):
+        if form is None or not form.cells:
+            continue
+        for match in (_multiply, _add, _compare, _accumulate, _reduce, _popcount):
+            operation = match(form)
+            if operation is not None:
+                used = set(operation.ports.values())
+                if used == set(inputs) | set(outputs):
+                    return dataclasses.replace(operation, lag=lag) if lag else operation
     return None
+
+
+def without_registers(coarse):
+    """``(coarse, lag)`` with the plain registers on its ports taken out (module docstring), or
+    None when there are none, when some other register is left, or when their numbers differ
+    between the inputs (those the remaining cells read) or between the outputs.
+
+    A register (``$dff``, rising edge, every initial value 0) whose ``Q`` is exactly an output
+    port (and read by no cell) makes the port its ``D``; one whose ``D`` is exactly an input
+    port has its ``Q`` bits read as the port's. Repeated, so chains come out whole.
+    """
+    cells = list(coarse.cells)
+    outputs = dict(coarse.outputs)
+    deep_in = dict.fromkeys(coarse.inputs, 0)
+    deep_out = dict.fromkeys(coarse.outputs, 0)
+
+    def read_by_cells(bits, but=None):
+        wanted = set(bits)
+        return any(wanted & set(b) for cell in cells if cell is not but
+                   for pin, b in cell[2].items() if pin not in ("Q", "Y"))
+
+    def plain(cell):
+        kind, parameters, pins = cell
+        return (kind == "$dff" and parameters.get("CLK_POLARITY", 1) == 1
+                and not any(coarse.init.get(bit, 0) for bit in pins["Q"]))
+
+    while True:
+        for cell in cells:
+            if not plain(cell):
+                continue
+            q, d = tuple(cell[2]["Q"]), tuple(cell[2]["D"])
+            output = next((n for n, bits in outputs.items() if bits == q), None)
+            if output is not None and not read_by_cells(q, but=cell):
+                cells.remove(cell)
+                outputs[output] = d
+                deep_out[output] += 1
+                break
+            source = next((n for n, bits in coarse.inputs.items() if bits == d), None)
+            if source is not None and not any(set(q) & set(b) for b in outputs.values()):
+                cells.remove(cell)
+                rename = dict(zip(q, d))
+                cells = [(kind, parameters, {pin: tuple(rename.get(b, b) for b in bits)
+                                             for pin, bits in pins.items()})
+                         for kind, parameters, pins in cells]
+                deep_in[source] += 1
+                break
+        else:
+            break
+    if any(kind == "$dff" for kind, _, _ in cells):
+        return None
+    read = [n for n, bits in coarse.inputs.items() if read_by_cells(bits)]
+    ins = {deep_in[n] for n in read} or {0}
+    outs = {deep_out[n] for n in outputs} or {0}
+    if len(ins) != 1 or len(outs) != 1:
+        return None
+    lag = min(ins) + min(outs)
+    if lag == 0:
+        return None
+    return coarse._replace(cells=tuple(cells), outputs=outputs), lag
 
 
 def _binary(cell, coarse):

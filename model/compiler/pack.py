@@ -34,12 +34,10 @@ Steps (each the usual one of FPGA technology mapping, e.g. ABC's and VPR's packe
 import collections
 import typing
 
-from ..netlist import CONST0, CONST1
+from ..netlist import CONST0, CONST1, START
 
 __all__ = ["START", "MAX_LUTS_PER_CELL", "Block", "Pin", "Net", "Design", "prepare"]
 
-#: The net that is 0 before row 0 and 1 from row 0 on (the start block's output).
-START = "$start"
 #: Most LUTs packed into one cell (a cell has 4 outputs; every LUT needs one side to leave).
 MAX_LUTS_PER_CELL = 2
 

@@ -14,14 +14,12 @@ import typing
 import numpy as np
 
 from ..config import Configuration
-from ..netlist import CONST0, CONST1
+from ..netlist import CONST0, CONST1, START
 from ..ports import PortMap
 from .errors import CompileError
 
 __all__ = ["START", "Stuck", "Layout", "plan_returns", "build_layout", "embed", "offsets"]
 
-#: The net of the start signal (0 before row 0, 1 from row 0 on).
-START = "$start"
 #: LUT tables copying one input: N, E, S, W (SPEC section 3).
 _COPY_N, _COPY_E, _COPY_S, _COPY_W = 0xAAAA, 0xCCCC, 0xF0F0, 0xFF00
 #: The strip's pass tables (its cells read W and N only): the same copies.
@@ -110,7 +108,9 @@ def build_layout(netlist, sweep, state, outputs, H, margin=0, holes=frozenset())
         if not holes:
             raise
         half, plan = plan_returns(items)
-    M = max([D for _, D in plan.values()] + [margin if state else 0])
+    # a start cell needs a row above the strip (its N lane is no edge input)
+    M = max([D for _, D in plan.values()] + [margin if state else 0]
+            + [1 if START in sweep.injected else 0])
     final = max([sweep.final + 1] + [a for a, _ in plan.values()])
     # output lanes: E lanes at the last column (one per net; further copies on S lanes)
     e_rows = {}
