@@ -84,7 +84,7 @@ def asic(pdk, pdk_root, size, storage, corner, no_timing, as_json, show_progress
         raise BadInput(f"--size {width}x{height}: --place-route takes grids of at most "
                        f"{MAX_PLACE_ROUTE_CELLS} cells (4x4; GrayWolf did not place 8x8 in 40 "
                        "minutes); give a smaller --size")
-    progress = show_progress
+    progress = show_progress and not as_json      # JSON output: nothing else on the terminal
     if tinytapeout:
         from .asic_layout import tinytapeout_command
         return tinytapeout_command(pdk=pdk, pdk_root=pdk_root, width=width, height=height,
