@@ -40,9 +40,9 @@ error (Yosys' ``file:line``), a missing top, a system task that cannot be droppe
 ``$fopen``...), an instance of a module with no contents (a black box), formal-only cells
 (``$anyseq``...), latches (a BitGrid has no level-sensitive storage), tristates and inout
 ports (no tristate wires), asynchronous resets or loads (the grid changes state only on the
-design clock), memories larger than :data:`MAX_MEMORY_WORDS` words or
+design clock), memories with a write port larger than :data:`MAX_MEMORY_WORDS` words or
 :data:`MAX_MEMORY_WIDTH` bits (there is no block RAM: a memory becomes flip-flops and
-multiplexers), several clocks, both clock edges, a clock made by logic, a clock also used as
+multiplexers; a ROM is logic of its address, of any size), several clocks, both clock edges, a clock made by logic, a clock also used as
 data, and combinational loops. Each names its source line where Yosys gives one.
 """
 
@@ -111,10 +111,11 @@ _CHECKS = (
      "clock domain defined inside the design (Amaranth: m.domains.sync = ClockDomain()) is "
      "left undriven; use the sync domain without defining it (the compiler gives it the "
      "design clock), or clock the flip-flops by a clock input"),
-    (f"t:$mem_v2 r:SIZE>{MAX_MEMORY_WORDS} %i",
+    # (a ROM, a memory without write ports, is logic of its address: any depth)
+    (f"t:$mem_v2 r:SIZE>{MAX_MEMORY_WORDS} %i r:WR_PORTS>0 %i",
      f"the design has a memory deeper than {MAX_MEMORY_WORDS} words ({{what}}): a BitGrid has "
      "no block RAM, memories become flip-flops and multiplexers; use a smaller memory"),
-    (f"t:$mem_v2 r:WIDTH>{MAX_MEMORY_WIDTH} %i",
+    (f"t:$mem_v2 r:WIDTH>{MAX_MEMORY_WIDTH} %i r:WR_PORTS>0 %i",
      f"the design has a memory wider than {MAX_MEMORY_WIDTH} bits ({{what}}): a BitGrid has "
      "no block RAM, memories become flip-flops and multiplexers; use a smaller memory"),
 )

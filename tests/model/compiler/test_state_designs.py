@@ -89,7 +89,7 @@ def test_fifo(tmp_path):
             assert have["dout"] == want["dout"], k
 
 
-@pytest.mark.parametrize("entries, width", [(16, 4), (8, 3)])
+@pytest.mark.parametrize("entries, width", [(16, 4), (8, 3), (128, 2)])   # 128: past 64 words
 def test_rom(tmp_path, entries, width):
     result = _compiled(tmp_path, "rom", entries=entries, width=width)
     text = designs.design("rom", entries=entries, width=width).verilog
