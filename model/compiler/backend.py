@@ -29,6 +29,7 @@ import typing
 import numpy as np
 
 from ..config import Configuration, check_grid_size
+from ..netlist import START
 from ..defects import DefectMap
 from ..ports import PortMap
 from ..terms import parse_side
@@ -221,7 +222,9 @@ def _compile_mapping(netlist, *, width, height, region, defects, pins, seed, pro
 def _compile_older(netlist, width, height, region, defects, pins, seed, progress):
     """The systolic back end (combinational) or the general one (flip-flops): they take
     fixed pins and place around any region or defect map, for small designs."""
-    if not netlist.dffs and _systolic_sides(netlist, _check_pins(netlist, pins)):
+    reads_start = any(START in lut.inputs for lut in netlist.luts.values())
+    if not netlist.dffs and not reads_start \
+            and _systolic_sides(netlist, _check_pins(netlist, pins)):
         return _compile_systolic(netlist, width, height, region, defects, pins, progress)
     times = {}
     started = time.perf_counter()
