@@ -172,16 +172,21 @@ class PortMap:
     :param ports: :class:`Port` objects (or their JSON dicts), in file order.
     :param period: subcycles per design cycle, even and at least 2.
     :param latency: subcycles from a row's inputs to its outputs, at least 0.
+    :param history: design cycles back that an output reaches through the registers the
+        compiler retimed into the port timing (:mod:`bitgrid.compiler.retime`): row ``k``'s
+        outputs depend on the input rows ``k - history`` to ``k``; 0 (the default, not written)
+        for a program whose outputs depend on their own row's inputs (and its state).
     :raises PortMapError: for a bad name, a name used twice, a lane outside the grid, a lane
         used twice in one direction, a bad skew, period or latency.
     """
 
-    def __init__(self, width, height, ports=(), *, period=2, latency=0, program=None,
-                 seal=None):
+    def __init__(self, width, height, ports=(), *, period=2, latency=0, history=0,
+                 program=None, seal=None):
         try:
             self.width, self.height = check_grid_size(width, height)
             self.period = check_int(period, "Period", minimum=2, even=True)
             self.latency = check_int(latency, "Latency", minimum=0)
+            self.history = check_int(history, "History", minimum=0, maximum=MAX_INPUT_SKEW)
         except ValueError as error:
             raise PortMapError(str(error)) from None
         if program is not None and not (isinstance(program, str) and _DIGEST.match(program)):
@@ -290,7 +295,8 @@ class PortMap:
         skews = [b.skew for p in self.outputs for b in p.bits]
         return self.latency + max(skews, default=0)
 
-    def replace(self, *, width=None, height=None, ports=None, period=None, latency=None):
+    def replace(self, *, width=None, height=None, ports=None, period=None, latency=None,
+                history=None):
         """A new port map with the given fields changed (the others kept), checked again; it
         records no program and no seal (the change makes it describe another one:
         :meth:`for_program`)."""
@@ -298,7 +304,8 @@ class PortMap:
                        self.height if height is None else height,
                        self.ports if ports is None else ports,
                        period=self.period if period is None else period,
-                       latency=self.latency if latency is None else latency)
+                       latency=self.latency if latency is None else latency,
+                       history=self.history if history is None else history)
 
     def for_program(self, config):
         """This port map recording ``config``'s digest and sealed for it (:meth:`seal_for`):
@@ -322,9 +329,11 @@ class PortMap:
         ports = sorted([port.direction, port.signed,
                         [[bit.side.letter, bit.lane, bit.skew] for bit in port.bits]]
                        for port in self.ports)
-        text = json.dumps({"program": program, "width": self.width, "height": self.height,
-                           "period": self.period, "latency": self.latency, "ports": ports},
-                          sort_keys=True, separators=(",", ":"))
+        fields = {"program": program, "width": self.width, "height": self.height,
+                  "period": self.period, "latency": self.latency, "ports": ports}
+        if self.history:                    # (absent when 0: older seals stay valid)
+            fields["history"] = self.history
+        text = json.dumps(fields, sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
     @property
@@ -411,6 +420,7 @@ whose registers were retimed into its port timing waits a row ``P`` subcycles pe
         """The ``bitgrid-ports-v1`` document as a dict."""
         return {"format": FORMAT, "width": self.width, "height": self.height,
                 "period": self.period, "latency": self.latency,
+                **({"history": self.history} if self.history else {}),
                 **({"program": self.program} if self.program is not None else {}),
                 **({"seal": self.seal} if self.seal is not None else {}),
                 "ports": [port.to_json() for port in self.ports]}
@@ -434,8 +444,8 @@ whose registers were retimed into its port timing waits a row ``P`` subcycles pe
         if document.get("format") != FORMAT:
             raise PortMapError(f"{where}: format is {document.get('format')!r}, expected "
                                f"{FORMAT!r}")
-        unknown = set(document) - {"format", "width", "height", "period", "latency", "program",
-                                   "seal", "ports"}
+        unknown = set(document) - {"format", "width", "height", "period", "latency", "history",
+                                   "program", "seal", "ports"}
         if unknown:
             raise PortMapError(f"{where}: unknown keys {sorted(unknown)}")
         ports = document.get("ports", [])
@@ -444,6 +454,7 @@ whose registers were retimed into its port timing waits a row ``P`` subcycles pe
         try:
             return cls(document.get("width"), document.get("height"), ports,
                        period=document.get("period", 2), latency=document.get("latency", 0),
+                       history=document.get("history", 0),
                        program=document.get("program"), seal=document.get("seal"))
         except PortMapError as error:
             raise PortMapError(f"{where}: {error}") from None

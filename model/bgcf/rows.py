@@ -42,6 +42,7 @@ class RowReader:
 
     def __init__(self, portmap, ports):
         self.period, self.latency = portmap.period, portmap.latency
+        self.history = portmap.history
         skews = [bit.skew for port in portmap.inputs for bit in port.bits]
         self.input_skew = min(skews, default=0)
         self.input_lanes = [0, 0, 0, 0]
@@ -102,8 +103,10 @@ class RowReader:
     # -- the client's side ---------------------------------------------------------------
 
     def _first_clean(self):
-        """The first row whose input bits were all applied after the last change."""
-        return max(0, -(-(self.changed - self.input_skew) // self.period))
+        """The first row whose input bits were all applied after the last change, and those
+        of the ``history`` rows before it (the rows its outputs depend on through registers
+        retimed into the port timing: :attr:`bitgrid.ports.PortMap.history`)."""
+        return max(0, -(-(self.changed - self.input_skew) // self.period) + self.history)
 
     def value(self, port, subcycle):
         """``(row, value)`` of ``port``'s (a :class:`_Port`) whole row, or None."""
@@ -124,4 +127,5 @@ class RowReader:
             infos.append(RowInfo(port.port.name, port.first, port.last, whole is not None,
                                  whole[0] if whole else 0,
                                  0 if whole else max(0, ready - subcycle)))
-        return Rows(self.period, self.latency, self.input_skew, subcycle, self.changed, infos)
+        skew = max(-(1 << 15), min((1 << 15) - 1, self.input_skew))     # an i16 on the wire
+        return Rows(self.period, self.latency, skew, subcycle, self.changed, infos)

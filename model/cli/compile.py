@@ -42,6 +42,10 @@ def _summary(report, paths):
                 else ""),
              (f"block {', '.join(report['blocks'])}" if report.get("back_end") == "blocks"
               else f"{report.get('back_end', '?')} back end"),
+             *([f"{report['registers'].get('absorbed', report['registers'].get('lag'))} "
+                "register(s) as port timing" if report["registers"]["kind"] == "retimed"
+                else f"registers as {report['registers']['lag']} row(s) of port timing"]
+               if report.get("registers") else []),
              (f"checked on {report['checked']} "
               f"{'cycles' if report.get('flip_flops') else 'rows'}" if report.get("checked")
               else "not checked"),

@@ -100,7 +100,8 @@ def compile_operation(operation, netlist, *, width=None, height=None):
                          for bit in bits)
         ports.append(port._replace(name=name, bits=bits, signed=own.signed))
     portmap = PortMap(alone.portmap.width, alone.portmap.height, ports,
-                      period=alone.portmap.period, latency=alone.portmap.latency)
+                      period=alone.portmap.period, latency=alone.portmap.latency,
+                      history=operation.lag)
     extra = ({"registers": {"kind": "block", "lag": operation.lag}} if operation.lag
              else {})
     report = standalone_report(alone.config, portmap, netlist, "blocks", started,

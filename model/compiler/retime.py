@@ -199,7 +199,9 @@ def _disagreement(netlist):
 
 def apply_lags(portmap, retimed):
     """``portmap`` (of the combinational copy) with every port bit moved by its lag: an input
-    bit of lag ``r`` gets skew ``skew - r * P``, an output bit ``skew - r * P``.
+    bit of lag ``r`` gets skew ``skew - r * P``, an output bit ``skew - r * P``; its
+    ``history`` (the rows an output reaches back: a server's whole rows wait for them) is the
+    largest output lag less the smallest input lag.
 
     :returns: the new :class:`~bitgrid.ports.PortMap`, or None when an output bit would be
         read before subcycle 1 (``latency + skew < 1``).
@@ -213,4 +215,6 @@ def apply_lags(portmap, retimed):
         if port.direction == "out" and any(portmap.latency + b.skew < 1 for b in bits):
             return None
         ports.append(port._replace(bits=bits))
-    return portmap.replace(ports=ports)
+    history = max([0] + [o - i for o in retimed.output_lags.values()
+                         for i in [min(retimed.input_lags.values(), default=0)]])
+    return portmap.replace(ports=ports, history=history)

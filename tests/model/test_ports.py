@@ -8,7 +8,7 @@ import re
 import pytest
 
 from bitgrid import ports
-from bitgrid.ports import Port, PortBit, PortMap, PortMapError
+from bitgrid.ports import Port, PortBit, PortMap, PortMapError, SealError
 from bitgrid.terms import E, N, S, W
 
 
@@ -187,3 +187,25 @@ def test_not_json(tmp_path):
     path.write_bytes(b"\xff{")
     with pytest.raises(PortMapError, match="p.json: not a JSON port map"):
         ports.load(path)
+
+
+def test_history_round_trips_and_is_sealed_only_when_set():
+    """``history`` (rows an output reaches back, issue 40): written and read back, in the seal
+    when not 0, so that a map without it keeps the seal it had."""
+    from bitgrid.config import Configuration
+    config = Configuration(2, 2)
+    plain = PortMap(2, 2, [{"name": "a", "direction": "in", "bits": [{"side": "N", "lane": 0}]},
+                           {"name": "y", "direction": "out",
+                            "bits": [{"side": "S", "lane": 0}]}], latency=3)
+    deep = plain.replace(history=4)
+    assert "history" not in plain.to_json() and deep.to_json()["history"] == 4
+    assert PortMap.from_json(deep.for_program(config).to_json()).history == 4
+    program = config.digest()
+    assert plain.seal_for(program) != deep.seal_for(program)
+    assert plain.replace(history=0).seal_for(program) == plain.seal_for(program)
+    edited = deep.for_program(config).to_json()
+    edited["history"] = 1
+    with pytest.raises(SealError):
+        PortMap.from_json(edited).check_program(config)
+    with pytest.raises(PortMapError, match="History"):
+        plain.replace(history=-1)

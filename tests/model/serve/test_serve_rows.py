@@ -38,7 +38,25 @@ def _multiplier():
     return alone.config, alone.portmap
 
 
+def _retimed(stages):
+    """A 4-bit delay line of ``stages`` registers, compiled: the registers are port timing
+    (history ``stages`` rows), the break-it case of a served read mixing two rows."""
+    from bitgrid.compiler import compile_netlist
+    from bitgrid.netlist import Dff, InputPort, Netlist, OutputPort
+    dffs = {}
+    for s in range(stages):
+        for i in range(4):
+            dffs[f"s{s}_{i}"] = Dff(f"d{i}" if s == 0 else f"s{s - 1}_{i}")
+    netlist = Netlist("line", {"d": InputPort(tuple(f"d{i}" for i in range(4)))},
+                      {"q": OutputPort(tuple(f"s{stages - 1}_{i}" for i in range(4)))}, {},
+                      dffs)
+    result = compile_netlist(netlist)
+    assert result.portmap.history == stages
+    return result.config, result.portmap
+
+
 PROGRAMS = {
+    "delay_line": lambda: _retimed(6),
     "skewed_routes": lambda: skewed_routes()[:2],
     "xor_loop": lambda: xor_loop()[:2],         # period 4, state across rows
     "odd_lanes": lambda: odd_lanes()[:2],
