@@ -41,6 +41,12 @@ def parse_address(text):
             raise ValueError(f"bgcf:{text}: an IPv6 host is written [ADDRESS]:PORT")
         host, rest = text[1:close], text[close + 1:]
         port = rest[1:] if rest.startswith(":") else (None if not rest else "")
+        import ipaddress
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise ValueError(f"bgcf:{text}: [{host}] is not an IPv6 address (bgcf:[::1]:7700)") \
+                from None
     elif text.count(":") == 1:
         host, port = text.split(":")
     elif ":" in text:                   # a bare IPv6 address, or a mistyped HOST:PORT

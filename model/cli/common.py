@@ -67,9 +67,13 @@ def load_portmap(path, config, program):
 def check_writable(path, *, make_folder=False):
     """Fail early (exit 2) if ``path`` cannot be written, before a long build or run: it is a
     folder, or its folder does not exist (with ``make_folder``: cannot be made) or is not
-    writable, or it is empty (``-o ''``)."""
+    writable, or it is empty (``-o ''``), or ``-`` (standard output, which the commands
+    that can write there handle before calling this)."""
     if not os.fspath(path).strip():
         raise BadInput("the output path is empty: give a file or folder name")
+    if os.fspath(path) == "-":
+        raise BadInput("-o -: this command writes a file, not standard output; give a file "
+                       "name (./- for a file called -)")
     folder = os.path.dirname(os.path.abspath(path)) or "."
     if os.path.isdir(path):
         raise BadInput(f"{path}: is a folder, not a file")

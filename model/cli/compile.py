@@ -135,6 +135,10 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
         raise BadInput("--vars goes with --expr")
     if expr and not variables:
         raise BadInput("--expr needs --vars with the inputs' widths, e.g. --vars a:8,b:8")
+    if output == "-":
+        raise BadInput("-o -: -o is the folder that NAME.bgbs, NAME.ports.json and "
+                       "NAME.report.json go into, not standard output; give a folder, e.g. "
+                       "-o out")
     if output.lower().endswith((".bgbs", ".json", ".bga")) and not os.path.isdir(output):
         raise BadInput(f"-o {output}: -o is the folder that NAME.bgbs, NAME.ports.json and "
                        "NAME.report.json go into (NAME: the top); give a folder, e.g. -o out")

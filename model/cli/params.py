@@ -57,6 +57,12 @@ class Seconds(click.FloatRange):
         if isinstance(value, str) and value.strip().lower().lstrip("+-") in (
                 "nan", "inf", "infinity"):
             self.fail(f"{value!r} is not a number of seconds; give one such as 2.5", param, ctx)
+        if isinstance(value, str):
+            try:
+                float(value)
+            except ValueError:
+                self.fail(f"{value!r} is not a number of seconds; give one such as 2.5", param,
+                          ctx)
         value = super().convert(value, param, ctx)
         if not math.isfinite(value):
             self.fail(f"{value!r} is not a number of seconds; give one such as 2.5", param, ctx)

@@ -453,7 +453,8 @@ def _drop_refused_tasks(sources, folder):
     """The sources to read, with each Verilog source that calls a task Yosys refuses
     (:data:`_REFUSED_TASK`: ``$finish``, ``$stop``, ``$fdisplay``...) replaced by a copy in
     ``folder`` in which each call is a ``$write`` of :data:`_MARKER` (same lines), which the
-    script drops as it drops ``$display``.
+    script drops as it drops ``$display``; a source that starts with a UTF-8 byte order mark
+    (which Yosys reads as an invalid token) is copied without it.
 
     :returns: ``(paths, includes)``: the paths to read (``sources``' order), and ``{copy:
         the original's folder}`` for ``include`` files (:func:`yosys_script`).
@@ -475,7 +476,7 @@ def _drop_refused_tasks(sources, folder):
         except OSError as error:
             raise CompileError(f"{source}: cannot read it: {error.strerror or error}") \
                 from None
-        changed = _REFUSED_TASK.sub(replace, text)
+        changed = _REFUSED_TASK.sub(replace, text.removeprefix("\xef\xbb\xbf"))  # a BOM
         if changed == text:
             paths.append(source)
             continue

@@ -64,3 +64,15 @@ def test_bad_input(args, message, tmp_path, monkeypatch):
     assert result.output.startswith(message), result.output
     assert len(result.output.splitlines()) == 1
     assert not (tmp_path / "x.json").exists()
+
+
+def test_output_dash_is_refused(tmp_path, monkeypatch):
+    """-o - (standard output) is no file name here: refused in one line, nothing written."""
+    from click.testing import CliRunner
+    from bitgrid.cli import main
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["bist", "--size", "4x4", "-o", "-"])
+    assert result.exit_code == 2
+    assert result.output == ("error: -o -: this command writes a file, not standard output; "
+                             "give a file name (./- for a file called -)\n")
+    assert not (tmp_path / "-").exists()

@@ -83,6 +83,22 @@ def test_output_named_like_a_file_is_refused(tmp_path):
     assert result.stderr.count("\n") == 1 and not (tmp_path / "x.bgbs").exists()
 
 
+def test_output_dash_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("--expr", "p = a", "--vars", "a:2", "-o", "-")
+    assert result.exit_code == 2 and "-o -: -o is the folder" in result.stderr
+    assert not (tmp_path / "-").exists()
+
+
+def test_a_source_with_a_byte_order_mark_compiles(tmp_path):
+    source = tmp_path / "bom.v"
+    source.write_bytes(b"\xef\xbb\xbfmodule bom(input [1:0] a, output [1:0] y); "
+                       b"assign y = ~a; endmodule\n")
+    result = invoke(source, "--top", "bom", "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "bom.bgbs").exists()
+
+
 def test_too_small_size_names_a_size_that_fits(tmp_path):
     """The "does not fit" message names the smallest layout over the mappings compiled (the
     LUT4 one alone named 26 x 18 here; now the multiplier block's grid), and that size does

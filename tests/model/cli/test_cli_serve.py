@@ -85,6 +85,7 @@ def test_client_links_two_servers(tmp_path):
     (["--set", "W=\u0661"], "give name=value pairs"),          # an Arabic-Indic digit
     (["--timeout", "nan", "--hello"], "Invalid value for '--timeout': 'nan' is not a number"),
     (["--wait", "inf", "--hello"], "Invalid value for '--wait': 'inf' is not a number"),
+    (["--timeout", "0x10", "--hello"], "'0x10' is not a number of seconds"),
     (["--link", "E,E,W,h"], "give --link DIR,LOCAL_OUT,REMOTE_IN,HOST,PORT"),
     (["--link", "Q,E,W,h,1"], "DIR is N, E, S or W"),
     (["--link", "E,E,W,h,0"], "PORT is 1 to 65535"),

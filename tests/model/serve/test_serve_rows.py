@@ -194,7 +194,7 @@ def test_eval_through_a_server_refuses_what_cannot_run():
     with pytest.raises(LinkError, match=f"cannot reach a BGCF server at 127.0.0.1:{port}"):
         evaluate(config, portmap, [{"a": 1, "b": 1}], target=f"bgcf:127.0.0.1:{port}")
     for bad in ("bgcf:host:0", "bgcf:host:x", "bgcf:[::1", "bgcf:127.0.0.1:9200:1",
-                "bgcf:host:\u0661", "bgcf:a:b:c"):
+                "bgcf:host:\u0661", "bgcf:a:b:c", "bgcf:[]:5", "bgcf:[zz]:5"):
         with pytest.raises(ValueError, match="bgcf:"):
             check_target(bad)
 
