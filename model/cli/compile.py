@@ -36,16 +36,16 @@ def _summary(report, paths):
              f"{cells.get('routing', '?')}, delay {cells.get('delay', '?')}) on a "
              f"{grid[0]} x {grid[1]} grid",
              f"period {report.get('period', '?')} subcycles, latency "
-             f"{report.get('latency', '?')} subcycles"
-             + (f", depth {report['depth']} (the whole row, with the output skews)"
+             f"{report.get('latency', '?')} subcycle{'' if report.get('latency') == 1 else 's'}"
+             + (f", depth {report['depth']} (subcycles until a row's last output bit)"
                 if report.get("depth", report.get("latency")) != report.get("latency")
                 else ""),
              (f"block {', '.join(report['blocks'])}" if report.get("back_end") == "blocks"
               else f"{report.get('back_end', '?')} back end"),
-             *([f"{report['registers'].get('absorbed', report['registers'].get('lag'))} "
-                "register(s) as port timing" if report["registers"]["kind"] == "retimed"
-                else f"registers as {report['registers']['lag']} row(s) of port timing"]
-               if report.get("registers") else []),
+             *([f"registers as port timing (outputs up to "
+                f"{report['registers']['history']} row"
+                f"{'s' if report['registers']['history'] != 1 else ''} behind)"]
+               if report.get("registers", {}).get("history") is not None else []),
              (f"checked on {report['checked']} "
               f"{'cycles' if report.get('flip_flops') else 'rows'}" if report.get("checked")
               else "not checked"),
@@ -56,7 +56,8 @@ def _summary(report, paths):
 @click.command("compile")
 @click.argument("sources", nargs=-1, type=click.Path(dir_okay=False), metavar="[SOURCE.v]...")
 @click.option("--top", metavar="NAME",
-              help="The top module (Verilog: required; Amaranth and --expr: the design's name, "
+              help="The top module (Verilog: needed when the sources declare more than one "
+                   "module; Amaranth and --expr: the design's name, "
                    "default the class name or 'expr'). Output files are NAME.*.")
 @click.option("--amaranth", metavar="MODULE:NAME",
               help="An Amaranth Component or Elaboratable: mypkg.alu:ALU(width=8) or "
@@ -130,7 +131,15 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
     if not output.strip():
         raise BadInput("-o is empty: give the folder for the program, its port map and report")
     if sources and not top:
-        raise BadInput("--top NAME is needed with Verilog sources (the top module's name)")
+        import pathlib
+        from bitgrid.compiler.frontend import _module_names
+        modules = _module_names([pathlib.Path(s) for s in sources])
+        if len(modules) != 1:
+            listed = f" (the sources declare {', '.join(modules[:8])}" \
+                f"{' ...' if len(modules) > 8 else ''})" if modules else ""
+            raise BadInput(f"--top NAME is needed with Verilog sources (the top module's "
+                           f"name){listed}")
+        top = modules[0]            # one module: it is the top
     if variables and not expr:
         raise BadInput("--vars goes with --expr")
     if expr and not variables:

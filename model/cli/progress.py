@@ -30,7 +30,8 @@ def progress_options(function):
                   help="Progress on standard error: the stage and how far along (default: "
                        "only when standard error is a terminal).")
     @click.option("-q", "--quiet", "_quiet", is_flag=True,
-                  help="No progress display (errors and the result are still printed).")
+                  help="No progress display, even with --progress (errors and the result "
+                       "are still printed).")
     @functools.wraps(function)
     def command(*args, _progress, _quiet, **kwargs):
         if _quiet:

@@ -196,7 +196,7 @@ def _compile_retimed(netlist, alternatives, *, pins=None, **options):
         return None
     report = dict(result.report, luts=len(netlist.luts), flip_flops=len(netlist.dffs),
                   registers={"kind": "retimed", "absorbed": retimed.registers,
-                             "gated": retimed.gated})
+                             "gated": retimed.gated, "history": portmap.history})
     return result._replace(portmap=portmap, report=report)
 
 

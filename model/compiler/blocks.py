@@ -102,8 +102,8 @@ def compile_operation(operation, netlist, *, width=None, height=None):
     portmap = PortMap(alone.portmap.width, alone.portmap.height, ports,
                       period=alone.portmap.period, latency=alone.portmap.latency,
                       history=operation.lag)
-    extra = ({"registers": {"kind": "block", "lag": operation.lag}} if operation.lag
-             else {})
+    extra = ({"registers": {"kind": "block", "lag": operation.lag,
+                            "history": operation.lag}} if operation.lag else {})
     report = standalone_report(alone.config, portmap, netlist, "blocks", started,
                                blocks=[block.name], operation=operation.kind, **extra)
     return CompileResult(alone.config, portmap, report)

@@ -50,7 +50,8 @@ def test_refused_designs(tmp_path, text, top, pattern):
 
 @pytest.mark.parametrize("args, pattern", [
     ([], "nothing to compile"),
-    (["{v}"], "--top NAME is needed"),
+    (["{v}", "{v2}"], "--top NAME is needed with Verilog sources (the top module's name) "
+                      "(the sources declare l, m)"),
     (["{v}", "--top", "l", "--expr", "p = a"], "not several"),
     (["--expr", "p = a * b"], "--expr needs --vars"),
     (["--vars", "a:8"], "nothing to compile"),
@@ -68,7 +69,9 @@ def test_refused_designs(tmp_path, text, top, pattern):
 ])
 def test_bad_options(tmp_path, args, pattern):
     v = write(tmp_path, LATCH)
-    args = [a.format(v=v, missing=tmp_path / "none.json") for a in args]
+    v2 = tmp_path / "m.v"
+    v2.write_text("module m(input a, output y); assign y = a; endmodule\n")
+    args = [a.format(v=v, v2=v2, missing=tmp_path / "none.json") for a in args]
     result = invoke(*args, "-o", tmp_path / "out")
     assert result.exit_code == 2, result.output
     assert pattern in result.stderr, result.stderr
@@ -141,3 +144,13 @@ def test_display_is_dropped_with_one_note_and_the_program_is_right(tmp_path):
                                           str(tmp_path / "in.csv")], catch_exceptions=False)
     assert evaluated.exit_code == 0, evaluated.output
     assert evaluated.stdout.splitlines() == ["y"] + [str(a ^ b) for a, b in rows]
+
+
+def test_one_module_is_the_top(tmp_path):
+    """A source with one module needs no --top: the module is the top (its name names the
+    files)."""
+    source = write(tmp_path, "module inv2(input [1:0] a, output [1:0] y); assign y = ~a; "
+                             "endmodule\n")
+    result = invoke(source, "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "inv2.bgbs").exists()

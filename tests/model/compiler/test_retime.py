@@ -194,7 +194,8 @@ def test_a_register_is_wire_at_period_2(tmp_path):
     result = _compile_verilog(tmp_path, REG32, "reg32")
     assert result.portmap.period == 2
     assert result.report["cells"]["total"] <= 2 * 32
-    assert result.report["registers"] == {"kind": "retimed", "absorbed": 32, "gated": 0}
+    assert result.report["registers"] == {"kind": "retimed", "absorbed": 32, "gated": 0,
+                                          "history": 1}
     rows = [{"d": (0x9E3779B9 * k) & 0xFFFFFFFF} for k in range(10)]
     _rows_right(result, rows, [{"q": 0}] + [{"q": r["d"]} for r in rows[:-1]])
 
@@ -211,7 +212,7 @@ def test_a_registered_multiply_is_the_multiplier_block_two_rows_later(tmp_path):
     assert result.portmap.period == 2
     assert result.report["blocks"] == ["multiplier(bits=6)"] or \
         result.report["blocks"][0].startswith("multiplier")
-    assert result.report["registers"] == {"kind": "block", "lag": 2}
+    assert result.report["registers"] == {"kind": "block", "lag": 2, "history": 2}
     rows = [{"a": (7 * k + 3) % 64, "b": (11 * k + 1) % 64} for k in range(12)]
     _rows_right(result, rows, [{"p": 0}] * 2 + [{"p": r["a"] * r["b"]} for r in rows[:-2]])
 
