@@ -117,7 +117,8 @@ class MeshShape:
                                  f"{chips_text} of equal size; {advice}")
             tile = cells // chips
             if tile % 2:
-                raise ValueError(f"{chips_text} would make tiles {tile} cells in {what}: tiles "
+                raise ValueError(f"{chips_text} would make tiles {tile} "
+                                 f"cell{'s' if tile != 1 else ''} in {what}: tiles "
                                  "need an even width and height to keep the phase parity of "
                                  f"the logical grid (SPEC section 4); {advice}")
             sizes.append(tile)

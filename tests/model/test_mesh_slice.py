@@ -84,10 +84,10 @@ def test_tile_size_errors_say_what_to_do():
     with pytest.raises(ValueError) as info:
         MeshShape(1, 4).tile_size(8, 4)
     assert str(info.value) == (
-        "4 chip rows would make tiles 1 cells in height: tiles need an even width and height "
+        "4 chip rows would make tiles 1 cell in height: tiles need an even width and height "
         "to keep the phase parity of the logical grid (SPEC section 4); use a mesh whose row "
         "count divides 4 with an even quotient (for 4 cells: 1, 2)")
-    with pytest.raises(ValueError, match="2 chip columns would make tiles 1 cells in width"):
+    with pytest.raises(ValueError, match="2 chip columns would make tiles 1 cell in width"):
         MeshShape(2, 1).tile_size(2, 2)
     with pytest.raises(ValueError, match="no chip count splits 6 cells into even tiles|"
                                          "for 6 cells: 1, 3"):

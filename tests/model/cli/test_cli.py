@@ -290,7 +290,7 @@ def test_slice_join_errors_exit_2(tmp_path):
          "not split into 3 chip columns of equal size; use a mesh whose column count divides "
          "8 with an even quotient (for 8 cells: 1, 2, 4)".format(bgbs)),
         (["bitstream", "slice", bgbs, "--mesh", "8x1"],
-         "8 chip columns would make tiles 1 cells in width: tiles need an even width and "
+         "8 chip columns would make tiles 1 cell in width: tiles need an even width and "
          "height"),
         (["bitstream", "slice", bgbs, "--mesh", "2by2"],
          "Invalid value for '--mesh': mesh '2by2' is not of the form COLSxROWS"),
