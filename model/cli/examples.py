@@ -45,7 +45,9 @@ def example(program, bits, text, output, seed):
     else:
         path = examples.save_text_case(output, text=text, noise_seed=seed)
     case = load_case(path)
-    click.echo(f"wrote {path} and {case.bitstream_path}: {case.width} x {case.height} grid, "
+    program_path = (case.bitstream_path if os.path.isabs(path)      # as the vector file's
+                    else os.path.relpath(case.bitstream_path))
+    click.echo(f"wrote {path} and {program_path}: {case.width} x {case.height} grid, "
                f"{len(case.steps)} subcycles")
 
 
