@@ -107,8 +107,8 @@ def outside_plan(folder):
 
 
 def _outside_top(path):
-    from bitgrid.compiler.frontend import _module_names
-    names = _module_names([path])
+    from bitgrid.compiler.frontend import module_names
+    names = module_names([path])
     return names[0] if len(names) == 1 else path.stem
 
 

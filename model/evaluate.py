@@ -52,7 +52,7 @@ import numpy as np
 
 from .checks import check_int
 from .config import Configuration
-from .ports import MAX_PORT_BITS, PortMap
+from .ports import MAX_PORT_BITS, MAX_SUBCYCLES, PortMap
 from .terms import Edges
 from .values import from_bits, to_bits
 
@@ -70,9 +70,8 @@ TARGETS = ("emu", "fast", "sim", "mesh:COLSxROWS", "loopback", "serial:PORT",
            "bgcf:HOST:PORT")
 #: Most rows one evaluation takes.
 MAX_ROWS = 1_000_000
-#: Most subcycles one evaluation runs (rows x period plus the latency and skews; about 1 KiB of
-#: memory each while running).
-MAX_SUBCYCLES = 1 << 22
+# MAX_SUBCYCLES (bitgrid.ports): most subcycles one evaluation runs (rows x period plus the
+# latency and skews; about 1 KiB of memory each while running).
 #: Largest CSV file read (bytes).
 MAX_CSV_BYTES = 64 << 20
 #: Most subcycles one STEP request of the host protocol runs (protocol.host.MAX_STEPS).

@@ -66,7 +66,7 @@ from .config import check_grid_size
 from .files import atomic_write, read_json
 from .terms import Direction, parse_side, side_lanes
 
-__all__ = ["FORMAT", "MAX_INPUT_SKEW", "PortMapError", "SealError", "PortBit", "Port", "PortMap", "load", "save"]
+__all__ = ["FORMAT", "MAX_SUBCYCLES", "PortMapError", "SealError", "PortBit", "Port", "PortMap", "load", "save"]
 
 #: A configuration digest (:meth:`bitgrid.config.Configuration.digest`).
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
@@ -77,9 +77,9 @@ FORMAT = "bitgrid-ports-v1"
 DIRECTIONS = ("in", "out")
 #: Largest port width in bits (a CSV value of at most this many bits).
 MAX_PORT_BITS = 4096
-#: Most subcycles an input skew may make a row wait (as many as one evaluation runs:
-#: :data:`bitgrid.evaluate.MAX_SUBCYCLES`).
-MAX_INPUT_SKEW = 1 << 22
+#: Most subcycles one evaluation runs (:mod:`bitgrid.evaluate`), and so the most an input
+#: skew may make a row wait.
+MAX_SUBCYCLES = 1 << 22
 
 
 class PortMapError(ValueError):
@@ -186,7 +186,7 @@ class PortMap:
             self.width, self.height = check_grid_size(width, height)
             self.period = check_int(period, "Period", minimum=2, even=True)
             self.latency = check_int(latency, "Latency", minimum=0)
-            self.history = check_int(history, "History", minimum=0, maximum=MAX_INPUT_SKEW)
+            self.history = check_int(history, "History", minimum=0, maximum=MAX_SUBCYCLES)
         except ValueError as error:
             raise PortMapError(str(error)) from None
         if program is not None and not (isinstance(program, str) and _DIGEST.match(program)):
@@ -345,7 +345,7 @@ class PortMap:
         """``self`` if it describes ``config``: the grid size, the digest where the file has
         one, the seal where it has one (:meth:`seal_for`), and timing within what the program
         can hold (the latency and every output skew at most :meth:`timing_limit`; an input skew,
-the subcycles a row waits before it is applied, at most :data:`MAX_INPUT_SKEW`: a program
+the subcycles a row waits before it is applied, at most :data:`MAX_SUBCYCLES`: a program
 whose registers were retimed into its port timing waits a row ``P`` subcycles per register,
 :mod:`bitgrid.compiler.retime`). A map without a
         seal is not checked against the program's paths here: the command line does that
@@ -372,9 +372,9 @@ whose registers were retimed into its port timing waits a row ``P`` subcycles pe
         limit = self.timing_limit
         worst = max([self.latency] + [abs(b.skew) for p in self.outputs for b in p.bits])
         waits = max([b.skew for p in self.inputs for b in p.bits], default=0)
-        if waits > MAX_INPUT_SKEW:
+        if waits > MAX_SUBCYCLES:
             raise PortMapError(f"{ports}: an input skew of {waits} subcycles is more than any "
-                               f"run of {program} could wait ({MAX_INPUT_SKEW}): give the port "
+                               f"run of {program} could wait ({MAX_SUBCYCLES}): give the port "
                                "map written with this program")
         if worst > limit:
             raise PortMapError(f"{ports}: a latency or skew of {worst} subcycles is more than "

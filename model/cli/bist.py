@@ -90,12 +90,11 @@ def bist(size, target, simulator, injects, seed, output, table, accuracy, show_p
     check_writable(output)
     explain("simulation", "the self-test's simulation failed: {error}")
     try:
-        _bist.check_memory(width, height)
-    except _bist.BistMemoryError as error:
+        with Stages(show_progress, names=_STAGES, units={"run": "sc"}) as progress:
+            result = _bist.run(width, height, target=target, faults=faults,
+                               simulator=simulator, progress=progress)
+    except _bist.BistMemoryError as error:     # refused before any work
         raise BadInput(str(error)) from None
-    with Stages(show_progress, names=_STAGES, units={"run": "sc"}) as progress:
-        result = _bist.run(width, height, target=target, faults=faults, simulator=simulator,
-                           progress=progress)
     _defects.save(output, result.defects)
     click.echo(result.summary())
     if result.untestable:

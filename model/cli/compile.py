@@ -132,8 +132,8 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
         raise BadInput("-o is empty: give the folder for the program, its port map and report")
     if sources and not top:
         import pathlib
-        from bitgrid.compiler.frontend import _module_names
-        modules = _module_names([pathlib.Path(s) for s in sources])
+        from bitgrid.compiler.frontend import module_names
+        modules = module_names([pathlib.Path(s) for s in sources])
         if len(modules) != 1:
             listed = f" (the sources declare {', '.join(modules[:8])}" \
                 f"{' ...' if len(modules) > 8 else ''})" if modules else ""

@@ -30,7 +30,7 @@ fewer rows checked (a seeded sample, said in a note); when not even the emulator
 check refuses up front with its estimate and what to do.
 
 Time (issue 40 item 3): a check runs at most :data:`CHECK_CELL_UPDATES` cell updates and
-:data:`bitgrid.evaluate.MAX_SUBCYCLES` subcycles (:func:`time_rows`); a program of a long
+:data:`bitgrid.ports.MAX_SUBCYCLES` subcycles (:func:`time_rows`); a program of a long
 period is checked on fewer rows (a seeded sample, at least :data:`MIN_CHECK_ROWS`), said in a
 note, never refused for the length of its own check.
 """
@@ -136,7 +136,7 @@ class CheckPlan(typing.NamedTuple):
 
 def time_rows(config, portmap, planned):
     """The rows of the ``planned`` a check runs: as many as fit :data:`CHECK_CELL_UPDATES`
-    cell updates on ``config``'s grid and :data:`bitgrid.evaluate.MAX_SUBCYCLES` subcycles
+    cell updates on ``config``'s grid and :data:`bitgrid.ports.MAX_SUBCYCLES` subcycles
     (:meth:`~bitgrid.ports.PortMap.cycles_needed`), but at least :data:`MIN_CHECK_ROWS` (or
     ``planned``) where the subcycle bound allows, and at least 1.
 
@@ -144,7 +144,7 @@ def time_rows(config, portmap, planned):
     would be too long (issue 40 item 3): a design of period 7,766 subcycles is checked on
     fewer rows, and :func:`check_program` says so.
     """
-    from ..evaluate import MAX_SUBCYCLES
+    from ..ports import MAX_SUBCYCLES
     cells = max(1, config.width * config.height)
 
     def fits(count, limit):

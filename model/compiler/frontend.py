@@ -63,7 +63,7 @@ from .errors import CompileError
 from .operations import Operation, coarse_from_json, recognise
 
 __all__ = ["MAX_MEMORY_WORDS", "MAX_MEMORY_WIDTH", "SynthesisResult", "synthesize",
-           "yosys_script", "run_yosys", "netlist_from_json", "dropped_note"]
+           "yosys_script", "run_yosys", "netlist_from_json", "dropped_note", "module_names"]
 
 #: Largest memory (words, bits per word) turned into flip-flops; larger ones are refused.
 MAX_MEMORY_WORDS, MAX_MEMORY_WIDTH = 64, 64
@@ -411,7 +411,7 @@ def synthesize(sources, *, top, parameters=None, passes=None):
                             and not _booth_path(output).exists())
         except CompileError as error:
             if str(error).startswith("no module"):
-                modules = _module_names(sources)
+                modules = module_names(sources)
                 if modules:
                     raise CompileError(f"{error}; the modules are: {', '.join(modules)}") \
                         from None
@@ -568,8 +568,9 @@ def _undriven(log):
     return names
 
 
-def _module_names(sources):
-    """The module names declared in Verilog ``sources`` (a light scan, for messages)."""
+def module_names(sources):
+    """The module names declared in Verilog ``sources`` (paths), sorted: a light scan (comments
+    dropped), for messages and for taking a lone module as the top."""
     names = []
     for source in sources:
         try:

@@ -42,6 +42,11 @@ from ..netlist import CONST0, CONST1, START, Lut, Netlist
 __all__ = ["Retimed", "absorb_registers", "apply_lags"]
 
 
+#: Why a design whose lags contradict each other keeps its registers.
+_DISAGREEMENT = ("a feedback loop, or paths that meet after unequal numbers of registers (it "
+                 "keeps its registers)")
+
+
 class Retimed(typing.NamedTuple):
     """A design with its registers absorbed: ``netlist`` (combinational; its gated registers
     read :data:`~bitgrid.netlist.START`), ``input_lags`` and ``output_lags`` (``{(port,
@@ -91,8 +96,8 @@ def absorb_registers(netlist):
 
     :param netlist: a :class:`~bitgrid.netlist.Netlist` with flip-flops.
     :returns: ``(Retimed, None)``, or ``(None, reason)`` when the design keeps its registers
-        (no flip-flops, a feedback loop, unequal register counts on reconverging paths, or a
-        register whose first cycle cannot be gated).
+        (no flip-flops, a feedback loop, unequal register counts on reconverging paths, gated
+        registers at different depths, or an input needed before its row).
     """
     if not netlist.dffs:
         return None, "no registers"
@@ -102,11 +107,11 @@ def absorb_registers(netlist):
         lags.find(net)
         for source in lut.inputs:
             if source not in constants and not lags.join(source, net, 0):
-                return None, _disagreement(netlist)
+                return None, _DISAGREEMENT
     for q, dff in netlist.dffs.items():
         lags.find(q)
         if dff.d not in constants and not lags.join(dff.d, q, 1):
-            return None, _disagreement(netlist)
+            return None, _DISAGREEMENT
     input_nets = {net for port in netlist.inputs.values() for net in port.bits}
     for net in input_nets:
         lags.find(net)
@@ -133,7 +138,7 @@ def absorb_registers(netlist):
             lane[net] = lane[q]
         return lane[q]
 
-    gated = [] if _rest_is_reset(netlist) else [q for q in netlist.dffs if not is_lane(q)]
+    gated = set() if _rest_is_reset(netlist) else {q for q in netlist.dffs if not is_lane(q)}
     # One shift per component: gated registers at lag 1, inputs at lag 0 or less, and
     # where nothing is gated the outputs at lag 0 or less (rows read in steady state).
     shift = {}
@@ -166,9 +171,7 @@ def absorb_registers(netlist):
 
     luts = dict(netlist.luts)
     for q, dff in netlist.dffs.items():
-        if q in gated:
-            if lag(q) != 1:         # a gated register alone in its component, say
-                return None, "a register whose first cycle cannot be gated"
+        if q in gated:              # at lag 1 (its component's shift)
             # start ? d : init; inputs (start, d): address start | d << 1
             luts[q] = Lut((START, dff.d), dff.init | dff.init << 2 | 1 << 3)
         else:
@@ -192,11 +195,6 @@ def _rest_is_reset(netlist):
     return all(values[dff.d] == dff.init for dff in netlist.dffs.values())
 
 
-def _disagreement(netlist):
-    return ("a feedback loop, or paths that meet after unequal numbers of registers (it "
-            "keeps its registers)")
-
-
 def apply_lags(portmap, retimed):
     """``portmap`` (of the combinational copy) with every port bit moved by its lag: an input
     bit of lag ``r`` gets skew ``skew - r * P``, an output bit ``skew - r * P``; its
@@ -215,6 +213,6 @@ def apply_lags(portmap, retimed):
         if port.direction == "out" and any(portmap.latency + b.skew < 1 for b in bits):
             return None
         ports.append(port._replace(bits=bits))
-    history = max([0] + [o - i for o in retimed.output_lags.values()
-                         for i in [min(retimed.input_lags.values(), default=0)]])
+    history = max(0, max(retimed.output_lags.values(), default=0)
+                  - min(retimed.input_lags.values(), default=0))
     return portmap.replace(ports=ports, history=history)

@@ -57,9 +57,9 @@ def test_a_floor_of_rows_however_long_they_are(compiled, monkeypatch):
 
 def test_the_evaluators_subcycle_bound_is_kept_even_under_the_floor(compiled, monkeypatch):
     _, config, portmap = compiled
-    monkeypatch.setattr("bitgrid.evaluate.MAX_SUBCYCLES", portmap.cycles_needed(3))
+    monkeypatch.setattr("bitgrid.ports.MAX_SUBCYCLES", portmap.cycles_needed(3))
     assert time_rows(config, portmap, 1000) == 3
-    monkeypatch.setattr("bitgrid.evaluate.MAX_SUBCYCLES", 0)
+    monkeypatch.setattr("bitgrid.ports.MAX_SUBCYCLES", 0)
     assert time_rows(config, portmap, 1000) == 1        # one row is always run
 
 
