@@ -117,8 +117,6 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     options = dict(width=width, height=height, region=region, defects=defects, pins=pins,
                    seed=seed, progress=progress)
     candidates, errors = [], []
-    if operation is not None and operation.lag and not _zero_rows_agree(netlist, operation.lag):
-        operation = None        # its registers' zeros through it are not its first outputs
     if operation is not None and region is None and defects is None and not pins:
         from .blocks import compile_operation
         try:
@@ -129,7 +127,8 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     block_only = bool(candidates) and len(netlist.luts) > BLOCK_SEARCH_LUTS
     retimed = None
     if netlist.dffs and not pins and not block_only:
-        retimed = _compile_retimed(netlist, alternatives, **options)
+        from .retime import compile_retimed
+        retimed = compile_retimed(netlist, alternatives, **options)
         if retimed is not None:
             candidates.append((f"{retimed.report.get('mapping', 'lut4')}, retimed", retimed))
     if region is None and defects is None and not pins and retimed is None:
@@ -162,42 +161,6 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     report["times"] = dict(report.get("times", {}),
                            total=round(time.perf_counter() - started, 4))
     return best._replace(report=report)
-
-
-def _zero_rows_agree(netlist, lag):
-    """Whether ``netlist``'s outputs are the same in its first ``lag + 1`` cycles with every
-    input 0: then a registered operation is its block with the inputs ``lag`` rows later."""
-    rows = netlist.simulate([{}] * (lag + 1))
-    return all(row == rows[0] for row in rows)
-
-
-def _compile_retimed(netlist, alternatives, *, pins=None, **options):
-    """``netlist``'s registers absorbed into port timing (:mod:`.retime`) and the
-    combinational copy compiled (with the copies of the ``alternatives``); None where the
-    design keeps its registers (a feedback loop, unequal register depths) or the copy does
-    not compile or cannot be read as early as its lags need. The report says ``registers``:
-    ``"retimed"`` with the counts."""
-    from .retime import absorb_registers, apply_lags
-    retimed, _ = absorb_registers(netlist)
-    if retimed is None:
-        return None
-    copies = {}
-    for name, other in (alternatives or {}).items():
-        copy, _ = absorb_registers(other)
-        if copy is not None and copy.input_lags == retimed.input_lags \
-                and copy.output_lags == retimed.output_lags:
-            copies[name] = copy.netlist
-    try:
-        result = compile_netlist(retimed.netlist, alternatives=copies, **options)
-    except CompileError:
-        return None
-    portmap = apply_lags(result.portmap, retimed)
-    if portmap is None:
-        return None
-    report = dict(result.report, luts=len(netlist.luts), flip_flops=len(netlist.dffs),
-                  registers={"kind": "retimed", "absorbed": retimed.registers,
-                             "gated": retimed.gated, "history": portmap.history})
-    return result._replace(portmap=portmap, report=report)
 
 
 def _compile_mapping(netlist, *, width, height, region, defects, pins, seed, progress,

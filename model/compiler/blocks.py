@@ -58,6 +58,13 @@ def _with_inverted_outputs(block, names):
                  block.height, cells, block.ports, period=block.period, doc=block.doc)
 
 
+def _zero_rows_agree(netlist, lag):
+    """Whether ``netlist``'s outputs are the same in its first ``lag + 1`` cycles with every
+    input 0: then a registered operation is its block with the inputs ``lag`` rows later."""
+    rows = netlist.simulate([{}] * (lag + 1))
+    return all(row == rows[0] for row in rows)
+
+
 def compile_operation(operation, netlist, *, width=None, height=None):
     """The program of ``operation`` (an :class:`.operations.Operation`) for ``netlist``'s
     ports.
@@ -66,14 +73,18 @@ def compile_operation(operation, netlist, *, width=None, height=None):
         and signedness; LUT and flip-flop counts for the report).
     :param width, height: the grid (cells); None: the block's box rounded up to even.
     A registered operation (``operation.lag`` rows, :mod:`.operations`) is the same block with
-    its input skews ``lag * P`` later; the caller checks that the design's first ``lag + 1``
-    cycles on zero inputs agree (:func:`.backend.compile_netlist`).
+    its input skews ``lag * P`` later, when the design's first ``lag + 1`` cycles on zero
+    inputs agree (else CompileError, and the LUT mappings are the candidates).
 
     :returns: :class:`~bitgrid.compiler.backend.CompileResult`.
     :raises CompileError: if the block does not fit the given size.
     """
     from .backend import CompileResult
     started = time.perf_counter()
+    if operation.lag and not _zero_rows_agree(netlist, operation.lag):
+        raise CompileError(f"the {operation.describe()} block: the design's first "
+                           f"{operation.lag + 1} cycles on zero inputs differ, so its "
+                           "registers are not the block's inputs later")
     try:
         block = MACROS[operation.macro].build(**operation.params)
         block = _with_inverted_outputs(block, operation.inverted)

@@ -39,7 +39,7 @@ import typing
 
 from ..netlist import CONST0, CONST1, START, Lut, Netlist
 
-__all__ = ["Retimed", "absorb_registers", "apply_lags"]
+__all__ = ["Retimed", "absorb_registers", "apply_lags", "compile_retimed"]
 
 
 #: Why a design whose lags contradict each other keeps its registers.
@@ -216,3 +216,38 @@ def apply_lags(portmap, retimed):
     history = max(0, max(retimed.output_lags.values(), default=0)
                   - min(retimed.input_lags.values(), default=0))
     return portmap.replace(ports=ports, history=history)
+
+
+def compile_retimed(netlist, alternatives=None, *, pins=None, **options):
+    """``netlist``'s registers absorbed into port timing (:mod:`.retime`) and the
+    combinational copy compiled (with the copies of the ``alternatives``); None where the
+    design keeps its registers (a feedback loop, unequal register depths) or the copy does
+    not compile or cannot be read as early as its lags need. The report says ``registers``:
+    ``"retimed"`` with the counts.
+
+    :param options: :func:`~.backend.compile_netlist`'s grid options (``pins`` is ignored: the
+        caller retimes only without fixed pins).
+    :returns: a :class:`~.backend.CompileResult`, or None.
+    """
+    from .backend import compile_netlist
+    from .errors import CompileError
+    retimed, _ = absorb_registers(netlist)
+    if retimed is None:
+        return None
+    copies = {}
+    for name, other in (alternatives or {}).items():
+        copy, _ = absorb_registers(other)
+        if copy is not None and copy.input_lags == retimed.input_lags \
+                and copy.output_lags == retimed.output_lags:
+            copies[name] = copy.netlist
+    try:
+        result = compile_netlist(retimed.netlist, alternatives=copies, **options)
+    except CompileError:
+        return None
+    portmap = apply_lags(result.portmap, retimed)
+    if portmap is None:
+        return None
+    report = dict(result.report, luts=len(netlist.luts), flip_flops=len(netlist.dffs),
+                  registers={"kind": "retimed", "absorbed": retimed.registers,
+                             "gated": retimed.gated, "history": portmap.history})
+    return result._replace(portmap=portmap, report=report)
