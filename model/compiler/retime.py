@@ -38,6 +38,7 @@ or less (two register stages after logic) is not retimed (None, with the reason)
 import typing
 
 from ..netlist import CONST0, CONST1, START, Lut, Netlist
+from .errors import CompileError
 
 __all__ = ["Retimed", "absorb_registers", "apply_lags", "compile_retimed"]
 
@@ -230,7 +231,6 @@ def compile_retimed(netlist, alternatives=None, *, pins=None, **options):
     :returns: a :class:`~.backend.CompileResult`, or None.
     """
     from .backend import compile_netlist
-    from .errors import CompileError
     retimed, _ = absorb_registers(netlist)
     if retimed is None:
         return None
