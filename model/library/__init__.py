@@ -12,7 +12,7 @@ the grid edges (a :class:`~bitgrid.config.Configuration` and a
 Every macro is fully pipelined: it takes a new row of inputs every ``period`` = 2 subcycles.
 """
 
-from . import arith, basic, multiplier as _multiplier
+from . import arith, basic, memory, multiplier as _multiplier
 from .block import Block, LibraryError, Standalone, solve_timing, support
 from .macro import Macro, Param
 
@@ -71,6 +71,10 @@ MACROS = {m.name: m for m in (
         arith.reduction),
     Macro("popcount", "The number of ones in a word: a half adder per count bit and input", [
         Param("bits", "int", 8, "input width", 1, 4096)], arith.popcount),
+    Macro("register_file", "A register file at period 2: one write port, combinational reads", [
+        Param("words", "int", 8, "words", 2, 4096),
+        Param("width", "int", 8, "bits per word", 1, 4096),
+        Param("read_ports", "int", 1, "combinational read ports", 1, 4)], memory.register_file),
     Macro("text_stream", "The text-stream demo: lanes pass wires W to E", [
         Param("lanes", "int", 8, "bits per word (8: one byte per cycle)", 1, 4096),
         Param("length", "int", 8, "cells per lane", 1, 4096)], basic.text_stream),

@@ -1,0 +1,204 @@
+"""Storage blocks: the register file (SPEC sections 3 and 4; docs/library.md).
+
+A register file of ``words`` x ``width`` bits with one write port and ``read_ports``
+combinational read ports, fully pipelined at period 2: a write in row ``k`` is seen by a read in
+row ``k + 1``, as in ``always @(posedge clk) if (we) m[waddr] <= wdata; assign rdata =
+m[raddr];``.
+
+Layout (one *tile* of ``read_ports + 2`` columns by ``read_ports + 1`` rows per stored bit;
+words are rows of tiles, bits are columns of tiles, the address decoders are columns to the
+west):
+
+- Row 0 of a word carries its one-hot write select ``ws`` west to east; row ``r`` (1 ..
+  read_ports) carries read port ``r``'s select ``rs_r``. Column ``read_ports + 1`` of a bit
+  carries the write data ``d`` north to south; column ``read_ports - r`` carries read port
+  ``r``'s data ``r_r``, an AND-OR chain north to south.
+- The stored bit is a loop of two cells, ``A`` at (read_ports, 0) computing ``q' = ws ? d : q``
+  (``d`` turned west to it by the data column's cell) and ``B`` below it sending ``q`` back;
+  one loop is one design cycle at period 2, so ``q`` is a register. ``B`` also sends ``q`` west
+  to read port 1's chain cell, which computes ``r_1 | (q & rs_1)``, and down the column to the
+  further ports' rows.
+- Decoders: a column per address bit (and one for ``we``) carries it south; on each word's
+  select row a chain of one cell per address bit computes ``we & (waddr == word)`` (or
+  ``raddr_r == word``) west to east, one cell per subcycle, so the selects reach the words in
+  the same skewed wave as the data down the columns (systolic timing).
+
+Initial contents are kept by storing ``q ^ init`` (0 after reset) and reading it back through
+the same constant. Addresses past the last word write nothing and read 0.
+
+Cells: ``words * width * (read_ports + 2) * (read_ports + 1)`` in the array (6 per bit with one
+read port, the floor of this one-hot layout is about 5: every eastward wire carries a select and
+every southward wire a data or chain bit, and each loop needs one more) plus
+``words * (read_ports + 1) * (1 + (read_ports + 1) * abits)`` in the decoders.
+"""
+
+import inspect
+
+from ..analysis import support
+from ..cell import COPY_E, COPY_N, COPY_W, lut_from_function
+from ..terms import DIRECTIONS, E, N, S, W
+from .basic import check_box
+from .block import Block, LibraryError
+
+__all__ = ["register_file", "address_bits"]
+
+
+def address_bits(words):
+    """The address width of a memory of ``words`` words (at least 1)."""
+    return max(1, (words - 1).bit_length())
+
+
+def _table(function, **constants):
+    """The LUT (SPEC section 3) of ``function`` of the inputs it names among ``n, e, s, w``,
+    with ``constants`` bound (:func:`~bitgrid.cell.lut_from_function` with constants)."""
+    names = [p for p in inspect.signature(function).parameters if p not in constants]
+    return lut_from_function(lambda n, e, s, w: function(
+        **{p: {"n": n, "e": e, "s": s, "w": w}[p] for p in names}, **constants))
+
+
+#: q' = ws (W) ? d (E) ^ init : q (S), by init bit.
+_STORE = tuple(_table(lambda w, e, s, i: (e ^ i) if w else s, i=i) for i in (0, 1))
+#: r' = r (N) | ((q (E) ^ init) & rs (W)), by init bit; and without a chain above.
+_READ = tuple(_table(lambda n, e, w, i: n | ((e ^ i) & w), i=i) for i in (0, 1))
+_READ_FIRST = tuple(_table(lambda e, w, i: (e ^ i) & w, i=i) for i in (0, 1))
+#: chain' = chain (W) & (address bit (N) == v), by v; and the chain's first cell.
+_MATCH = tuple(_table(lambda n, w, v: w and n == v, v=v) for v in (0, 1))
+_MATCH_FIRST = tuple(_table(lambda n, v: n == v, v=v) for v in (0, 1))
+
+
+def register_file(words, width, read_ports=1, init=None):
+    """The register file block (module docstring).
+
+    :param words: words (2 .. 4096); :param width: bits per word (1 .. 4096).
+    :param read_ports: combinational read ports (1 .. 4).
+    :param init: the initial contents, a sequence of ``words`` ints (default all 0).
+    :returns: a :class:`~.block.Block` with ports ``we`` (1 bit), ``waddr`` (address bits),
+        ``wdata`` (width), then per read port ``p`` ``raddr``/``rdata`` (``raddr1``/``rdata1``
+        ... after the first); inputs on the N side, read data on the S side; period 2.
+    :raises LibraryError: for a box past :data:`~.basic.MAX_BLOCK_CELLS` or bad contents.
+    """
+    name = f"register_file(words={words}, width={width}, read_ports={read_ports})"
+    R, n = read_ports, address_bits(words)
+    init = [0] * words if init is None else [int(v) for v in init]
+    if len(init) != words or any(not 0 <= v < (1 << width) for v in init):
+        raise LibraryError(f"Macro {name}: init needs {words} words of {width} bits")
+    tile_w, tile_h = R + 2, R + 1
+    decoder = 1 + n * (1 + R)
+    box_w, box_h = decoder + width * tile_w, words * tile_h
+    check_box(name, box_w, box_h)
+    outputs = {}                                      # (x, y) -> {side: table}
+
+    def put(x, y, **tables):
+        cell = outputs.setdefault((x, y), {})
+        for side, table in tables.items():
+            cell[{"n": N, "e": E, "s": S, "w": W}[side]] = table
+
+    # read decoder r (1-based) occupies columns rd_col(r) .. + n - 1
+    def rd_col(r):
+        return 1 + n + (r - 1) * n
+
+    for word in range(words):
+        y0 = word * tile_h
+        for row in range(tile_h):
+            y = y0 + row
+            # write decoder: we, then waddr bits
+            if row == 0:
+                put(0, y, s=COPY_N, e=COPY_N)
+            else:
+                put(0, y, s=COPY_N)
+            for k in range(n):
+                x = 1 + k
+                if row == 0:
+                    put(x, y, s=COPY_N, e=_MATCH[(word >> k) & 1])
+                else:
+                    put(x, y, s=COPY_N)
+            # read decoders
+            for r in range(1, R + 1):
+                for k in range(n):
+                    x = rd_col(r) + k
+                    if row == r:
+                        put(x, y, s=COPY_N,
+                            e=(_MATCH_FIRST if k == 0 else _MATCH)[(word >> k) & 1])
+                    elif row == 0 or row < r:
+                        put(x, y, s=COPY_N, e=COPY_W)      # another select crosses
+                    else:
+                        put(x, y, s=COPY_N)
+        # the array
+        for bit in range(width):
+            x0 = decoder + bit * tile_w
+            i = (init[word] >> bit) & 1
+            L, D = x0 + R, x0 + R + 1
+            put(L, y0, e=COPY_W, s=_STORE[i])                     # A
+            put(D, y0, e=COPY_W, w=COPY_N, s=COPY_N)              # data column
+            for c in range(R):                                    # chains cross row 0
+                put(x0 + c, y0, e=COPY_W, **({"s": COPY_N} if word else {}))
+            for r in range(1, R + 1):
+                y = y0 + r
+                put(D, y, e=COPY_W, s=COPY_N)
+                # q down the loop column: B (r = 1) keeps the loop
+                put(L, y, e=COPY_W, w=COPY_N, **({"s": COPY_N} if r < R else {}),
+                    **({"n": COPY_N} if r == 1 else {}))
+                reader = x0 + R - r
+                for c in range(R):
+                    x = x0 + c
+                    if x == reader:
+                        put(x, y, e=COPY_W, s=(_READ if word else _READ_FIRST)[i])
+                    elif x > reader:                               # q passes west
+                        put(x, y, e=COPY_W, w=COPY_E,
+                            **({"s": COPY_N} if _chain_live(word, R, c, r) else {}))
+                    else:
+                        put(x, y, e=COPY_W,
+                            **({"s": COPY_N} if _chain_live(word, R, c, r) else {}))
+    ports = [("we", "in", [(N, 0)]), ("waddr", "in", [(N, 1 + k) for k in range(n)]),
+             ("wdata", "in", [(N, decoder + b * tile_w + R + 1) for b in range(width)])]
+    for r in range(1, R + 1):
+        suffix = "" if r == 1 else str(r - 1)
+        ports.append((f"raddr{suffix}", "in", [(N, rd_col(r) + k) for k in range(n)]))
+        ports.append((f"rdata{suffix}", "out",
+                      [(S, decoder + b * tile_w + R - r) for b in range(width)]))
+    out_lanes = {(x, box_h - 1) for _, direction, bits in ports if direction == "out"
+                 for _, x in bits}
+    cells = _prune(outputs, box_w, box_h, out_lanes)
+    registers = {(decoder + b * tile_w + R, w * tile_h + 1, d)
+                 for b in range(width) for w in range(words) for d in (N, W, S)}
+    return Block(name, box_w, box_h, cells, ports, registers=registers,
+                 doc=f"A {words} x {width} register file, {R} combinational read "
+                 f"port{'s' if R > 1 else ''}: row k's rdata is word raddr after the writes "
+                 "of rows 0 .. k-1 (we, waddr, wdata; a write in row k is read from row "
+                 "k + 1; addresses past the last word write nothing and read 0). Inputs on N lanes, "
+                 "read data on S lanes. A stored bit is a loop of two cells (one computes "
+                 "q' = ws ? d : q, the other sends q back and on to the read chains) in a tile "
+                 f"of {tile_w} x {tile_h}: the one-hot selects run along the rows, the write data "
+                 "and the AND-OR read chains down the columns, the address decoders are a "
+                 "column per address bit to the west.")
+
+
+def _chain_live(word, R, c, r):
+    """Whether the read chain in column ``c`` of a tile carries a value at tile row ``r``:
+    port ``R - c``'s chain starts at its reader (row ``R - c``) of word 0."""
+    return word > 0 or r > R - c
+
+
+def _prune(outputs, box_w, box_h, out_cells):
+    """``{(x, y): (N, E, S, W)}`` from ``outputs`` ({(x, y): {side: table}}) without the
+    outputs that leave the box (but the S outputs of ``out_cells``, the read data) and then,
+    repeatedly, without those no LUT reads (the passes after the last word and bit)."""
+    tables = {xy: [sides.get(d, 0) for d in DIRECTIONS] for xy, sides in outputs.items()}
+
+    def read(x, y, d):
+        dx, dy = d.step
+        nx, ny = x + dx, y + dy
+        if not (0 <= nx < box_w and 0 <= ny < box_h):
+            return d == S and (x, y) in out_cells
+        other = tables.get((nx, ny))
+        return other is not None and any(d.opposite in support(t) for t in other)
+
+    changed = True
+    while changed:
+        changed = False
+        for (x, y), t in tables.items():
+            for d in DIRECTIONS:
+                if t[d] and not read(x, y, d):
+                    t[d] = 0
+                    changed = True
+    return {xy: tuple(t) for xy, t in tables.items() if any(t)}

@@ -1,0 +1,98 @@
+"""The register file block (bitgrid.library.memory) on the reference emulator against a
+Python model of ``always @(posedge clk) if (we) m[waddr] <= wdata; assign rdata = m[raddr]``:
+every sequence of writes and reads of a 2 x 1 file, random traffic otherwise (writes and reads
+of the same word in the same row, addresses past the last word, initial contents, up to three
+read ports)."""
+
+import itertools
+import random
+
+import pytest
+
+from bitgrid.evaluate import evaluate
+from bitgrid.library import LibraryError, build
+from bitgrid.library.memory import address_bits, register_file
+
+
+def reference(words, ports, rows, init=None):
+    """Read data of each row: every port's word before the row's write; past the end 0."""
+    memory, out = list(init or [0] * words), []
+    for row in rows:
+        out.append({f"rdata{p}": memory[row[f"raddr{p}"]] if row[f"raddr{p}"] < words else 0
+                    for p in ports})
+        if row["we"] and row["waddr"] < words:
+            memory[row["waddr"]] = row["wdata"]
+    return out
+
+
+def suffixes(read_ports):
+    return ["" if p == 0 else str(p) for p in range(read_ports)]
+
+
+def traffic(words, width, read_ports, count, seed):
+    """Random rows; a third of the reads are of the word written in the same row."""
+    rng, n = random.Random(seed), address_bits(words)
+    rows = []
+    for _ in range(count):
+        row = {"we": int(rng.random() < 0.6), "waddr": rng.randrange(1 << n),
+               "wdata": rng.randrange(1 << width)}
+        for p in suffixes(read_ports):
+            row[f"raddr{p}"] = row["waddr"] if rng.random() < 0.3 else rng.randrange(1 << n)
+        rows.append(row)
+    return rows
+
+
+def run(block, rows):
+    alone = block.standalone()
+    return evaluate(alone.config, alone.portmap, rows)
+
+
+def test_every_two_row_program_of_a_two_word_file():
+    """Every pair of rows of every input (we, waddr, wdata, raddr) of a 2 x 1 file, then a
+    read of each word: 16 x 16 sequences back to back, so each starts from the state the one
+    before left."""
+    block = register_file(2, 1)
+    inputs = [dict(zip(("we", "waddr", "wdata", "raddr"), v))
+              for v in itertools.product((0, 1), repeat=4)]
+    rows = [row for a, b in itertools.product(inputs, repeat=2)
+            for row in (a, b, {"we": 0, "waddr": 0, "wdata": 0, "raddr": 0},
+                        {"we": 0, "waddr": 0, "wdata": 0, "raddr": 1})]
+    assert run(block, rows) == reference(2, [""], rows)
+
+
+@pytest.mark.parametrize("words,width,read_ports", [
+    (2, 3, 1), (4, 2, 1), (5, 3, 1), (8, 8, 1), (3, 2, 2), (4, 3, 2), (8, 4, 3)])
+def test_random_traffic(words, width, read_ports):
+    rows = traffic(words, width, read_ports, 400, seed=words * 100 + width * 10 + read_ports)
+    block = register_file(words, width, read_ports)
+    assert run(block, rows) == reference(words, suffixes(read_ports), rows)
+    assert block.period == 2
+
+
+def test_initial_contents_are_kept():
+    init = [0x5A, 0x00, 0xFF, 0x81, 0x3C, 0x7E]
+    rows = [{"we": 0, "waddr": 0, "wdata": 0, "raddr": a} for a in range(6)]
+    rows += traffic(6, 8, 1, 300, seed=6)
+    block = register_file(6, 8, init=init)
+    assert run(block, rows) == reference(6, [""], rows, init)
+
+
+def test_cells_per_bit():
+    """The one-read-port array is 6 cells a bit; the decoders a column per address bit and
+    one for we, on every row (module docstring)."""
+    block = register_file(32, 16)
+    array = 32 * 16 * 6
+    decoder = 32 * 2 * (1 + 2 * 5)
+    # the last word's and the last bit's passes are not needed
+    assert array < block.cell_count <= array + decoder
+    assert (block.width, block.height) == (1 + 2 * 5 + 3 * 16, 64)
+
+
+def test_macro_and_refusals():
+    block = build("register_file", words=4, width=2, read_ports=2)
+    assert [p.name for p in block.ports] == ["we", "waddr", "wdata", "raddr", "rdata",
+                                             "raddr1", "rdata1"]
+    with pytest.raises(LibraryError, match="init needs 4 words of 2 bits"):
+        register_file(4, 2, init=[0, 1, 2, 4])
+    with pytest.raises(LibraryError, match="at most"):
+        build("register_file", words=4096, width=64)
