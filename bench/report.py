@@ -36,6 +36,14 @@ TARGETS = {
     "compile_acc8": "acc8: a period of at most 24 subcycles",
     "compile_detector": "detector: a period of at most 8 subcycles",
     "compile_1000": "a design of about 1,000 LUTs compiled in < 60 s",
+    "state_period2": "every state design (issue 40) at period 2",
+    "state_regfile": "register files in at most 5 cells per stored bit, decoders included",
+    "state_regfile32": "32 x 16 register file: at most 2,560 cells",
+    "state_regfile_time": "32 x 16 register file compiled in < 20 s",
+    "state_delay": "delay lines in at most 1.5 cells per bit held",
+    "state_rom": "ROMs in at most 4x their Yosys LUT4 count",
+    "state_registered": "registered operations in at most 1.2x the cells of the operation "
+                        "alone (8 x 8 multiply: at most 600)",
 }
 
 
@@ -77,6 +85,7 @@ def targets(parts):
     add("verilator_32", row and row["build_seconds"], lambda v: v < 60,
         row and ("cold" if not row["build_cached"] else "from the cache"))
     _compile_targets(compiler, add)
+    _state_targets(compiler, add)
     return result
 
 
@@ -138,6 +147,53 @@ def _compile_targets(part, add):
         lambda v: v < 60 and "timeout" not in near,
         near and f"{near['top']}, {value(near['yosys_luts'])} LUTs"
         + (f", {near['error']}" if "timeout" in near else ""))
+
+
+def _state_targets(part, add):
+    """Issue 40's goals from the rows of series ``state`` (and, for the registered
+    operations, the same operation among the test designs)."""
+    from .common import figure
+    every = [r for r in (part or {}).get("rows", ()) if r["series"] == "state"]
+    rows = [r for r in every if "error" not in r]
+    failed = [r["top"] for r in every if "error" in r]
+    slow = [r["top"] for r in rows if value(r["period"]) != 2] + failed
+    add("state_period2", figure(len(every) - len(slow), "1") if every else None,
+        lambda v: not slow, every and f"designs at period 2 of {len(every)}; the others: "
+                                      f"{', '.join(slow) or 'none'}")
+
+    def worst(design, per, limit):
+        """The row of ``design`` with the most cells ``per`` its unit, against ``limit``."""
+        found = [(value(r["total_cells"]) / per(r), r) for r in rows if r["design"] == design]
+        if not found:
+            return None, None
+        ratio, row = max(found, key=lambda f: f[0])
+        return figure(ratio, "1"), f"worst {row['top']}, {value(row['total_cells'])} cells"
+
+    def bits(r):
+        return r["params"]["words"] * r["params"]["width"]
+    ratio, where = worst("regfile", bits, 5)
+    add("state_regfile", ratio, lambda v: v <= 5, where)
+    row = next((r for r in rows if r["top"] == "regfile32x16"), None)
+    add("state_regfile32", row and row["total_cells"], lambda v: v <= 2560,
+        row and f"period {value(row['period'])}")
+    add("state_regfile_time", row and row["seconds"], lambda v: v < 20)
+    ratio, where = worst("delay", lambda r: r["params"]["depth"] * r["params"]["n"], 1.5)
+    add("state_delay", ratio, lambda v: v <= 1.5, where)
+    ratio, where = worst("rom", lambda r: max(1, value(r["yosys_luts"])), 4)
+    add("state_rom", ratio, lambda v: v <= 4, where)
+    plain = {r["top"]: r for r in (part or {}).get("rows", ()) if "error" not in r}
+    pairs = [(r, plain.get(base)) for r, base in
+             ((r, {"regmul": "mul{}u", "regadd": "add{}"}.get(r["design"], "?").format(
+                 r["params"].get("n"))) for r in rows) if base != "?"]
+    pairs = [(r, p) for r, p in pairs if p is not None]
+    if pairs:
+        r, p = max(pairs, key=lambda pair: value(pair[0]["total_cells"])
+                   / value(pair[1]["total_cells"]))
+        add("state_registered", figure(value(r["total_cells"]) / value(p["total_cells"]), "1"),
+            lambda v: v <= 1.2, f"worst {r['top']}: {value(r['total_cells'])} cells against "
+                                f"{value(p['total_cells'])} for {p['top']}")
+    else:
+        add("state_registered", None, lambda v: True)
 
 
 def format_targets(items):

@@ -52,7 +52,8 @@ ROUTE_REROUTES, ROUTE_REROUTES_PER_CONNECTION = 4000, 40
 
 #: With a library block for the design (``operation``), the LUT mappings are compiled beside it
 #: only up to this many LUTs (above, on every test design, they took 4 to 120 times the
-#: block's cells and most of the compile time).
+#: block's cells and most of the compile time). A memory's block is always kept alone: its
+#: mappings are a loop per stored bit for the sequential back ends.
 BLOCK_SEARCH_LUTS = 32
 
 
@@ -124,7 +125,8 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
                                                            height=height)))
         except CompileError as error:
             errors.append(error)
-    block_only = bool(candidates) and len(netlist.luts) > BLOCK_SEARCH_LUTS
+    block_only = bool(candidates) and (len(netlist.luts) > BLOCK_SEARCH_LUTS
+                                       or operation.kind == "memory")
     retimed = None
     if netlist.dffs and not pins and not block_only:
         from .retime import compile_retimed

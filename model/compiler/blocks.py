@@ -15,6 +15,7 @@ import time
 from ..library import MACROS, Block, LibraryError
 from ..library.block import logic_census
 from ..ports import PortMap
+from ..terms import E, N, S, W
 from .errors import CompileError
 
 __all__ = ["compile_operation", "standalone_report"]
@@ -65,6 +66,33 @@ def _zero_rows_agree(netlist, lag):
     return all(row == rows[0] for row in rows)
 
 
+def _ignored_inputs(config, ports, unread):
+    """Ports for the design's inputs ``unread`` ({name: :class:`~bitgrid.netlist.InputPort`},
+    read by no cell), each bit on an edge lane that no port uses and whose cell ignores."""
+    from ..analysis import support
+    from ..ports import Port, PortBit
+    from ..terms import DIRECTIONS
+    taken = {(bit.side, bit.lane) for port in ports for bit in port.bits
+             if port.direction == "in"}
+    free = []
+    for side in DIRECTIONS:
+        lanes = config.width if side in (N, S) else config.height
+        for lane in range(lanes):
+            x, y = {N: (lane, 0), S: (lane, config.height - 1), W: (0, lane),
+                    E: (config.width - 1, lane)}[side]
+            if (side, lane) not in taken and not any(
+                    side in support(int(t)) for t in config.luts[y, x]):
+                free.append(PortBit(side, lane))
+    added = []
+    for name, port in unread.items():
+        bits, free = free[:len(port.bits)], free[len(port.bits):]
+        if len(bits) < len(port.bits):
+            raise CompileError("the block leaves no edge lanes for the inputs the design "
+                               "does not read")
+        added.append(Port(name, "in", tuple(bits), port.signed))
+    return added
+
+
 def compile_operation(operation, netlist, *, width=None, height=None):
     """The program of ``operation`` (an :class:`.operations.Operation`) for ``netlist``'s
     ports.
@@ -72,18 +100,20 @@ def compile_operation(operation, netlist, *, width=None, height=None):
     :param netlist: the design's :class:`~bitgrid.netlist.Netlist` (its port names, widths
         and signedness; LUT and flip-flop counts for the report).
     :param width, height: the grid (cells); None: the block's box rounded up to even.
-    A registered operation (``operation.lag`` rows, :mod:`.operations`) is the same block with
-    its input skews ``lag * P`` later, when the design's first ``lag + 1`` cycles on zero
-    inputs agree (else CompileError, and the LUT mappings are the candidates).
+    A registered operation (``operation.lag`` rows, and ``input_lags`` for some inputs,
+    :mod:`.operations`) is the same block with those input skews ``lag * P`` later, when the
+    design's first ``history + 1`` cycles on zero inputs agree (else CompileError, and the
+    LUT mappings are the candidates).
 
     :returns: :class:`~bitgrid.compiler.backend.CompileResult`.
     :raises CompileError: if the block does not fit the given size.
     """
     from .backend import CompileResult
     started = time.perf_counter()
-    if operation.lag and not _zero_rows_agree(netlist, operation.lag):
+    history = operation.history
+    if history and not _zero_rows_agree(netlist, history):
         raise CompileError(f"the {operation.describe()} block: the design's first "
-                           f"{operation.lag + 1} cycles on zero inputs differ, so its "
+                           f"{history + 1} cycles on zero inputs differ, so its "
                            "registers are not the block's inputs later")
     try:
         block = MACROS[operation.macro].build(**operation.params)
@@ -106,15 +136,19 @@ def compile_operation(operation, netlist, *, width=None, height=None):
             continue                    # a block output the design does not use
         own = design_ports[name]
         bits = port.bits[:len(own.bits)]
-        if port.direction == "in" and operation.lag:    # a registered operation: rows later
-            bits = tuple(bit._replace(skew=bit.skew + operation.lag * alone.portmap.period)
+        lag = operation.lag + operation.input_lags.get(port.name, 0)
+        if port.direction == "in" and lag:      # registers in front: the rows come later
+            bits = tuple(bit._replace(skew=bit.skew + lag * alone.portmap.period)
                          for bit in bits)
         ports.append(port._replace(name=name, bits=bits, signed=own.signed))
+    ports += _ignored_inputs(alone.config, ports, {
+        name: port for name, port in netlist.inputs.items()
+        if name not in operation.ports.values()})
     portmap = PortMap(alone.portmap.width, alone.portmap.height, ports,
                       period=alone.portmap.period, latency=alone.portmap.latency,
-                      history=operation.lag)
+                      history=history)
     extra = ({"registers": {"kind": "block", "lag": operation.lag,
-                            "history": operation.lag}} if operation.lag else {})
+                            "history": history}} if history else {})
     report = standalone_report(alone.config, portmap, netlist, "blocks", started,
                                blocks=[block.name], operation=operation.kind, **extra)
     return CompileResult(alone.config, portmap, report)

@@ -30,8 +30,10 @@ delay          clk, d (n bits); q: d of ``depth`` cycles ago     depth, n
 regmul         clk, a, b (n bits); p <= a * b                    n
 pipemac        clk, a, b, c (n bits); m <= a * b, c1 <= c,       n
                y <= m + c1 (2n + 1 bits, two stages)
-regfile        clk, we, wa, ra (log2 words bits), wd (width      words, width
-               bits); m[wa] <= wd when we; rd = m[ra]
+regadd         clk, a, b (n bits); s <= a + b (n + 1 bits)        n
+regfile        clk, we, wa, ra (log2 words bits), wd (width      words, width,
+               bits); m[wa] <= wd when we; rd = m[ra]; with     read_ports
+               more read ports ra1, rd1, ra2, rd2 ...
 fifo           clk, rst, push, pop, din (width bits); dout,      depth, width
                full, empty; first word first, a push when full
                and a pop when empty ignored
@@ -189,16 +191,25 @@ def _bits(count):
     return max(1, (count - 1).bit_length())
 
 
-def regfile(words=8, width=8):
-    top = f"regfile{words}x{width}"
+def regfile(words=8, width=8, read_ports=1):
+    top = f"regfile{words}x{width}" + (f"r{read_ports}" if read_ports > 1 else "")
     a = _bits(words)
-    return top, (f"module {top}(input clk, input we, input [{a - 1}:0] wa, "
-                 f"input [{a - 1}:0] ra,\n    input [{width - 1}:0] wd, "
-                 f"output [{width - 1}:0] rd);\n"
+    names = [("ra", "rd")] + [(f"ra{p}", f"rd{p}") for p in range(1, read_ports)]
+    addresses = "".join(f" input [{a - 1}:0] {ra}," for ra, _ in names)
+    data = ", ".join(f"output [{width - 1}:0] {rd}" for _, rd in names)
+    reads = "".join(f"  assign {rd} = m[{ra}];\n" for ra, rd in names)
+    return top, (f"module {top}(input clk, input we, input [{a - 1}:0] wa,{addresses}\n"
+                 f"    input [{width - 1}:0] wd, {data});\n"
                  f"  reg [{width - 1}:0] m [0:{words - 1}];\n  integer i;\n"
                  f"  initial for (i = 0; i < {words}; i = i + 1) m[i] = 0;\n"
-                 "  always @(posedge clk) if (we) m[wa] <= wd;\n"
-                 "  assign rd = m[ra];\nendmodule\n")
+                 f"  always @(posedge clk) if (we) m[wa] <= wd;\n{reads}endmodule\n")
+
+
+def regadd(n=16):
+    top = f"regadd{n}"
+    return top, (f"module {top}(input clk, input [{n - 1}:0] a, input [{n - 1}:0] b,\n"
+                 f"    output reg [{n}:0] s);\n  initial s = 0;\n"
+                 "  always @(posedge clk) s <= a + b;\nendmodule\n")
 
 
 def fifo(depth=8, width=8):
@@ -244,8 +255,8 @@ _BUILDERS = {
     "alu": (alu, False), "counter": (counter, True), "accumulator": (accumulator, True),
     "detector": (detector, True),
     "register": (register, True), "delay": (delay, True), "regmul": (regmul, True),
-    "pipemac": (pipemac, True), "regfile": (regfile, True), "fifo": (fifo, True),
-    "rom": (rom, False),
+    "pipemac": (pipemac, True), "regadd": (regadd, True), "regfile": (regfile, True),
+    "fifo": (fifo, True), "rom": (rom, False),
 }
 #: The design names.
 DESIGNS = tuple(_BUILDERS)
@@ -266,8 +277,10 @@ TEST_DESIGNS = tuple(
 #: ROMs.
 STATE_DESIGNS = (
     ("register", {"n": 32}), ("delay", {"depth": 16, "n": 8}), ("regmul", {"n": 8}),
-    ("pipemac", {"n": 4}), ("regfile", {"words": 8, "width": 8}),
-    ("regfile", {"words": 32, "width": 16}), ("fifo", {"depth": 8, "width": 8}),
+    ("regadd", {"n": 16}), ("pipemac", {"n": 4}), ("regfile", {"words": 8, "width": 8}),
+    ("regfile", {"words": 16, "width": 8, "read_ports": 2}),
+    ("regfile", {"words": 32, "width": 16}), ("regfile", {"words": 64, "width": 32}),
+    ("fifo", {"depth": 4, "width": 8}), ("fifo", {"depth": 8, "width": 8}),
     ("rom", {"entries": 16, "width": 8}), ("rom", {"entries": 64, "width": 8}),
     ("rom", {"entries": 256, "width": 8}))
 

@@ -78,9 +78,13 @@ class Operation:
     macro of :data:`bitgrid.library.MACROS`), connect design port ``ports[block_port]`` to
     each block port, and invert the block outputs in ``inverted``.
 
-    :param kind: ``"multiply"``, ``"add"``, ``"compare"`` or ``"accumulate"``.
+    :param kind: ``"multiply"``, ``"add"``, ``"compare"``, ``"accumulate"``, ``"reduce"``,
+        ``"popcount"`` or ``"memory"``.
     :param ports: {block port: design port}; a design port may be narrower than its block
         port (unsigned: zero-extended inputs, truncated outputs).
+    :param lag: rows every input is applied later (registers in front of or behind the
+        operation); ``input_lags``: {block input port: rows} more for some inputs (a memory's
+        transparent synchronous read port: its address registered).
     """
     kind: str
     macro: str
@@ -88,13 +92,20 @@ class Operation:
     ports: dict
     inverted: frozenset = frozenset()
     lag: int = 0
+    input_lags: typing.Mapping = dataclasses.field(default_factory=dict)
 
     def describe(self):
         """``multiplier(bits=8, signed=True)`` for the report (``, 2 registers deep`` after it
-        for a registered one)."""
-        text = self.macro + "(" + ", ".join(f"{k}={v}" for k, v in self.params.items()) + ")"
+        for a registered one); a memory's contents are not written out."""
+        text = self.macro + "(" + ", ".join(f"{k}={v}" for k, v in self.params.items()
+                                            if k != "init") + ")"
         return text + (f", {self.lag} register{'s' if self.lag > 1 else ''} deep"
                        if self.lag else "")
+
+    @property
+    def history(self):
+        """Rows an output reaches back: the registers in front of the block's inputs."""
+        return self.lag + max(self.input_lags.values(), default=0)
 
 
 def _parameter(value):
@@ -164,7 +175,8 @@ def recognise(coarse, inputs, outputs):
 
     :param coarse: a :class:`Coarse` (or None).
     :param inputs, outputs: the design's data port names (the LUT netlist's: the clock
-        removed); every one must take part.
+        removed); every one must take part, but inputs that nothing reads (an Amaranth
+        design's unused ``rst``), which the block's program takes on lanes it ignores.
     """
     if coarse is None or not coarse.cells:
         return None
@@ -172,13 +184,22 @@ def recognise(coarse, inputs, outputs):
     for form, lag in ((coarse, 0), stripped or (None, 0)):
         if form is None or not form.cells:
             continue
-        for match in (_multiply, _add, _compare, _accumulate, _reduce, _popcount):
+        for match in (_multiply, _add, _compare, _accumulate, _reduce, _popcount, _memory):
             operation = match(form)
             if operation is not None:
                 used = set(operation.ports.values())
-                if used == set(inputs) | set(outputs):
+                unread = {n for n, bits in form.inputs.items() if not _read(form, bits)}
+                if used <= set(inputs) | set(outputs) \
+                        and (set(inputs) | set(outputs)) - used <= unread:
                     return dataclasses.replace(operation, lag=lag) if lag else operation
     return None
+
+
+def _read(coarse, bits):
+    """Whether a cell of ``coarse`` reads any of ``bits``."""
+    wanted = set(bits)
+    return any(wanted & set(b) for _, _, pins in coarse.cells
+               for pin, b in pins.items() if pin not in ("Q", "Y", "RD_DATA"))
 
 
 def without_registers(coarse):
@@ -428,3 +449,143 @@ def _popcount(coarse):
     if sorted(i for _, i in leaves) != list(range(n)) or width > n.bit_length():
         return None
     return Operation("popcount", "popcount", {"bits": n}, {"x": port, "count": result})
+
+
+#: Most read ports of the register file block.
+MAX_READ_PORTS = 4
+
+
+def _bits_of(value, count):
+    """``count`` bits (least significant first) of a Yosys constant parameter: an int, or a
+    string of 0/1/x, most significant first, x read as 0 (an undefined value may be any)."""
+    if isinstance(value, int):
+        return [(value >> i) & 1 for i in range(count)]
+    text = str(value)[::-1]
+    return [int(text[i] == "1") if i < len(text) else 0 for i in range(count)]
+
+
+def _write_port_nets(coarse, memory):
+    """{net: bit} that the ``$mux`` cells in front of ``memory``'s write port stand for, or
+    None when some other cell is left: a mux with one side all ``x`` is its other side (any
+    value may stand for x, and the write enable is 0 there), ``S ? 1 : 0`` is ``S``."""
+    rename = {}
+    for kind, parameters, pins in coarse.cells:
+        if pins is memory[2] or _address_register(coarse, memory, (kind, parameters, pins)):
+            continue
+        if kind != "$mux" or len(pins["S"]) != 1:
+            return None
+        a, b, y = pins["A"], pins["B"], pins["Y"]
+        if all(bit == "x" for bit in a):
+            source = b
+        elif all(bit == "x" for bit in b):
+            source = a
+        elif all(bit == "0" for bit in a) and all(bit == "1" for bit in b):
+            source = pins["S"] * len(y)
+        else:
+            return None
+        rename.update(zip(y, source))
+
+    def resolve(bit):
+        seen = 0
+        while bit in rename and seen <= len(rename):
+            bit, seen = rename[bit], seen + 1
+        return bit
+    return resolve
+
+
+def _address_register(coarse, memory, cell):
+    """Whether ``cell`` is a plain register (``$dff`` on the write clock's rising edge,
+    initial value 0) from an input port to one of ``memory``'s read addresses (which
+    Yosys keeps outside the memory when it has an initial value)."""
+    kind, parameters, pins = cell
+    if kind != "$dff" or parameters.get("CLK_POLARITY", 1) != 1 \
+            or tuple(pins["CLK"]) != tuple(memory[2]["WR_CLK"]) \
+            or any(coarse.init.get(bit, 0) for bit in pins["Q"]):
+        return False
+    q, address = tuple(pins["Q"]), tuple(memory[2]["RD_ADDR"])
+    abits = memory[1].get("ABITS")
+    slices = {address[k:k + abits] for k in range(0, len(address), abits or 1)}
+    return q in slices and _operand(tuple(pins["D"]), coarse, False) is not None
+
+
+def _memory(coarse):
+    """One memory (``$mem_v2``) with one write port on the design clock's rising edge and 1
+    to :data:`MAX_READ_PORTS` read ports, combinational or synchronous on the same clock (all
+    transparent, or all not, or combinational), a power-of-two number of words, every port
+    a whole design port: the ``register_file`` block. A synchronous read port without
+    transparency is the block with every input a row later (``lag`` 1); a transparent one
+    reads the current contents at the address of the row before (its address a row later), as
+    does a register in front of a read address (``m[ra_q]``, ``ra_q <= ra``)."""
+    memories = [c for c in coarse.cells if c[0] == "$mem_v2"]
+    if len(memories) != 1:
+        return None
+    memory = memories[0]
+    _, p, pins = memory
+    resolve = _write_port_nets(coarse, memory)
+    if resolve is None:
+        return None
+    words, width, abits = p.get("SIZE"), p.get("WIDTH"), p.get("ABITS")
+    reads = p.get("RD_PORTS")
+    if not all(isinstance(v, int) for v in (words, width, abits, reads)):
+        return None
+    if (p.get("WR_PORTS") != 1 or not 1 <= reads <= MAX_READ_PORTS or p.get("OFFSET", 0)
+            or words < 2 or words != 1 << abits or p.get("WR_CLK_ENABLE") != 1
+            or p.get("WR_CLK_POLARITY") != 1 or p.get("WR_WIDE_CONTINUATION", 0)
+            or p.get("RD_WIDE_CONTINUATION", 0)):
+        return None
+    enable = {resolve(bit) for bit in pins["WR_EN"]}
+    ports = {}
+    if enable == {"1"}:
+        write_enable = False
+    elif len(enable) == 1:
+        we = _operand(tuple(enable), coarse, False)
+        if we is None or we[1] != 1:
+            return None
+        write_enable, ports["we"] = True, we[0]
+    else:
+        return None                      # per-bit enables (byte lanes): not this block
+    for name, bits in (("waddr", pins["WR_ADDR"]), ("wdata", pins["WR_DATA"])):
+        operand = _operand(tuple(resolve(b) for b in bits), coarse, False)
+        if operand is None:
+            return None
+        ports[name] = operand[0]
+    clocked = _bits_of(p.get("RD_CLK_ENABLE", 0), reads)
+    polarity = _bits_of(p.get("RD_CLK_POLARITY", 0), reads)
+    transparent = _bits_of(p.get("RD_TRANSPARENCY_MASK", 0), reads)
+    collision = _bits_of(p.get("RD_COLLISION_X_MASK", 0), reads)
+    registered = {tuple(c[2]["Q"]): tuple(c[2]["D"]) for c in coarse.cells
+                  if _address_register(coarse, memory, c)}
+    kinds, lags = set(), {}
+    for port in range(reads):
+        suffix = "" if port == 0 else str(port)
+        bits = tuple(pins["RD_ADDR"][port * abits:(port + 1) * abits])
+        if bits in registered:                        # m[ra_q], ra_q <= ra: transparent
+            if clocked[port]:
+                return None
+            bits, lags[f"raddr{suffix}"] = registered[bits], 1
+            kinds.add("transparent")
+        address = _operand(bits, coarse, False)
+        data = _output(pins["RD_DATA"][port * width:(port + 1) * width], coarse)
+        if address is None or data is None:
+            return None
+        ports[f"raddr{suffix}"], ports[f"rdata{suffix}"] = address[0], data
+        if clocked[port]:
+            if (not polarity[port] or tuple(pins["RD_CLK"][port:port + 1])
+                    != tuple(pins["WR_CLK"]) or pins["RD_EN"][port] != "1"
+                    or pins["RD_SRST"][port] != "0" or pins["RD_ARST"][port] != "0"
+                    or collision[port]):
+                return None
+            kinds.add("transparent" if transparent[port] else "registered")
+            if transparent[port]:
+                lags[f"raddr{suffix}"] = 1
+        else:
+            kinds.add("combinational")
+    if "registered" in kinds and len(kinds) > 1:
+        return None                      # the others are not a row late
+    init = _bits_of(p.get("INIT", 0), words * width)
+    params = {"words": words, "width": width, "read_ports": reads,
+              "init": sum(bit << i for i, bit in enumerate(init)),
+              "write_enable": write_enable}
+    return Operation("memory", "register_file", params, ports,
+                     lag=int(kinds == {"registered"}),
+                     input_lags=lags)

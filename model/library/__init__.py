@@ -74,7 +74,10 @@ MACROS = {m.name: m for m in (
     Macro("register_file", "A register file at period 2: one write port, combinational reads", [
         Param("words", "int", 8, "words", 2, 4096),
         Param("width", "int", 8, "bits per word", 1, 4096),
-        Param("read_ports", "int", 1, "combinational read ports", 1, 4)], memory.register_file),
+        Param("read_ports", "int", 1, "combinational read ports", 1, 4),
+        Param("init", "int", 0, "initial contents: word i in bits i*width .. (i+1)*width-1", 0),
+        Param("write_enable", "bool", True, "a we input (without: every row writes)")],
+        memory.register_file),
     Macro("text_stream", "The text-stream demo: lanes pass wires W to E", [
         Param("lanes", "int", 8, "bits per word (8: one byte per cycle)", 1, 4096),
         Param("length", "int", 8, "cells per lane", 1, 4096)], basic.text_stream),

@@ -66,20 +66,29 @@ _MATCH = tuple(_table(lambda n, w, v: w and n == v, v=v) for v in (0, 1))
 _MATCH_FIRST = tuple(_table(lambda n, v: n == v, v=v) for v in (0, 1))
 
 
-def register_file(words, width, read_ports=1, init=None):
+def register_file(words, width, read_ports=1, init=0, write_enable=True):
     """The register file block (module docstring).
 
     :param words: words (2 .. 4096); :param width: bits per word (1 .. 4096).
     :param read_ports: combinational read ports (1 .. 4).
-    :param init: the initial contents, a sequence of ``words`` ints (default all 0).
-    :returns: a :class:`~.block.Block` with ports ``we`` (1 bit), ``waddr`` (address bits),
+    :param init: the initial contents: a sequence of ``words`` ints, or one int holding word
+        ``i`` in bits ``i * width`` .. ``(i + 1) * width - 1`` (default all 0).
+    :param write_enable: with a ``we`` input; without, every row writes.
+    :returns: a :class:`~.block.Block` with ports ``we`` (1 bit, with ``write_enable``),
+        ``waddr`` (:func:`address_bits`),
         ``wdata`` (width), then per read port ``p`` ``raddr``/``rdata`` (``raddr1``/``rdata1``
         ... after the first); inputs on the N side, read data on the S side; period 2.
     :raises LibraryError: for a box past :data:`~.basic.MAX_BLOCK_CELLS` or bad contents.
     """
-    name = f"register_file(words={words}, width={width}, read_ports={read_ports})"
+    name = (f"register_file(words={words}, width={width}, read_ports={read_ports}"
+            f"{'' if write_enable else ', write_enable=False'})")
     R, n = read_ports, address_bits(words)
-    init = [0] * words if init is None else [int(v) for v in init]
+    if isinstance(init, int):
+        if not 0 <= init < 1 << (words * width):
+            raise LibraryError(f"Macro {name}: init needs {words} words of {width} bits "
+                               f"({words * width} bits in all)")
+        init = [(init >> (i * width)) & ((1 << width) - 1) for i in range(words)]
+    init = [int(v) for v in init]
     if len(init) != words or any(not 0 <= v < (1 << width) for v in init):
         raise LibraryError(f"Macro {name}: init needs {words} words of {width} bits")
     tile_w, tile_h = R + 2, R + 1
@@ -102,7 +111,10 @@ def register_file(words, width, read_ports=1, init=None):
         for row in range(tile_h):
             y = y0 + row
             # write decoder: we, then waddr bits
-            if row == 0:
+            if not write_enable:
+                if row == 0:
+                    put(0, y, e=0xFFFF)                       # writes every row
+            elif row == 0:
                 put(0, y, s=COPY_N, e=COPY_N)
             else:
                 put(0, y, s=COPY_N)
@@ -149,7 +161,8 @@ def register_file(words, width, read_ports=1, init=None):
                     else:
                         put(x, y, e=COPY_W,
                             **({"s": COPY_N} if _chain_live(word, R, c, r) else {}))
-    ports = [("we", "in", [(N, 0)]), ("waddr", "in", [(N, 1 + k) for k in range(n)]),
+    ports = [("we", "in", [(N, 0)])] if write_enable else []
+    ports += [("waddr", "in", [(N, 1 + k) for k in range(n)]),
              ("wdata", "in", [(N, decoder + b * tile_w + R + 1) for b in range(width)])]
     for r in range(1, R + 1):
         suffix = "" if r == 1 else str(r - 1)

@@ -77,9 +77,9 @@ def _synthesize(tmp_path, verilog, top):
     "module t(input [3:0] a, input [3:0] b, output [7:0] p); assign p = a * b + 1; endmodule",
     # a subtraction (no block yet)
     "module t(input [3:0] a, input [3:0] b, output [4:0] d); assign d = a - b; endmodule",
-    # an input port the operation does not read
-    "module t(input [3:0] a, input [3:0] b, input c, output [4:0] s); assign s = a + b; "
-    "endmodule",
+    # an output port the operation does not drive
+    "module t(input [3:0] a, input [3:0] b, output [4:0] s, output z); assign s = a + b; "
+    "assign z = 1; endmodule",
     # signed operands of two widths (sign extension is not free)
     "module t(input signed [3:0] a, input signed [2:0] b, output signed [6:0] p); "
     "assign p = a * b; endmodule",
@@ -89,6 +89,21 @@ def _synthesize(tmp_path, verilog, top):
 ])
 def test_designs_that_are_not_one_operation(tmp_path, verilog):
     assert _synthesize(tmp_path, verilog, "t").operation is None
+
+
+def test_an_input_nothing_reads_is_a_lane_the_block_ignores(tmp_path):
+    """Like an Amaranth design's unused ``rst``: the block is the program, and the input
+    is a port whose lane no cell reads (its values change nothing)."""
+    verilog = ("module t(input [3:0] a, input [3:0] b, input c, output [4:0] s); "
+               "assign s = a + b; endmodule")
+    path = tmp_path / "t.v"
+    path.write_text(verilog)
+    result = compile(path, top="t")
+    assert result.report["back_end"] == "blocks"
+    rows = [{"a": a, "b": b, "c": (a ^ b) & 1} for a in range(16) for b in range(16)]
+    assert [r["s"] for r in evaluate(result.config, result.portmap, rows)] == \
+        [r["a"] + r["b"] for r in rows]
+    assert result.portmap["c"].direction == "in"
 
 
 def test_comparisons_with_inverted_outputs(tmp_path):

@@ -96,3 +96,11 @@ def test_macro_and_refusals():
         register_file(4, 2, init=[0, 1, 2, 4])
     with pytest.raises(LibraryError, match="at most"):
         build("register_file", words=4096, width=64)
+
+
+def test_without_write_enable_every_row_writes():
+    rows = [{k: v for k, v in row.items() if k != "we"} for row in traffic(4, 3, 1, 200, 9)]
+    block = build("register_file", words=4, width=3, write_enable=False, init=0b101_000_111_010)
+    assert "we" not in [p.name for p in block.ports]
+    assert run(block, rows) == reference(4, [""], [dict(r, we=1) for r in rows],
+                                         [0b010, 0b111, 0b000, 0b101])
