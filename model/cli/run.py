@@ -205,7 +205,8 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
         with StageTimer(f"{simulator}: building the {bs.width} x {bs.height} grid, loading "
                         f"it and running {len(stream)} subcycles", on=show_progress):
             result = run_case(bs.config, stream, expected=expected, simulator=simulator,
-                              storage=storage, waves=waves, name=name, **sim_options)
+                              storage=storage, waves=waves, name=name,
+                              quiet=not show_progress, **sim_options)
     else:
         from bitgrid.sim.mesh import run_mesh_case
         with StageTimer(f"{simulator}: building the {mesh} mesh, loading it and running "
@@ -213,7 +214,7 @@ def sim(bitstream, vectors, inputs, steps, as_json, simulator, storage, waves, m
             result = run_mesh_case(bs.config, stream, mesh, expected=expected, name=name,
                                    simulator=simulator, storage=storage, waves=waves,
                                    faults=faults, lanes=lanes, ddr=ddr,
-                                   line_delay=line_delay)
+                                   line_delay=line_delay, quiet=not show_progress)
     grid_kind = f"{storage} storage" if engine == "direct" else "multiplexed engine"
     where = (f"a {bs.width} x {bs.height} grid ({grid_kind})" if mesh is None
              else f"a {bs.width} x {bs.height} grid on a {result.design}")
@@ -302,7 +303,8 @@ def run(ctx, bitstream, vectors, inputs, steps, as_json, target_spec, baud, time
     explain("simulation", f"the {simulator} simulation failed to build or run: {{error}}")
     engine_args = {"engine": engine, "evaluators": evaluators} if engine != "direct" else {}
     target = open_target(target_spec, width=bs.width, height=bs.height, baudrate=baud,
-                         timeout=timeout, simulator=simulator, **engine_args)
+                         timeout=timeout, simulator=simulator, quiet=not show_progress,
+                         **engine_args)
     explain("link", f"the link to {target_spec} failed: {{error}}")
     explain("target", f"{target_spec} refused the program: {{error}}")
     started = time.monotonic()

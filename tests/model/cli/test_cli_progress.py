@@ -127,3 +127,20 @@ def test_eval_quiet_keeps_stderr_empty(tmp_path):
     shown = invoke("eval", program, "--ports", portfile, "--csv", tmp_path / "in.csv",
                    "--progress")
     assert "subcycles" in shown.stderr and shown.stdout == result.stdout
+
+
+def test_run_quiet_silences_the_simulator_build_lines(tmp_path):
+    """-q reaches bitgrid.sim: no ``bitgrid sim: building/cached ...`` line, only the run's
+    one-line summary (a result, on stderr without vectors)."""
+    from bitgrid.bitstream import save
+    from bitgrid.config import Configuration
+    path = tmp_path / "p.bgbs"
+    save(path, Configuration(2, 2))
+    result = invoke("sim", path, "--steps", 4, "-q")
+    assert result.exit_code == 0, result.output
+    assert "bitgrid sim:" not in result.stderr
+    assert "icarus: 4 subcycles" in result.stderr
+    # the host runtime's sim target too
+    result = invoke("run", path, "--steps", 4, "--target", "sim", "-q")
+    assert result.exit_code == 0, result.output
+    assert "bitgrid sim:" not in result.stderr
