@@ -131,19 +131,20 @@ def compile_operation(operation, netlist, *, width=None, height=None):
     design_ports = {**netlist.inputs, **netlist.outputs}
     ports = []
     for port in alone.portmap.ports:
-        name = operation.ports.get(port.name)
-        if name is None:
+        mapping = operation.ports.get(port.name)
+        if mapping is None:
             continue                    # a block output the design does not use
-        own = design_ports[name]
-        bits = port.bits[:len(own.bits)]
-        lag = operation.lag + operation.input_lags.get(port.name, 0)
-        if port.direction == "in" and lag:      # registers in front: the rows come later
-            bits = tuple(bit._replace(skew=bit.skew + lag * alone.portmap.period)
-                         for bit in bits)
-        ports.append(port._replace(name=name, bits=bits, signed=own.signed))
+        for name, offset in ((mapping, 0),) if isinstance(mapping, str) else mapping:
+            own = design_ports[name]
+            bits = port.bits[offset:offset + len(own.bits)]
+            lag = operation.lag + operation.input_lags.get(port.name, 0)
+            if port.direction == "in" and lag:      # registers in front: rows come later
+                bits = tuple(bit._replace(skew=bit.skew + lag * alone.portmap.period)
+                             for bit in bits)
+            ports.append(port._replace(name=name, bits=bits, signed=own.signed))
     ports += _ignored_inputs(alone.config, ports, {
         name: port for name, port in netlist.inputs.items()
-        if name not in operation.ports.values()})
+        if name not in operation.design_ports})
     portmap = PortMap(alone.portmap.width, alone.portmap.height, ports,
                       period=alone.portmap.period, latency=alone.portmap.latency,
                       history=history)

@@ -81,7 +81,9 @@ class Operation:
     :param kind: ``"multiply"``, ``"add"``, ``"compare"``, ``"accumulate"``, ``"reduce"``,
         ``"popcount"`` or ``"memory"``.
     :param ports: {block port: design port}; a design port may be narrower than its block
-        port (unsigned: zero-extended inputs, truncated outputs).
+        port (unsigned: zero-extended inputs, truncated outputs). A block output may also be
+        several design outputs, ``((name, first block bit), ...)`` from bit 0 up (``{cout,
+        s} = a + b``: ``(("s", 0), ("cout", 16))``).
     :param lag: rows every input is applied later (registers in front of or behind the
         operation); ``input_lags``: {block input port: rows} more for some inputs (a memory's
         transparent synchronous read port: its address registered).
@@ -101,6 +103,12 @@ class Operation:
                                             if k != "init") + ")"
         return text + (f", {self.lag} register{'s' if self.lag > 1 else ''} deep"
                        if self.lag else "")
+
+    @property
+    def design_ports(self):
+        """The design's ports taking part (a set of names)."""
+        return {name for value in self.ports.values()
+                for name in ([value] if isinstance(value, str) else [n for n, _ in value])}
 
     @property
     def history(self):
@@ -166,6 +174,33 @@ def _output(bits, coarse):
     return None
 
 
+def _outputs(bits, coarse):
+    """The output port that ``bits`` are (a name, as :func:`_output`), or the output ports
+    that its low bits are, one after the other (``((name, offset), ...)``, as in ``{cout, s} =
+    a + b``), or None."""
+    whole = _output(bits, coarse)
+    if whole is not None:
+        return whole
+    bits, slices, offset = tuple(bits), [], 0
+    while offset < len(bits):
+        found = next((n for n, port in coarse.outputs.items() if port and n not in dict(slices)
+                      and bits[offset:offset + len(port)] == port), None)
+        if found is None:
+            break
+        slices.append((found, offset))
+        offset += len(coarse.outputs[found])
+    if not slices:
+        return None
+    return slices[0][0] if len(slices) == 1 else tuple(slices)
+
+
+def _width(mapping, coarse):
+    """Bits of the design outputs of ``mapping`` (a name or slices, :func:`_outputs`)."""
+    if isinstance(mapping, str):
+        return len(coarse.outputs[mapping])
+    return mapping[-1][1] + len(coarse.outputs[mapping[-1][0]])
+
+
 def _signed(parameters):
     return bool(parameters.get("A_SIGNED")) and bool(parameters.get("B_SIGNED", 1))
 
@@ -187,7 +222,7 @@ def recognise(coarse, inputs, outputs):
         for match in (_multiply, _add, _compare, _accumulate, _reduce, _popcount, _memory):
             operation = match(form)
             if operation is not None:
-                used = set(operation.ports.values())
+                used = operation.design_ports
                 unread = {n for n, bits in form.inputs.items() if not _read(form, bits)}
                 if used <= set(inputs) | set(outputs) \
                         and (set(inputs) | set(outputs)) - used <= unread:
@@ -279,13 +314,13 @@ def _multiply(coarse):
     if len(coarse.cells) != 1 or coarse.cells[0][0] != "$mul":
         return None
     operands = _binary(coarse.cells[0], coarse)
-    product = _output(coarse.cells[0][2]["Y"], coarse)
+    product = _outputs(coarse.cells[0][2]["Y"], coarse)
     if operands is None or product is None:
         return None
     signed, (a, wa), (b, wb) = operands
     bits = max(wa, wb, 2)
-    if len(coarse.outputs[product]) > 2 * bits or signed and len(coarse.outputs[product]) \
-            != 2 * bits:
+    width = _width(product, coarse)
+    if width > 2 * bits or signed and width != 2 * bits:
         return None
     return Operation("multiply", "multiplier", {"bits": bits, "signed": signed},
                      {"a": a, "b": b, "p": product})
@@ -309,12 +344,12 @@ def _add(coarse):
     else:
         first, total = cells[0], cells[0][2]["Y"]
     operands = _binary(first, coarse)
-    result = _output(total, coarse)
+    result = _outputs(total, coarse)
     if operands is None or result is None or operands[0]:
         return None
     _, (a, wa), (b, wb) = operands
     bits = max(wa, wb)
-    if len(coarse.outputs[result]) > bits + 1 or len(first[2]["Y"]) < len(total):
+    if _width(result, coarse) > bits + 1 or len(first[2]["Y"]) < len(total):
         return None
     ports = {"a": a, "b": b, "sum": result}
     if carry is not None:

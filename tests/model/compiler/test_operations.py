@@ -266,3 +266,27 @@ def test_popcounts(tmp_path, verilog, bits, width):
 ])
 def test_sums_of_bits_that_are_not_a_popcount(tmp_path, verilog):
     assert _synthesize(tmp_path, verilog, "t").operation is None
+
+
+@pytest.mark.parametrize("verilog, top, model", [
+    ("module t(input [7:0] a, input [7:0] b, output [7:0] s, output cout); "
+     "assign {cout, s} = a + b; endmodule", "adder",
+     lambda a, b: {"s": (a + b) % 256, "cout": (a + b) >> 8}),
+    ("module t(input [5:0] a, input [5:0] b, output [5:0] lo, output [5:0] hi); "
+     "assign {hi, lo} = a * b; endmodule", "multiplier",
+     lambda a, b: {"lo": a * b % 64, "hi": a * b >> 6}),
+    # three output ports, the top bit of the sum not used
+    ("module t(input [5:0] a, input [5:0] b, output [1:0] x, output [2:0] y, output z); "
+     "wire [6:0] t = a + b; assign {z, y, x} = t[5:0]; endmodule", "adder",
+     lambda a, b: {"x": (a + b) % 4, "y": (a + b) >> 2 & 7, "z": (a + b) >> 5 & 1}),
+])
+def test_a_result_over_several_output_ports(tmp_path, verilog, top, model):
+    """{cout, s} = a + b (the EPFL adder's port shape) and the like: the block's output
+    lanes split over the design's ports, every operand pair checked."""
+    path = tmp_path / "t.v"
+    path.write_text(verilog)
+    result = compile(path, top="t")
+    assert result.report["back_end"] == "blocks" and result.report["blocks"][0].startswith(top)
+    width = 8 if top == "adder" and "7:0" in verilog else 6
+    rows = [{"a": a, "b": b} for a in range(1 << width) for b in range(1 << width)]
+    assert evaluate(result.config, result.portmap, rows) == [model(**r) for r in rows]
