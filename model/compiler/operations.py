@@ -15,6 +15,8 @@ Recognised (every input and output port of the design taking part, the clock asi
 operation      Yosys cells                                  block
 =============  ==========================================  ==================================
 multiply       one ``$mul`` of two input ports              ``multiplier(bits, signed)``
+multiply-add   ``$mul`` of two input ports, then ``$add``   ``multiplier(bits, addend)``
+               of the product and a third (unsigned)
 add            ``$add`` of two input ports, optionally      ``adder(bits, carry_in)``
                then ``$add`` of a 1-bit carry-in port
 compare        ``$lt $le $gt $ge $eq $ne`` of the same two  ``comparator(bits, signed)``, an
@@ -219,7 +221,8 @@ def recognise(coarse, inputs, outputs):
     for form, lag in ((coarse, 0), stripped or (None, 0)):
         if form is None or not form.cells:
             continue
-        for match in (_multiply, _add, _compare, _accumulate, _reduce, _popcount, _memory):
+        for match in (_multiply, _multiply_add, _add, _compare, _accumulate, _reduce,
+                      _popcount, _memory):
             operation = match(form)
             if operation is not None:
                 used = operation.design_ports
@@ -324,6 +327,39 @@ def _multiply(coarse):
         return None
     return Operation("multiply", "multiplier", {"bits": bits, "signed": signed},
                      {"a": a, "b": b, "p": product})
+
+
+def _multiply_add(coarse):
+    """``a * b + c`` (unsigned; ``c`` at most ``2 n`` bits, the result at most ``2 n``): the
+    multiplier with its addend (:func:`bitgrid.library.multiplier.multiplier`)."""
+    if len(coarse.cells) != 2 or {c[0] for c in coarse.cells} != {"$mul", "$add"}:
+        return None
+    mul = next(c for c in coarse.cells if c[0] == "$mul")
+    add = next(c for c in coarse.cells if c[0] == "$add")
+    operands = _binary(mul, coarse)
+    if operands is None or operands[0] or _signed(add[1]):
+        return None
+    _, (a, wa), (b, wb) = operands
+    bits = max(wa, wb, 2)
+    product = tuple(mul[2]["Y"])
+    for own, other in (("A", "B"), ("B", "A")):
+        mine = tuple(add[2][own])
+        kept = min(len(product), len(mine))          # product bits the add reads
+        if mine[:kept] == product[:kept] and all(bit == "0" for bit in mine[kept:]):
+            addend = _operand(add[2][other], coarse, False)
+            break
+    else:
+        return None
+    result = _outputs(add[2]["Y"], coarse)
+    if addend is None or result is None or addend[1] > 2 * bits or addend[0] in (a, b):
+        return None
+    width = _width(result, coarse)
+    # a product cut below its full width (wa + wb bits) must not reach the result's bits
+    if width > 2 * bits or kept < wa + wb and width > kept:
+        return None
+    return Operation("multiply-add", "multiplier",
+                     {"bits": bits, "signed": False, "addend": addend[1]},
+                     {"a": a, "b": b, "c": addend[0], "p": result})
 
 
 def _add(coarse):

@@ -52,7 +52,9 @@ MACROS = {m.name: m for m in (
         Param("carry_in", "bool", False, "take a carry in on N lane 0")], arith.adder),
     Macro("multiplier", "A pipelined n x n multiplier (carry-save array)", [
         Param("bits", "int", 8, "operand width n", 2, 64),
-        Param("signed", "bool", False, "two's complement operands and product")],
+        Param("signed", "bool", False, "two's complement operands and product"),
+        Param("addend", "int", 0, "bits of an addend c: p = a * b + c (unsigned; 0: none)",
+              0, 128)],
         _multiplier.multiplier),
     Macro("counter", "An n-bit counter adding its enable input every cycle", [
         Param("bits", "int", 8, "width", 1, 4096)], arith.counter),

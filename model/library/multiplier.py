@@ -67,16 +67,28 @@ def _full_adder_cell(has_pp, has_sum, has_carry, *, invert_pp=False, constant=0)
     return total, carry
 
 
-def multiplier(bits, signed=False):
+def multiplier(bits, signed=False, addend=0):
     """The ``bits`` x ``bits`` pipelined multiplier (see the module docstring): ports ``a``
     (W), ``b`` (N), ``p`` (E, ``2 * bits`` bits); period 2.
 
     With ``signed`` the operands and the product are two's complement (modified Baugh-Wooley):
     the partial products ``a_i & b_j`` with exactly one of ``i``, ``j`` the top bit are
     inverted, 1 is added at weight ``bits`` (the missing sum input of ``F(0, 1)``) and at
-    weight ``2 bits - 1`` (the top product bit inverted). The same cells, the same timing."""
+    weight ``2 bits - 1`` (the top product bit inverted). The same cells, the same timing.
+
+    With ``addend`` (unsigned only, 1 .. ``2 bits``) the block is a multiply-add, ``p = a * b
+    + c`` modulo ``2**(2 bits)`` with ``c`` of ``addend`` bits, in the same cells: the carry
+    save array has a free input at every weight below ``2 bits - 1``, the carry inputs of its
+    first row (``c_w``, ``w < bits``, on N lane ``3 (bits - 1 - w)`` into ``F(bits - 1 - w,
+    0)``) and the sum inputs of its first column (``bits <= w <= 2 bits - 2`` on W lane ``2 (w
+    - bits + 1)`` into ``F(0, w - bits + 1)``), and the tail's last cell adds the top bit from
+    its S lane."""
     n = bits
     rows = 2 * n
+    if addend and signed:
+        from .block import LibraryError
+        raise LibraryError(f"Macro multiplier: an addend needs unsigned operands (the first "
+                           f"column's free input at weight {n} holds the signed form's 1)")
 
     def exists(u, v):
         return 0 <= u < n and 0 <= v < rows and (v < n or u >= v - n)
@@ -98,11 +110,16 @@ def multiplier(bits, signed=False):
             x, y = 3 * u + 1, row(v)
             # F(u, v) forms a_v & b_(n-1-u): Baugh-Wooley inverts it where one index is the top
             invert = signed and v < n and (v == n - 1) != (u == 0)
-            total, carry = _full_adder_cell(v < n, exists(u - 1, v - 1), exists(u, v - 1),
-                                            invert_pp=invert,
+            # the addend's bits on the free carry (first row) and sum (first column) inputs
+            carry_in = v == 0 and n - 1 - u < addend
+            sum_in = u == 0 and 1 <= v < n and v + n - 1 < addend
+            total, carry = _full_adder_cell(v < n, exists(u - 1, v - 1) or sum_in,
+                                            exists(u, v - 1) or carry_in, invert_pp=invert,
                                             constant=int(signed and (u, v) == (0, 1)))
             if signed and v == rows - 1:                      # + 2**(2n - 1): top bit inverted
                 total = (lambda f: lambda n, e, s, w: 1 ^ f(n, e, s, w))(total)
+            if addend == 2 * n and v == rows - 1:              # + c_(2n-1) from the S lane
+                total = (lambda f: lambda n, e, s, w: s ^ f(n, e, s, w))(total)
             outputs = {"e": total}
             if exists(u, v + 1):
                 outputs["s"] = carry
@@ -143,11 +160,16 @@ def multiplier(bits, signed=False):
     ports = [("a", "in", [(W, 2 * v + 1) for v in range(n)], signed),
              ("b", "in", [(N, 3 * (n - j) - 1) for j in range(n)], signed),
              ("p", "out", [(E, row(v) - 1) for v in range(rows)], signed)]
+    if addend:
+        lanes = [(N, 3 * (n - 1 - w)) if w < n else (W, 2 * (w - n + 1)) if w < 2 * n - 1
+                 else (S, 3 * n - 3) for w in range(addend)]
+        ports.insert(2, ("c", "in", lanes))
     tail = logic_census({xy: t for xy, t in cells.items() if xy[1] >= 2 * n})
     kind = ("Signed (two's complement, modified Baugh-Wooley: the partial products of one top "
             "bit inverted, 1 added at weights n and 2n - 1)" if signed else "Unsigned")
     return Block(
-        f"multiplier(bits={n}{', signed=True' if signed else ''})", width - 1, height - 1,
+        f"multiplier(bits={n}{', signed=True' if signed else ''}"
+        f"{f', addend={addend}' if addend else ''})", width - 1, height - 1,
         cells, ports,
         doc=f"{kind} {n} x {n} multiplier, p = a * b ({2 * n} bits), a new pair every full "
         f"cycle: a on W lanes 1, 3, .. {2 * n - 1}, b on N lanes {3 * n - 1}, {3 * n - 4}, .. 2 "
@@ -156,4 +178,6 @@ def multiplier(bits, signed=False):
         f"b_j and sitting in a 3 x 2 tile of routing cells ({(n - 1) ** 2} full adders; the "
         f"first row's cells are AND gates, the first column's half adders), and a tail of "
         f"{tail['half adders']} half adders and {tail['gates']} XOR gates in 3 x 1 tiles that "
-        "finishes the sum.")
+        "finishes the sum." + (f" With addend={addend}: p = a * b + c mod 2**{2 * n}, c on the "
+                               "array's free inputs (first row N lanes, first column W lanes, "
+                               "the top bit on an S lane)." if addend else ""))

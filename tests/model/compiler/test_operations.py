@@ -12,6 +12,7 @@ from bitgrid.compiler import CompileError, compile, compile_netlist, designs, sy
 from bitgrid.compiler.blocks import compile_operation
 from bitgrid.compiler.operations import recognise
 from bitgrid.evaluate import evaluate
+from bitgrid.library import build
 
 #: top -> (kind, macro, params, {block port: design port}, inverted outputs)
 EXPECTED = {
@@ -290,3 +291,32 @@ def test_a_result_over_several_output_ports(tmp_path, verilog, top, model):
     width = 8 if top == "adder" and "7:0" in verilog else 6
     rows = [{"a": a, "b": b} for a in range(1 << width) for b in range(1 << width)]
     assert evaluate(result.config, result.portmap, rows) == [model(**r) for r in rows]
+
+
+@pytest.mark.parametrize("widths", [(3, 3, 6, 6), (3, 3, 2, 6), (4, 3, 7, 8), (2, 4, 1, 3)])
+def test_multiply_add_is_the_multiplier_with_its_addend(tmp_path, widths):
+    """y = a * b + c on the multiplier's free array inputs (the same cells), every row of
+    up to 16 input bits against Python's a * b + c (truncated to y); where the LUT mappings
+    are tried beside the block (few LUTs) the smaller program is kept, right either way."""
+    wa, wb, wc, wy = widths
+    verilog = (f"module t(input [{wa - 1}:0] a, input [{wb - 1}:0] b, input [{wc - 1}:0] c, "
+               f"output [{wy - 1}:0] y); assign y = a * b + c; endmodule")
+    bits = max(wa, wb)
+    operation = _synthesize(tmp_path, verilog, "t").operation
+    assert (operation.kind, operation.params) == ("multiply-add", {"bits": bits,
+                                                                   "signed": False,
+                                                                   "addend": wc})
+    result = compile(tmp_path / "t.v", top="t")
+    if result.report["back_end"] == "blocks":
+        # the same cells (one pass cell more where the top addend bit's S lane meets the grid)
+        assert result.report["cells"]["total"] <= build("multiplier", bits=bits).cell_count + 1
+    rows = [{"a": a, "b": b, "c": c} for a in range(1 << wa) for b in range(1 << wb)
+            for c in range(1 << wc)]
+    assert evaluate(result.config, result.portmap, rows) == \
+        [{"y": (r["a"] * r["b"] + r["c"]) % (1 << wy)} for r in rows]
+
+
+def test_a_truncated_product_before_the_add_is_not_a_multiply_add(tmp_path):
+    verilog = ("module t(input [3:0] a, input [3:0] b, input [7:0] c, output [7:0] y); "
+               "wire [4:0] p = a * b; assign y = p + c; endmodule")
+    assert _synthesize(tmp_path, verilog, "t").operation is None

@@ -208,6 +208,28 @@ def test_signed_multiplier_all_pairs(bits):
     assert (block.cells.keys(), block.latency) == (plain.cells.keys(), plain.latency)
 
 
+@pytest.mark.parametrize("bits,addend", [(2, 1), (2, 3), (2, 4), (3, 5), (3, 6)])
+def test_multiply_add_every_triple(bits, addend):
+    """p = a * b + c mod 2**(2 bits) for every a, b, c: the addend on the array's free
+    inputs, in the multiplier's own cells."""
+    rows = [{"a": a, "b": b, "c": c} for a in range(1 << bits) for b in range(1 << bits)
+            for c in range(1 << addend)]
+    block = build("multiplier", bits=bits, addend=addend)
+    assert [r["p"] for r in run(block, rows)] == \
+        [(r["a"] * r["b"] + r["c"]) % (1 << 2 * bits) for r in rows]
+    assert block.cells.keys() == build("multiplier", bits=bits).cells.keys()
+
+
+def test_multiply_add_8_random():
+    rng = random.Random(816)
+    rows = [{"a": rng.randrange(256), "b": rng.randrange(256), "c": rng.randrange(1 << 16)}
+            for _ in range(600)] + [{"a": 255, "b": 255, "c": (1 << 16) - 1}]
+    assert [r["p"] for r in run(build("multiplier", bits=8, addend=16), rows)] == \
+        [(r["a"] * r["b"] + r["c"]) % (1 << 16) for r in rows]
+    with pytest.raises(LibraryError, match="unsigned"):
+        build("multiplier", bits=4, signed=True, addend=3)
+
+
 def test_signed_multiplier_8_corners_and_random_pairs():
     rng = random.Random(88)
     rows = [{"a": a, "b": b} for a in (-128, -1, 0, 1, 127) for b in (-128, -1, 0, 1, 127)]
