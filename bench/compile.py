@@ -66,6 +66,13 @@ def _state_designs():
     return [("state", name, params) for name, params in STATE_DESIGNS]
 
 
+def _arithmetic_designs():
+    """Series ``arithmetic`` (issue 37): multiply-add, multiply-accumulate, ``{cout, s} = a +
+    b`` (:data:`bitgrid.compiler.designs.ARITHMETIC_DESIGNS`)."""
+    from bitgrid.compiler.designs import ARITHMETIC_DESIGNS
+    return [("arithmetic", name, params) for name, params in ARITHMETIC_DESIGNS]
+
+
 #: What ``make bench`` compiles: every test design and the series.
 SUITE_DESIGNS = "suite"
 #: ``--quick``: a few small test designs and short series.
@@ -74,7 +81,7 @@ QUICK_DESIGNS = "quick"
 
 def _plan(which):
     if which == SUITE_DESIGNS:
-        plan = _test_designs() + list(SERIES) + _state_designs()
+        plan = _test_designs() + list(SERIES) + _state_designs() + _arithmetic_designs()
     elif which == QUICK_DESIGNS:
         plan = ([("test designs", n, p) for n, p in
                  (("multiplier", {"n": 4}), ("adder", {"n": 8}), ("crc8", {}),

@@ -36,6 +36,10 @@ TARGETS = {
     "compile_acc8": "acc8: a period of at most 24 subcycles",
     "compile_detector": "detector: a period of at most 8 subcycles",
     "compile_1000": "a design of about 1,000 LUTs compiled in < 60 s",
+    "arith_sop": "sums of products (multiply-add, multiply-accumulate) within 4x their Yosys "
+                 "LUT4 count, at period 2",
+    "arith_adder_shapes": "adders in any port shape ({cout, s} = a + b) within 1.5x of the "
+                          "adder block (2 cells a bit)",
     "state_period2": "every state design (issue 40) at period 2",
     "state_regfile": "register files in at most 5 cells per stored bit, decoders included",
     "state_regfile32": "32 x 16 register file: at most 2,560 cells",
@@ -86,7 +90,26 @@ def targets(parts):
         row and ("cold" if not row["build_cached"] else "from the cache"))
     _compile_targets(compiler, add)
     _state_targets(compiler, add)
+    _arithmetic_targets(compiler, add)
     return result
+
+
+def _arithmetic_targets(part, add):
+    """Issue 37's goals from the rows of series ``arithmetic``."""
+    from .common import figure
+    rows = [r for r in (part or {}).get("rows", ()) if r["series"] == "arithmetic"]
+    products = [r for r in rows if r["design"] in ("muladd", "mac")]
+    bad = [r["top"] for r in products if "error" in r or value(r["period"]) != 2]
+    good = [r for r in products if "error" not in r]
+    worst = max(good, key=lambda r: value(r["cells_per_lut"]), default=None)
+    add("arith_sop", worst and worst["cells_per_lut"], lambda v: v <= 4 and not bad,
+        worst and f"worst {worst['top']}, {value(worst['total_cells'])} cells; not at "
+                  f"period 2: {', '.join(bad) or 'none'}")
+    adders = [r for r in rows if r["design"] == "addc" and "error" not in r]
+    ratio = max(((value(r["total_cells"]) / (2 * r["params"]["n"]), r) for r in adders),
+                key=lambda f: f[0], default=None)
+    add("arith_adder_shapes", ratio and figure(ratio[0], "1"), lambda v: v <= 1.5,
+        ratio and f"worst {ratio[1]['top']}, {value(ratio[1]['total_cells'])} cells")
 
 
 def _kernel_targets(part, add):

@@ -39,6 +39,10 @@ fifo           clk, rst, push, pop, din (width bits); dout,      depth, width
                and a pop when empty ignored
 rom            addr (log2 entries bits); data (width bits) from  entries, width
                a fixed pseudo-random table (a ``case``)
+muladd         a, b (n bits), c (2n bits); y = a * b + c (2n)   n
+mac            clk, rst, a, b (n bits); q (acc bits) <=         n, acc
+               rst ? 0 : q + a * b
+addc           a, b (n bits); {cout, s} = a + b                 n
 =============  ===============================================  =========================
 
 :data:`STATE_DESIGNS` are the designs of issue 40 (state: registers, delay lines, registered
@@ -48,7 +52,8 @@ operations, a register file, a FIFO and a ROM), for ``bitgrid bench compile``.
 import pathlib
 import typing
 
-__all__ = ["Design", "DESIGNS", "TEST_DESIGNS", "STATE_DESIGNS", "design", "write"]
+__all__ = ["Design", "DESIGNS", "TEST_DESIGNS", "STATE_DESIGNS", "ARITHMETIC_DESIGNS", "design",
+           "write"]
 
 
 class Design(typing.NamedTuple):
@@ -187,6 +192,28 @@ def pipemac(n=4):
                  "endmodule\n")
 
 
+def muladd(n=8):
+    top = f"muladd{n}"
+    return top, (f"module {top}(input [{n - 1}:0] a, input [{n - 1}:0] b,\n"
+                 f"    input [{2 * n - 1}:0] c, output [{2 * n - 1}:0] y);\n"
+                 "  assign y = a * b + c;\nendmodule\n")
+
+
+def mac(n=8, acc=20):
+    top = f"mac{n}x{acc}"
+    return top, (f"module {top}(input clk, input rst, input [{n - 1}:0] a, "
+                 f"input [{n - 1}:0] b,\n    output reg [{acc - 1}:0] q);\n"
+                 "  initial q = 0;\n"
+                 "  always @(posedge clk) if (rst) q <= 0; else q <= q + a * b;\nendmodule\n")
+
+
+def addc(n=16):
+    top = f"addc{n}"
+    return top, (f"module {top}(input [{n - 1}:0] a, input [{n - 1}:0] b, "
+                 f"output [{n - 1}:0] s, output cout);\n"
+                 "  assign {cout, s} = a + b;\nendmodule\n")
+
+
 def _bits(count):
     return max(1, (count - 1).bit_length())
 
@@ -256,7 +283,8 @@ _BUILDERS = {
     "detector": (detector, True),
     "register": (register, True), "delay": (delay, True), "regmul": (regmul, True),
     "pipemac": (pipemac, True), "regadd": (regadd, True), "regfile": (regfile, True),
-    "fifo": (fifo, True), "rom": (rom, False),
+    "fifo": (fifo, True), "rom": (rom, False), "muladd": (muladd, False),
+    "mac": (mac, True), "addc": (addc, False),
 }
 #: The design names.
 DESIGNS = tuple(_BUILDERS)
@@ -283,6 +311,13 @@ STATE_DESIGNS = (
     ("fifo", {"depth": 4, "width": 8}), ("fifo", {"depth": 8, "width": 8}),
     ("rom", {"entries": 16, "width": 8}), ("rom", {"entries": 64, "width": 8}),
     ("rom", {"entries": 256, "width": 8}))
+
+
+#: ``(name, params)`` of the arithmetic designs of issue 37 (series ``arithmetic``): a
+#: multiply-add, a multiply-accumulate and ``{cout, s} = a + b``.
+ARITHMETIC_DESIGNS = (
+    ("muladd", {"n": 8}), ("mac", {"n": 8, "acc": 20}), ("addc", {"n": 16}),
+    ("addc", {"n": 128}))
 
 
 def design(name, **params):

@@ -24,6 +24,8 @@ compare        ``$lt $le $gt $ge $eq $ne`` of the same two  ``comparator(bits, s
 accumulate     ``$add`` of the register and an input port   ``accumulator(bits, addend,
                (or of 1 with an enable) into ``$dff``,      reset)``
                ``$dffe``, ``$sdff`` (reset to 0), ``$sdffe``
+multiply-      ``$mul``, ``$add`` of it and the register    ``mac(bits, acc_bits, reset)``
+accumulate     into ``$dff``, ``$sdff`` (reset 0)
 reduce         one ``$reduce_and``, ``$reduce_or``,          ``reduction(bits, op)``, the
                ``$reduce_bool``, ``$reduce_xor``,            output inverted for xnor and not
                ``$reduce_xnor`` or ``$logic_not`` of an
@@ -221,8 +223,8 @@ def recognise(coarse, inputs, outputs):
     for form, lag in ((coarse, 0), stripped or (None, 0)):
         if form is None or not form.cells:
             continue
-        for match in (_multiply, _multiply_add, _add, _compare, _accumulate, _reduce,
-                      _popcount, _memory):
+        for match in (_multiply, _multiply_add, _add, _compare, _accumulate,
+                      _multiply_accumulate, _reduce, _popcount, _memory):
             operation = match(form)
             if operation is not None:
                 used = operation.design_ports
@@ -447,6 +449,49 @@ def _accumulate(coarse):
         ports["rst"] = rst[0]
     return Operation("accumulate", "accumulator",
                      {"bits": len(q), "addend": addend[1], "reset": reset}, ports)
+
+
+def _multiply_accumulate(coarse):
+    """``acc <= acc + a * b`` (unsigned) into ``$dff`` or ``$sdff`` (reset value and initial
+    value 0), ``acc`` an output port: the ``mac`` block."""
+    kinds = [c[0] for c in coarse.cells]
+    registers = [c for c in coarse.cells if c[0] in ("$dff", "$sdff")]
+    if len(kinds) != 3 or kinds.count("$add") != 1 or kinds.count("$mul") != 1 \
+            or len(registers) != 1:
+        return None
+    add, mul = (next(c for c in coarse.cells if c[0] == k) for k in ("$add", "$mul"))
+    register = registers[0]
+    operands = _binary(mul, coarse)
+    if operands is None or operands[0] or _signed(add[1]):
+        return None
+    _, (a, wa), (b, wb) = operands
+    q, parameters = tuple(register[2]["Q"]), register[1]
+    state = _output(q, coarse)
+    if (state is None or tuple(register[2]["D"]) != tuple(add[2]["Y"])
+            or parameters.get("CLK_POLARITY", 1) != 1
+            or any(coarse.init.get(bit, 0) for bit in q)):
+        return None
+    product = tuple(mul[2]["Y"])
+    for own, other in (("A", "B"), ("B", "A")):
+        mine = tuple(add[2][other])
+        kept = min(len(product), len(mine))
+        if tuple(add[2][own]) == q and mine[:kept] == product[:kept] \
+                and all(bit == "0" for bit in mine[kept:]):
+            break
+    else:
+        return None
+    if kept < wa + wb and kept < len(q):
+        return None                      # a product cut below the register's width
+    ports = {"a": a, "b": b, "acc": state}
+    reset = register[0] == "$sdff"
+    if reset:
+        rst = _operand(register[2]["SRST"], coarse, False)
+        if (rst is None or rst[1] != 1 or parameters.get("SRST_POLARITY", 1) != 1
+                or parameters.get("SRST_VALUE", 0) != 0):
+            return None
+        ports["rst"] = rst[0]
+    return Operation("multiply-accumulate", "mac",
+                     {"bits": max(wa, wb, 2), "acc_bits": len(q), "reset": reset}, ports)
 
 
 def _reduce(coarse):

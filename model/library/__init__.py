@@ -12,7 +12,7 @@ the grid edges (a :class:`~bitgrid.config.Configuration` and a
 Every macro is fully pipelined: it takes a new row of inputs every ``period`` = 2 subcycles.
 """
 
-from . import arith, basic, memory, multiplier as _multiplier
+from . import arith, basic, mac as _mac, memory, multiplier as _multiplier
 from .block import Block, LibraryError, Standalone, solve_timing, support
 from .macro import Macro, Param
 
@@ -56,6 +56,10 @@ MACROS = {m.name: m for m in (
         Param("addend", "int", 0, "bits of an addend c: p = a * b + c (unsigned; 0: none)",
               0, 128)],
         _multiplier.multiplier),
+    Macro("mac", "Multiply-accumulate: acc <= acc + a * b at period 2, with a reset", [
+        Param("bits", "int", 8, "operand width n", 2, 64),
+        Param("acc_bits", "int", 20, "register width", 1, 4096),
+        Param("reset", "bool", True, "a synchronous reset input rst")], _mac.mac),
     Macro("counter", "An n-bit counter adding its enable input every cycle", [
         Param("bits", "int", 8, "width", 1, 4096)], arith.counter),
     Macro("shift_register", "A serial-in, parallel-out shift register", [

@@ -6,6 +6,8 @@ which block each test design is, with which parameters and port connections. Des
 are more than one operation are not recognised, and a recognised design's program runs
 right against Python (the end-to-end runs are in test_compile.py)."""
 
+import random
+
 import pytest
 
 from bitgrid.compiler import CompileError, compile, compile_netlist, designs, synthesize
@@ -320,3 +322,26 @@ def test_a_truncated_product_before_the_add_is_not_a_multiply_add(tmp_path):
     verilog = ("module t(input [3:0] a, input [3:0] b, input [7:0] c, output [7:0] y); "
                "wire [4:0] p = a * b; assign y = p + c; endmodule")
     assert _synthesize(tmp_path, verilog, "t").operation is None
+
+
+@pytest.mark.parametrize("reset", [True, False])
+def test_multiply_accumulate_is_the_mac_block(tmp_path, reset):
+    """acc <= acc + a * b (with or without a synchronous reset) at period 2, every row
+    against the register's meaning."""
+    body = ("if (rst) acc <= 0; else acc <= acc + a * b;" if reset else "acc <= acc + a * b;")
+    verilog = (f"module t(input clk, {'input rst, ' if reset else ''}input [3:0] a, "
+               f"input [3:0] b, output reg [9:0] acc); initial acc = 0; "
+               f"always @(posedge clk) {body} endmodule")
+    path = tmp_path / "t.v"
+    path.write_text(verilog)
+    result = compile(path, top="t")
+    assert result.report["blocks"] == [f"mac(bits=4, acc_bits=10, reset={reset})"]
+    assert result.portmap.period == 2
+    rng = random.Random(7)
+    rows = [{"a": rng.randrange(16), "b": rng.randrange(16),
+             **({"rst": int(rng.random() < 0.1)} if reset else {})} for _ in range(300)]
+    expected, acc = [], 0
+    for row in rows:
+        expected.append({"acc": acc})
+        acc = 0 if row.get("rst") else (acc + row["a"] * row["b"]) % 1024
+    assert evaluate(result.config, result.portmap, rows) == expected

@@ -154,6 +154,32 @@ def test_accumulator_refuses_a_wider_addend():
         build("accumulator", bits=4, addend=5)
 
 
+@pytest.mark.parametrize("bits,acc_bits,reset", [(2, 4, True), (2, 7, False), (3, 3, True),
+                                                 (3, 9, True), (4, 12, False)])
+def test_mac_accumulates_products(bits, acc_bits, reset):
+    """acc after k rows is the sum of a * b since the last reset (rows before k), modulo
+    2**acc_bits; resets in about 1 row of 12. Every operand pair appears."""
+    rng = random.Random(bits * 100 + acc_bits)
+    rows = all_values(bits, "a", "b") * 3
+    for row in rows:
+        if reset:
+            row["rst"] = int(rng.random() < 1 / 12)
+    expected, acc = [], 0
+    for row in rows:
+        expected.append(acc)
+        acc = 0 if row.get("rst") else (acc + row["a"] * row["b"]) % (1 << acc_bits)
+    block = build("mac", bits=bits, acc_bits=acc_bits, reset=reset)
+    assert [r["acc"] for r in run(block, rows)] == expected
+    assert block.period == 2
+
+
+def test_mac_8_is_the_multiplier_and_two_cells_a_register_bit():
+    block = build("mac", bits=8, acc_bits=20)
+    plain = build("multiplier", bits=8)
+    # 20 adder and loop cells, and the carry and rst passes between product rows 0 .. 16
+    assert block.cell_count == plain.cell_count + 2 * 20 + 2 * 8
+
+
 @pytest.mark.parametrize("bits", [1, 2, 3, 5])
 def test_counter_counts_enables(bits):
     rng = random.Random(bits)
@@ -260,7 +286,7 @@ def test_eight_bit_all_pairs_slow(name, check):
 def test_every_macro_is_tested_here():
     """A new macro needs its own test above, or in its own module (this list is the
     reminder): register_file in test_memory.py."""
-    tested = {"register_file", "wire", "turn", "cross", "fanout", "delay", "constant", "inverter", "full_adder",
+    tested = {"register_file", "mac", "wire", "turn", "cross", "fanout", "delay", "constant", "inverter", "full_adder",
               "adder", "comparator", "counter", "shift_register", "text_stream", "multiplier",
               "accumulator", "reduction", "popcount"}
     assert set(MACROS) == tested
