@@ -15,6 +15,7 @@ Recognised (every input and output port of the design taking part, the clock asi
 operation      Yosys cells                                  block
 =============  ==========================================  ==================================
 multiply       one ``$mul`` of two input ports              ``multiplier(bits, signed)``
+               or of an input port and a constant           ``multiplier(bits, constant)``
 multiply-add   ``$mul`` of two input ports, then ``$add``   ``multiplier(bits, addend)``
                of the product and a third (unsigned)
 add            ``$add`` of two input ports, optionally      ``adder(bits, carry_in)``
@@ -223,7 +224,7 @@ def recognise(coarse, inputs, outputs):
     for form, lag in ((coarse, 0), stripped or (None, 0)):
         if form is None or not form.cells:
             continue
-        for match in (_multiply, _multiply_add, _add, _compare, _accumulate,
+        for match in (_multiply, _multiply_by_constant, _multiply_add, _add, _compare, _accumulate,
                       _multiply_accumulate, _reduce, _popcount, _memory):
             operation = match(form)
             if operation is not None:
@@ -313,6 +314,42 @@ def _binary(cell, coarse):
     if signed and a[1] != b[1]:
         return None
     return signed, a, b
+
+
+def _constant(bits):
+    """The value of ``bits`` if every one is a constant ``"0"``/``"1"``, else None."""
+    if not all(bit in ("0", "1") for bit in bits):
+        return None
+    return sum(int(bit) << i for i, bit in enumerate(bits))
+
+
+def _multiply_by_constant(coarse):
+    """``a * K`` (unsigned): the multiplier with ``b`` fixed (``constant``); the output port
+    may go on past the product in constant 0 bits (Yosys narrows the product)."""
+    if len(coarse.cells) != 1 or coarse.cells[0][0] != "$mul":
+        return None
+    _, parameters, pins = coarse.cells[0]
+    if parameters.get("A_SIGNED") or parameters.get("B_SIGNED"):
+        return None
+    for own, other in (("A", "B"), ("B", "A")):
+        value = _constant(pins[other])
+        if value is not None:
+            operand = _operand(pins[own], coarse, False)
+            break
+    else:
+        return None
+    if operand is None:
+        return None
+    y = tuple(pins["Y"])
+    bits = max(operand[1], value.bit_length(), 2)
+    product = next((n for n, port in coarse.outputs.items() if port[:len(y)] == y
+                    and all(bit == "0" for bit in port[len(y):])), None)
+    if product is None or len(y) < operand[1] + value.bit_length() \
+            and len(coarse.outputs[product]) > len(y) \
+            or len(coarse.outputs[product]) > 2 * bits:
+        return None
+    return Operation("multiply", "multiplier", {"bits": bits, "constant": value},
+                     {"a": operand[0], "p": product})
 
 
 def _multiply(coarse):

@@ -54,7 +54,9 @@ MACROS = {m.name: m for m in (
         Param("bits", "int", 8, "operand width n", 2, 64),
         Param("signed", "bool", False, "two's complement operands and product"),
         Param("addend", "int", 0, "bits of an addend c: p = a * b + c (unsigned; 0: none)",
-              0, 128)],
+              0, 128),
+        Param("constant", "int", -1, "b fixed to this constant, no b port (unsigned; -1: "
+              "b is an input)", -1)],
         _multiplier.multiplier),
     Macro("mac", "Multiply-accumulate: acc <= acc + a * b at period 2, with a reset", [
         Param("bits", "int", 8, "operand width n", 2, 64),

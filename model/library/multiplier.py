@@ -47,12 +47,14 @@ from .block import Block, logic_census
 __all__ = ["multiplier"]
 
 
-def _full_adder_cell(has_pp, has_sum, has_carry, *, invert_pp=False, constant=0):
+def _full_adder_cell(has_pp, has_sum, has_carry, *, invert_pp=False, constant=0,
+                     fixed_b=False):
     """(sum, carry) LUT functions of a full adder cell: partial product ``s & e`` (a from S,
-    b from E; inverted with ``invert_pp``), sum in from W, carry in from N; a missing sum
-    input is ``constant`` (0 or 1), a missing carry 0."""
+    b from E; inverted with ``invert_pp``; with ``fixed_b`` a constant 1 bit of b: ``s``),
+    sum in from W, carry in from N; a missing sum input is ``constant`` (0 or 1), a missing
+    carry 0."""
     def parts(n, e, s, w):
-        pp = ((s & e) ^ invert_pp) if has_pp else 0
+        pp = ((s & (e | fixed_b)) ^ invert_pp) if has_pp else 0
         x = w if has_sum else constant
         y = n if has_carry else 0
         return pp, x, y
@@ -67,7 +69,7 @@ def _full_adder_cell(has_pp, has_sum, has_carry, *, invert_pp=False, constant=0)
     return total, carry
 
 
-def multiplier(bits, signed=False, addend=0):
+def multiplier(bits, signed=False, addend=0, constant=-1):
     """The ``bits`` x ``bits`` pipelined multiplier (see the module docstring): ports ``a``
     (W), ``b`` (N), ``p`` (E, ``2 * bits`` bits); period 2.
 
@@ -82,9 +84,18 @@ def multiplier(bits, signed=False, addend=0):
     first row (``c_w``, ``w < bits``, on N lane ``3 (bits - 1 - w)`` into ``F(bits - 1 - w,
     0)``) and the sum inputs of its first column (``bits <= w <= 2 bits - 2`` on W lane ``2 (w
     - bits + 1)`` into ``F(0, w - bits + 1)``), and the tail's last cell adds the top bit from
-    its S lane."""
+    its S lane.
+
+    With ``constant`` (0 .. ``2**bits - 1``; -1: none) ``b`` is that constant, folded into
+    the partial products (``a_v`` or nothing): no ``b`` port, and the cells that carried ``b``
+    down and into the array are left out (unsigned only)."""
     n = bits
     rows = 2 * n
+    fixed = constant >= 0
+    if fixed and (signed or constant >= 1 << n):
+        from .block import LibraryError
+        raise LibraryError(f"Macro multiplier: a constant b is unsigned, 0 .. {(1 << n) - 1} "
+                           f"for {n} bits, not {constant}{' (signed)' if signed else ''}")
     if addend and signed:
         from .block import LibraryError
         raise LibraryError(f"Macro multiplier: an addend needs unsigned operands (the first "
@@ -113,9 +124,11 @@ def multiplier(bits, signed=False, addend=0):
             # the addend's bits on the free carry (first row) and sum (first column) inputs
             carry_in = v == 0 and n - 1 - u < addend
             sum_in = u == 0 and 1 <= v < n and v + n - 1 < addend
-            total, carry = _full_adder_cell(v < n, exists(u - 1, v - 1) or sum_in,
+            has_pp = v < n and (not fixed or constant >> (n - 1 - u) & 1)
+            total, carry = _full_adder_cell(has_pp, exists(u - 1, v - 1) or sum_in,
                                             exists(u, v - 1) or carry_in, invert_pp=invert,
-                                            constant=int(signed and (u, v) == (0, 1)))
+                                            constant=int(signed and (u, v) == (0, 1)),
+                                            fixed_b=fixed)
             if signed and v == rows - 1:                      # + 2**(2n - 1): top bit inverted
                 total = (lambda f: lambda n, e, s, w: 1 ^ f(n, e, s, w))(total)
             if addend == 2 * n and v == rows - 1:              # + c_(2n-1) from the S lane
@@ -145,7 +158,7 @@ def multiplier(bits, signed=False, addend=0):
                 program.cell(x, y, n=lambda w: w, e=(lambda w: w) if x < 3 * n - 2 else None)
             else:
                 program.connect(x, y, W, E)
-    for u in range(n):                                        # b_(n-1-u) down column 3u + 3
+    for u in range(n if not fixed else 0):                    # b_(n-1-u) down column 3u + 3
         x = 3 * u + 3
         for y in range(2 * n):
             outputs = {}
@@ -160,6 +173,8 @@ def multiplier(bits, signed=False, addend=0):
     ports = [("a", "in", [(W, 2 * v + 1) for v in range(n)], signed),
              ("b", "in", [(N, 3 * (n - j) - 1) for j in range(n)], signed),
              ("p", "out", [(E, row(v) - 1) for v in range(rows)], signed)]
+    if fixed:
+        del ports[1]
     if addend:
         lanes = [(N, 3 * (n - 1 - w)) if w < n else (W, 2 * (w - n + 1)) if w < 2 * n - 1
                  else (S, 3 * n - 3) for w in range(addend)]
@@ -169,7 +184,8 @@ def multiplier(bits, signed=False, addend=0):
             "bit inverted, 1 added at weights n and 2n - 1)" if signed else "Unsigned")
     return Block(
         f"multiplier(bits={n}{', signed=True' if signed else ''}"
-        f"{f', addend={addend}' if addend else ''})", width - 1, height - 1,
+        f"{f', addend={addend}' if addend else ''}{f', constant={constant}' if fixed else ''})",
+        width - 1, height - 1,
         cells, ports,
         doc=f"{kind} {n} x {n} multiplier, p = a * b ({2 * n} bits), a new pair every full "
         f"cycle: a on W lanes 1, 3, .. {2 * n - 1}, b on N lanes {3 * n - 1}, {3 * n - 4}, .. 2 "

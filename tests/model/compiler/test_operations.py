@@ -345,3 +345,14 @@ def test_multiply_accumulate_is_the_mac_block(tmp_path, reset):
         expected.append({"acc": acc})
         acc = 0 if row.get("rst") else (acc + row["a"] * row["b"]) % 1024
     assert evaluate(result.config, result.portmap, rows) == expected
+
+
+def test_multiplication_by_a_constant(tmp_path):
+    """y = a * 13: the multiplier with b fixed is a candidate; whichever program is kept,
+    every a gives a * 13."""
+    verilog = "module t(input [5:0] a, output [11:0] y); assign y = a * 6'd13; endmodule"
+    operation = _synthesize(tmp_path, verilog, "t").operation
+    assert (operation.kind, operation.params) == ("multiply", {"bits": 6, "constant": 13})
+    result = compile(tmp_path / "t.v", top="t")
+    rows = [{"a": a} for a in range(64)]
+    assert evaluate(result.config, result.portmap, rows) == [{"y": a * 13} for a in range(64)]

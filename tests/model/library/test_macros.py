@@ -324,3 +324,18 @@ def test_reduction_every_word(op, model, bits):
     block = build("reduction", bits=bits, op=op)
     assert [r["y"] for r in run(block, rows)] == [model(r["x"], bits) for r in rows]
     assert block.cell_count == (1 if bits <= 2 else bits - 2 if bits % 2 == 0 else bits - 1)
+
+
+@pytest.mark.parametrize("bits,constant,addend", [(2, 3, 0), (3, 5, 0), (4, 0, 0), (4, 13, 0),
+                                                  (3, 6, 6)])
+def test_multiplier_by_a_constant(bits, constant, addend):
+    """b fixed: no b port, every a (and addend) against a * K (+ c)."""
+    block = build("multiplier", bits=bits, constant=constant, addend=addend)
+    assert "b" not in [p.name for p in block.ports]
+    rows = [{"a": a, **({"c": c} if addend else {})} for a in range(1 << bits)
+            for c in range(1 << addend)]
+    assert [r["p"] for r in run(block, rows)] == \
+        [(r["a"] * constant + r.get("c", 0)) % (1 << 2 * bits) for r in rows]
+    assert block.cell_count < build("multiplier", bits=bits).cell_count
+    with pytest.raises(LibraryError, match="unsigned"):
+        build("multiplier", bits=4, constant=16)
