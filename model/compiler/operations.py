@@ -681,14 +681,18 @@ def _memory(coarse):
     reads = p.get("RD_PORTS")
     if not all(isinstance(v, int) for v in (words, width, abits, reads)):
         return None
-    if (p.get("WR_PORTS") != 1 or not 1 <= reads <= MAX_READ_PORTS or p.get("OFFSET", 0)
-            or words < 2 or words != 1 << abits or p.get("WR_CLK_ENABLE") != 1
-            or p.get("WR_CLK_POLARITY") != 1 or p.get("WR_WIDE_CONTINUATION", 0)
-            or p.get("RD_WIDE_CONTINUATION", 0)):
+    rom = p.get("WR_PORTS") == 0
+    if (not 1 <= reads <= MAX_READ_PORTS or p.get("OFFSET", 0) or words < 2
+            or words != 1 << abits or p.get("RD_WIDE_CONTINUATION", 0)):
+        return None
+    if not rom and (p.get("WR_PORTS") != 1 or p.get("WR_CLK_ENABLE") != 1
+                    or p.get("WR_CLK_POLARITY") != 1 or p.get("WR_WIDE_CONTINUATION", 0)):
         return None
     enable = {resolve(bit) for bit in pins["WR_EN"]}
     ports = {}
-    if enable == {"1"}:
+    if rom:
+        write_enable = None
+    elif enable == {"1"}:
         write_enable = False
     elif len(enable) == 1:
         we = _operand(tuple(enable), coarse, False)
@@ -697,7 +701,7 @@ def _memory(coarse):
         write_enable, ports["we"] = True, we[0]
     else:
         return None                      # per-bit enables (byte lanes): not this block
-    for name, bits in (("waddr", pins["WR_ADDR"]), ("wdata", pins["WR_DATA"])):
+    for name, bits in (("waddr", pins["WR_ADDR"]), ("wdata", pins["WR_DATA"])) * (not rom):
         operand = _operand(tuple(resolve(b) for b in bits), coarse, False)
         if operand is None:
             return None
@@ -723,22 +727,24 @@ def _memory(coarse):
             return None
         ports[f"raddr{suffix}"], ports[f"rdata{suffix}"] = address[0], data
         if clocked[port]:
-            if (not polarity[port] or tuple(pins["RD_CLK"][port:port + 1])
-                    != tuple(pins["WR_CLK"]) or pins["RD_EN"][port] != "1"
+            clock = tuple(pins["RD_CLK"][port:port + 1])
+            if (not polarity[port] or clock != (tuple(pins["WR_CLK"]) or clock)
+                    or not isinstance(clock[0], int) or pins["RD_EN"][port] != "1"
                     or pins["RD_SRST"][port] != "0" or pins["RD_ARST"][port] != "0"
                     or collision[port]):
                 return None
-            kinds.add("transparent" if transparent[port] else "registered")
-            if transparent[port]:
+            kinds.add("transparent" if transparent[port] and not rom else "registered")
+            if transparent[port] and not rom:
                 lags[f"raddr{suffix}"] = 1
         else:
             kinds.add("combinational")
     if "registered" in kinds and len(kinds) > 1:
         return None                      # the others are not a row late
-    init = _bits_of(p.get("INIT", 0), words * width)
-    params = {"words": words, "width": width, "read_ports": reads,
-              "init": sum(bit << i for i, bit in enumerate(init)),
-              "write_enable": write_enable}
+    init = sum(bit << i for i, bit in enumerate(_bits_of(p.get("INIT", 0), words * width)))
+    params = {"words": words, "width": width, "read_ports": reads, "init": init}
+    if rom:
+        return Operation("rom", "rom", params, ports, lag=int(kinds == {"registered"}))
+    params["write_enable"] = write_enable
     return Operation("memory", "register_file", params, ports,
                      lag=int(kinds == {"registered"}),
                      input_lags=lags)

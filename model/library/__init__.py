@@ -86,6 +86,12 @@ MACROS = {m.name: m for m in (
         Param("init", "int", 0, "initial contents: word i in bits i*width .. (i+1)*width-1", 0),
         Param("write_enable", "bool", True, "a we input (without: every row writes)")],
         memory.register_file),
+    Macro("rom", "A read-only memory from a table at period 2: combinational reads", [
+        Param("words", "int", 16, "words", 2, 4096),
+        Param("width", "int", 8, "bits per word", 1, 4096),
+        Param("init", "int", -1, "the table: word i in bits i*width .. (i+1)*width-1 (-1: "
+              "word i holds i)", -1),
+        Param("read_ports", "int", 1, "read ports", 1, 4)], memory.rom),
     Macro("text_stream", "The text-stream demo: lanes pass wires W to E", [
         Param("lanes", "int", 8, "bits per word (8: one byte per cycle)", 1, 4096),
         Param("length", "int", 8, "cells per lane", 1, 4096)], basic.text_stream),

@@ -40,7 +40,7 @@ from ..terms import DIRECTIONS, E, N, S, W
 from .basic import check_box
 from .block import Block, LibraryError
 
-__all__ = ["register_file", "address_bits"]
+__all__ = ["register_file", "rom", "address_bits"]
 
 
 def address_bits(words):
@@ -61,6 +61,9 @@ _STORE = tuple(_table(lambda w, e, s, i: (e ^ i) if w else s, i=i) for i in (0, 
 #: r' = r (N) | ((q (E) ^ init) & rs (W)), by init bit; and without a chain above.
 _READ = tuple(_table(lambda n, e, w, i: n | ((e ^ i) & w), i=i) for i in (0, 1))
 _READ_FIRST = tuple(_table(lambda e, w, i: (e ^ i) & w, i=i) for i in (0, 1))
+#: A ROM's chain cell where the table has a 1: r' = r (N) | rs (W); without a chain above.
+_READ_ONE = _table(lambda n, w: n | w)
+_READ_FIRST_ONE = _table(lambda w: w)
 #: chain' = chain (W) & (address bit (N) == v), by v; and the chain's first cell.
 _MATCH = tuple(_table(lambda n, w, v: w and n == v, v=v) for v in (0, 1))
 _MATCH_FIRST = tuple(_table(lambda n, v: n == v, v=v) for v in (0, 1))
@@ -83,14 +86,7 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True):
     name = (f"register_file(words={words}, width={width}, read_ports={read_ports}"
             f"{'' if write_enable else ', write_enable=False'})")
     R, n = read_ports, address_bits(words)
-    if isinstance(init, int):
-        if not 0 <= init < 1 << (words * width):
-            raise LibraryError(f"Macro {name}: init needs {words} words of {width} bits "
-                               f"({words * width} bits in all)")
-        init = [(init >> (i * width)) & ((1 << width) - 1) for i in range(words)]
-    init = [int(v) for v in init]
-    if len(init) != words or any(not 0 <= v < (1 << width) for v in init):
-        raise LibraryError(f"Macro {name}: init needs {words} words of {width} bits")
+    init = _contents(name, words, width, init)
     tile_w, tile_h = R + 2, R + 1
     decoder = 1 + n * (1 + R)
     box_w, box_h = decoder + width * tile_w, words * tile_h
@@ -184,6 +180,97 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True):
                  f"of {tile_w} x {tile_h}: the one-hot selects run along the rows, the write data "
                  "and the AND-OR read chains down the columns, the address decoders are a "
                  "column per address bit to the west.")
+
+
+def rom(words, width, init=-1, read_ports=1):
+    """A read-only memory of ``words`` x ``width`` bits: ``rdata = table[raddr]`` on each of
+    ``read_ports`` combinational ports, period 2. The register file's read side without its
+    storage: per word one row per port carrying the port's one-hot select east, per bit one
+    column per port carrying its AND-OR chain south, each chain cell ``r | rs`` where the
+    table has a 1 and a crossing where it has a 0 (one cell a bit with one port), and a
+    decoder column per address bit and port to the west.
+
+    :param init: the table: a sequence of ``words`` ints or one int (word ``i`` in bits
+        ``i * width`` ..), as :func:`register_file`'s; -1: word ``i`` holds ``i`` (modulo
+        ``2**width``).
+    :returns: a :class:`~.block.Block`: per port ``raddr`` (N lanes) and ``rdata`` (S lanes),
+        ``raddr1``/``rdata1`` ... after the first.
+    :raises LibraryError: for a box past :data:`~.basic.MAX_BLOCK_CELLS`, a bad table or
+        one of zeros only.
+    """
+    name = f"rom(words={words}, width={width}, read_ports={read_ports})"
+    R, n = read_ports, address_bits(words)
+    if isinstance(init, int) and init == -1:
+        init = [i % (1 << width) for i in range(words)]
+    init = _contents(name, words, width, init)
+    if not any(init):
+        raise LibraryError(f"Macro {name}: the table is all 0, so is every read: no block "
+                           "needed (a constant)")
+    decoder = R * n
+    box_w, box_h = decoder + width * R, words * R
+    check_box(name, box_w, box_h)
+    outputs = {}
+
+    def put(x, y, **tables):
+        outputs.setdefault((x, y), {}).update(
+            {{"n": N, "e": E, "s": S, "w": W}[side]: table for side, table in tables.items()})
+
+    for word in range(words):
+        for row in range(R):                      # row r - 1 carries port r's select
+            y, port = word * R + row, row + 1
+            for r in range(1, R + 1):
+                for k in range(n):
+                    x = (r - 1) * n + k
+                    if r == port:
+                        put(x, y, s=COPY_N,
+                            e=(_MATCH_FIRST if k == 0 else _MATCH)[(word >> k) & 1])
+                    elif r > port:
+                        put(x, y, s=COPY_N, e=COPY_W)      # port's select crosses
+                    else:
+                        put(x, y, s=COPY_N)
+            for bit in range(width):
+                x0 = decoder + bit * R
+                one = (init[word] >> bit) & 1
+                for c in range(R):                        # column c: port R - c's chain
+                    chain = R - c
+                    if chain == port:
+                        if one:
+                            put(x0 + c, y, e=COPY_W,
+                                s=_READ_FIRST_ONE if word == 0 else _READ_ONE)
+                        else:
+                            put(x0 + c, y, e=COPY_W, **({"s": COPY_N} if word else {}))
+                    else:
+                        live = word > 0 or row > chain - 1
+                        put(x0 + c, y, e=COPY_W, **({"s": COPY_N} if live else {}))
+    ports = []
+    for r in range(1, R + 1):
+        suffix = "" if r == 1 else str(r - 1)
+        ports.append((f"raddr{suffix}", "in", [(N, (r - 1) * n + k) for k in range(n)]))
+        ports.append((f"rdata{suffix}", "out",
+                      [(S, decoder + b * R + R - r) for b in range(width)]))
+    out_lanes = {(x, box_h - 1) for _, direction, bits in ports if direction == "out"
+                 for _, x in bits}
+    cells = _prune(outputs, box_w, box_h, out_lanes)
+    return Block(name, box_w, box_h, cells, ports,
+                 doc=f"A {words} x {width} read-only memory, {R} combinational read "
+                 f"port{'s' if R > 1 else ''}: rdata is the table's word raddr (0 past the "
+                 "last word). One-hot selects along the rows, one AND-OR chain per bit and "
+                 "port down the columns (a cell a bit with one port), the decoders a column per "
+                 "address bit to the west.")
+
+
+def _contents(name, words, width, init):
+    """``init`` (a sequence of ``words`` ints, or one int, word ``i`` in bits ``i * width``
+    ..) as a list of ints. :raises LibraryError: if it does not fit."""
+    if isinstance(init, int):
+        if not 0 <= init < 1 << (words * width):
+            raise LibraryError(f"Macro {name}: init needs {words} words of {width} bits "
+                               f"({words * width} bits in all)")
+        return [(init >> (i * width)) & ((1 << width) - 1) for i in range(words)]
+    init = [int(v) for v in init]
+    if len(init) != words or any(not 0 <= v < (1 << width) for v in init):
+        raise LibraryError(f"Macro {name}: init needs {words} words of {width} bits")
+    return init
 
 
 def _chain_live(word, R, c, r):

@@ -161,3 +161,28 @@ def test_amaranth_memory(tmp_path):
     # the transparent port: the address of the row before, the contents after its write
     assert [{"db": r["db"]} for r in got] == _model(rows, [0, 5, 7, 2], reads=("rb",),
                                                     kind="transparent", out=("db",))
+
+
+@pytest.mark.parametrize("registered", [False, True])
+def test_rom_tables(tmp_path, registered):
+    """A case table (Yosys' proc_rom makes it a memory without write ports): the rom block;
+    registered (data <= table[addr]), the block with its inputs a row later (an unused
+    clk of the combinational one is an input the block ignores)."""
+    rng = random.Random(32)
+    # word 0 is 0: a registered table's row 0 (the register's init) is the block's read of
+    # address 0 before row 0 (its inputs a row later), which must agree
+    table = [0] + [rng.randrange(64) for _ in range(31)]
+    cases = "".join(f"      5'd{k}: d = 6'd{v};\n" for k, v in enumerate(table))
+    text = (f"module t(input clk, input [4:0] addr, output {'reg ' if registered else ''}"
+            "[5:0] data);\n  reg [5:0] d;\n  always @* begin\n    case (addr)\n"
+            f"{cases}      default: d = 0;\n    endcase\n  end\n"
+            + ("  initial data = 0;\n  always @(posedge clk) data <= d;\n" if registered
+               else "  assign data = d;\n") + "endmodule\n")
+    result = _compile(tmp_path, text, "t")
+    assert result.report["back_end"] == "blocks"
+    assert result.report["blocks"][0].startswith("rom(words=32, width=6")
+    rows = [{"addr": (7 * k) % 32, **({} if registered else {"clk": 0})} for k in range(100)]
+    expected = [{"data": table[r["addr"]]} for r in rows]
+    if registered:
+        expected = [{"data": 0}] + expected[:-1]
+    assert _run(result, rows) == expected

@@ -104,3 +104,27 @@ def test_without_write_enable_every_row_writes():
     assert "we" not in [p.name for p in block.ports]
     assert run(block, rows) == reference(4, [""], [dict(r, we=1) for r in rows],
                                          [0b010, 0b111, 0b000, 0b101])
+
+
+@pytest.mark.parametrize("words,width,read_ports", [(2, 1, 1), (4, 3, 1), (5, 4, 1), (16, 8, 1),
+                                                    (8, 4, 2), (4, 3, 3)])
+def test_rom_reads_its_table(words, width, read_ports):
+    """Every address on every port (past the last word: 0) against the table."""
+    rng = random.Random(words * 10 + width)
+    table = [rng.randrange(1 << width) for _ in range(words)]
+    table[0] |= 1                                      # not all 0
+    n = address_bits(words)
+    rows = [{f"raddr{p}": (a + 3 * i) % (1 << n) for i, p in enumerate(suffixes(read_ports))}
+            for a in range(1 << n)] * 2
+    block = build("rom", words=words, width=width, read_ports=read_ports,
+                  init=sum(v << (i * width) for i, v in enumerate(table)))
+    assert run(block, rows) == [
+        {f"rdata{p}": table[row[f"raddr{p}"]] if row[f"raddr{p}"] < words else 0
+         for p in suffixes(read_ports)} for row in rows]
+    if read_ports == 1:       # a cell a bit, and the decoder: a column per address bit
+        assert block.cell_count <= words * width + words * n
+
+
+def test_rom_of_zeros_is_refused():
+    with pytest.raises(LibraryError, match="all 0"):
+        build("rom", words=4, width=2, init=0)
