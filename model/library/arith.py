@@ -11,7 +11,7 @@ from .basic import sketch
 from .block import Block, block_from_program
 
 __all__ = ["SUM", "CARRY", "full_adder", "adder", "comparator", "counter", "accumulator",
-           "reduction", "popcount", "invert_input", "REDUCTIONS"]
+           "accumulator_bit", "reduction", "popcount", "invert_input", "REDUCTIONS"]
 
 #: The reductions of :func:`reduction`: the two-input function the row applies.
 REDUCTIONS = {"and": lambda n, w: n & w, "or": lambda n, w: n | w, "xor": lambda n, w: n ^ w}
@@ -182,9 +182,9 @@ def counter(bits):
                               "where the count wraps to 0.")
 
 
-def _accumulate(has_carry, has_x):
+def accumulator_bit(has_carry, has_x):
     """(sum, carry) LUT functions of an accumulator bit: q (E) + x (W) + carry (N), the
-    missing inputs 0."""
+    missing inputs 0 (the accumulator's and the multiply-accumulate's adder cells)."""
     def total(n, e, w):
         return e ^ (n & has_carry) ^ (w & has_x)
 
@@ -205,7 +205,7 @@ def accumulator(bits, addend, reset):
     for i in range(bits):
         # Cell (0, i): q_i (the loop, E) + x_i (W) + the carry (N); the carry on south, and
         # q_i itself out of W: the register's output.
-        total, carry = _accumulate(i > 0, i < addend)
+        total, carry = accumulator_bit(i > 0, i < addend)
         program.cell(0, i, e=total, s=carry if i < bits - 1 else None, w=lambda e: e)
         # Cell (1, i): the new q_i back to (0, i); rst comes down column 1.
         if reset:

@@ -19,21 +19,11 @@ register reads.
 
 from ..terms import E, N, S, W
 from .basic import sketch
+from .arith import accumulator_bit
 from .block import Block, LibraryError
 from .multiplier import multiplier
 
 __all__ = ["mac"]
-
-
-def _adder(has_p, has_carry):
-    """(sum, carry) of an accumulator bit: acc (E) + p (W) + carry (N), the missing ones 0."""
-    def total(n, e, w):
-        return e ^ (w & has_p) ^ (n & has_carry)
-
-    def carry(n, e, w):
-        p, c = w & has_p, n & has_carry
-        return (e & p) | (e & c) | (p & c)
-    return total, carry
 
 
 def mac(bits, acc_bits, reset=True):
@@ -60,7 +50,7 @@ def mac(bits, acc_bits, reset=True):
     for i, y in enumerate(rows):
         has_p, has_carry = i < used, i > 0
         # the adder: p (W) + acc (E) + carry (N); sum E, carry S
-        total, carry = _adder(has_p, has_carry)
+        total, carry = accumulator_bit(has_carry, has_p)
         program.cell(x0, y, e=total, s=carry if y < last else None)
         # the loop cell: the sum back W (0 when rst), out of E; rst on down
         if reset:
