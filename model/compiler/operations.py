@@ -232,7 +232,8 @@ def recognise(coarse, inputs, outputs):
                 unread = {n for n, bits in form.inputs.items() if not _read(form, bits)}
                 if used <= set(inputs) | set(outputs) \
                         and (set(inputs) | set(outputs)) - used <= unread:
-                    return dataclasses.replace(operation, lag=lag) if lag else operation
+                    return (dataclasses.replace(operation, lag=operation.lag + lag) if lag
+                            else operation)
     return None
 
 
@@ -527,8 +528,10 @@ def _multiply_accumulate(coarse):
                 or parameters.get("SRST_VALUE", 0) != 0):
             return None
         ports["rst"] = rst[0]
+    # the block's acc is the register after the row's edge: the Verilog register a row later
     return Operation("multiply-accumulate", "mac",
-                     {"bits": max(wa, wb, 2), "acc_bits": len(q), "reset": reset}, ports)
+                     {"bits": max(wa, wb, 2), "acc_bits": len(q), "reset": reset}, ports,
+                     lag=1)
 
 
 def _reduce(coarse):

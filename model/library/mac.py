@@ -13,8 +13,10 @@ bits past the product's top (``acc_bits > 2 bits``) continue the column one row 
 only the carry. No routing between the two: 2 cells a register bit and a pass cell per row in
 between, beside the multiplier's cells.
 
-Output ``acc`` in row ``k`` is the register after ``k`` clock edges (0 in row 0), as a Verilog
-register reads.
+Output ``acc`` in row ``k`` is the register after row ``k``'s clock edge (the sum over rows
+``0 .. k``, as the ``counter`` block's): the loop cell drives it with the value it sends back.
+A Verilog register's output (``k`` edges, 0 in row 0) is the same a row later, which is how
+the compiler uses it (every input a row later, :mod:`bitgrid.compiler.operations`).
 """
 
 from ..terms import E, N, S, W
@@ -73,9 +75,9 @@ def mac(bits, acc_bits, reset=True):
     return Block(
         f"mac(bits={bits}, acc_bits={acc_bits}, reset={reset})", width, height, cells, ports,
         registers={(x0 + 1, y, W) for y in rows},
-        output_delays={("acc", i): 1 for i in range(acc_bits)},
         doc=f"acc <= {'rst ? 0 : ' if reset else ''}acc + a * b: the {bits} x {bits} "
         f"multiplier with a {acc_bits}-bit accumulator laid against its E side on the "
         "product's rows (the carry passing down between them, as skewed as the product), "
         "a loop of two cells per register bit: period 2. acc on E lanes, row k the register "
-        "after k edges.")
+        "after row k's edge (its next state; a Verilog register's output is this a row "
+        "later).")

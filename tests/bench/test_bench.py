@@ -204,7 +204,10 @@ def test_targets_on_synthetic_figures():
                    "compile_median_3x": None, "compile_6x": None, "compile_total": None,
                    "compile_counter8": None, "compile_acc8": None, "compile_detector": None,
                    "compile_1000": None, "kernel_256": None,
-                   "kernel_4096": None, "kernel_small": None}
+                   "kernel_4096": None, "kernel_small": None, "state_period2": None,
+                   "state_regfile": None, "state_regfile32": None, "state_regfile_time": None,
+                   "state_delay": None, "state_rom": None, "state_registered": None,
+                   "arith_sop": None, "arith_adder_shapes": None}
     text = report.format_targets(report.targets(parts))
     assert text.splitlines()[1] == ("       reached  fast emulator at 1024 x 1024: >= 1e9 "
                                     "cell-updates/s: 1.2e+09 cell-updates/s")
@@ -364,3 +367,35 @@ def test_emulator_part_too_busy_note():
     note = next(line for line in text.splitlines() if line.startswith("Too busy"))
     assert "128 x 128" in note and "256 x 256" not in note and "64 x 64" not in note
     assert "Too busy" not in emulator.format_part({"rows": [row(256, 2, 1.95)]})
+
+
+def test_state_and_arithmetic_targets_on_synthetic_figures():
+    """The goals of the state and arithmetic series from made-up rows: cells per stored bit,
+    a registered operation against the same one alone, sums of products per LUT4."""
+    fig = common.figure
+
+    def row(series, design, params, top, cells, period=2, luts=100, seconds=1.0):
+        return {"series": series, "design": design, "params": params, "top": top,
+                "total_cells": fig(cells, "cells"), "period": fig(period, "subcycles"),
+                "yosys_luts": fig(luts, "1"), "seconds": fig(seconds, "s"),
+                "cells_per_lut": fig(cells / luts, "1")}
+
+    rows = [row("state", "regfile", {"words": 32, "width": 16}, "regfile32x16", 2500,
+                seconds=25.0),
+            row("state", "regfile", {"words": 8, "width": 8}, "regfile8x8", 384),
+            row("state", "delay", {"depth": 16, "n": 8}, "delay16x8", 64),
+            row("state", "fifo", {"depth": 8, "width": 8}, "fifo8x8", 900, period=6),
+            row("state", "regmul", {"n": 8}, "regmul8", 550),
+            row("test designs", "multiplier", {"n": 8}, "mul8u", 500),
+            row("arithmetic", "mac", {"n": 8, "acc": 20}, "mac8x20", 500, luts=100),
+            row("arithmetic", "addc", {"n": 16}, "addc16", 40)]
+    found = {t["name"]: t for t in report.targets({"compile": {"rows": rows}})}
+    assert found["state_period2"]["met"] is False and "fifo8x8" in found["state_period2"]["where"]
+    assert found["state_regfile"]["value"]["value"] == pytest.approx(6.0)   # 384 / 64
+    assert found["state_regfile32"]["met"] is True                          # 2,500 <= 2,560
+    assert found["state_regfile_time"]["met"] is False                      # 25 s
+    assert found["state_delay"]["value"]["value"] == pytest.approx(0.5)
+    assert found["state_rom"]["value"] is None                              # no ROM row
+    assert found["state_registered"]["value"]["value"] == pytest.approx(1.1)
+    assert found["arith_sop"]["met"] is False                               # 5 cells a LUT
+    assert found["arith_adder_shapes"]["value"]["value"] == pytest.approx(1.25)

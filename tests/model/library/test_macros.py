@@ -157,8 +157,9 @@ def test_accumulator_refuses_a_wider_addend():
 @pytest.mark.parametrize("bits,acc_bits,reset", [(2, 4, True), (2, 7, False), (3, 3, True),
                                                  (3, 9, True), (4, 12, False)])
 def test_mac_accumulates_products(bits, acc_bits, reset):
-    """acc after k rows is the sum of a * b since the last reset (rows before k), modulo
-    2**acc_bits; resets in about 1 row of 12. Every operand pair appears."""
+    """acc in row k is the register after row k's edge: the sum of a * b since the last
+    reset (rows up to k), modulo 2**acc_bits; resets in about 1 row of 12. Every operand pair
+    appears."""
     rng = random.Random(bits * 100 + acc_bits)
     rows = all_values(bits, "a", "b") * 3
     for row in rows:
@@ -166,8 +167,8 @@ def test_mac_accumulates_products(bits, acc_bits, reset):
             row["rst"] = int(rng.random() < 1 / 12)
     expected, acc = [], 0
     for row in rows:
-        expected.append(acc)
         acc = 0 if row.get("rst") else (acc + row["a"] * row["b"]) % (1 << acc_bits)
+        expected.append(acc)
     block = build("mac", bits=bits, acc_bits=acc_bits, reset=reset)
     assert [r["acc"] for r in run(block, rows)] == expected
     assert block.period == 2
