@@ -748,6 +748,13 @@ def _memory(coarse):
     if rom:
         return Operation("rom", "rom", params, ports, lag=int(kinds == {"registered"}))
     params["write_enable"] = write_enable
+    # a single-port RAM: the first read port at the write address (the same lanes)
+    if ports["raddr"] == ports["waddr"] and "raddr" not in lags:
+        params["shared_address"] = True
+        del ports["raddr"]
+    names = [v for k, v in ports.items()]
+    if len(names) != len(set(names)):
+        return None                      # one design port on two of the block's ports
     return Operation("memory", "register_file", params, ports,
                      lag=int(kinds == {"registered"}),
                      input_lags=lags)

@@ -84,7 +84,9 @@ MACROS = {m.name: m for m in (
         Param("width", "int", 8, "bits per word", 1, 4096),
         Param("read_ports", "int", 1, "combinational read ports", 1, 4),
         Param("init", "int", 0, "initial contents: word i in bits i*width .. (i+1)*width-1", 0),
-        Param("write_enable", "bool", True, "a we input (without: every row writes)")],
+        Param("write_enable", "bool", True, "a we input (without: every row writes)"),
+        Param("shared_address", "bool", False, "the first read port reads at waddr (a "
+              "single-port RAM: no raddr)")],
         memory.register_file),
     Macro("rom", "A read-only memory from a table at period 2: combinational reads", [
         Param("words", "int", 16, "words", 2, 4096),

@@ -69,7 +69,7 @@ _MATCH = tuple(_table(lambda n, w, v: w and n == v, v=v) for v in (0, 1))
 _MATCH_FIRST = tuple(_table(lambda n, v: n == v, v=v) for v in (0, 1))
 
 
-def register_file(words, width, read_ports=1, init=0, write_enable=True):
+def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_address=False):
     """The register file block (module docstring).
 
     :param words: words (2 .. 4096); :param width: bits per word (1 .. 4096).
@@ -77,6 +77,10 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True):
     :param init: the initial contents: a sequence of ``words`` ints, or one int holding word
         ``i`` in bits ``i * width`` .. ``(i + 1) * width - 1`` (default all 0).
     :param write_enable: with a ``we`` input; without, every row writes.
+    :param shared_address: the first read port reads at the write address (a single-port
+        RAM: no ``raddr``); its select chain runs on its row through the write decoder's
+        address columns, one row (one subcycle) behind the write select, which is where the
+        read wave must be.
     :returns: a :class:`~.block.Block` with ports ``we`` (1 bit, with ``write_enable``),
         ``waddr`` (:func:`address_bits`),
         ``wdata`` (width), then per read port ``p`` ``raddr``/``rdata`` (``raddr1``/``rdata1``
@@ -84,11 +88,13 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True):
     :raises LibraryError: for a box past :data:`~.basic.MAX_BLOCK_CELLS` or bad contents.
     """
     name = (f"register_file(words={words}, width={width}, read_ports={read_ports}"
-            f"{'' if write_enable else ', write_enable=False'})")
+            f"{'' if write_enable else ', write_enable=False'}"
+            f"{', shared_address=True' if shared_address else ''})")
     R, n = read_ports, address_bits(words)
+    shared = int(bool(shared_address))
     init = _contents(name, words, width, init)
     tile_w, tile_h = R + 2, R + 1
-    decoder = 1 + n * (1 + R)
+    decoder = 1 + n * (1 + R - shared)
     box_w, box_h = decoder + width * tile_w, words * tile_h
     check_box(name, box_w, box_h)
     outputs = {}                                      # (x, y) -> {side: table}
@@ -98,9 +104,9 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True):
         for side, table in tables.items():
             cell[{"n": N, "e": E, "s": S, "w": W}[side]] = table
 
-    # read decoder r (1-based) occupies columns rd_col(r) .. + n - 1
+    # read decoder r (1-based, not the shared one) occupies columns rd_col(r) .. + n - 1
     def rd_col(r):
-        return 1 + n + (r - 1) * n
+        return 1 + n + (r - 1 - shared) * n
 
     for word in range(words):
         y0 = word * tile_h
@@ -118,10 +124,13 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True):
                 x = 1 + k
                 if row == 0:
                     put(x, y, s=COPY_N, e=_MATCH[(word >> k) & 1])
+                elif row == 1 and shared:                 # read port 1 at the write address
+                    put(x, y, s=COPY_N,
+                        e=(_MATCH_FIRST if k == 0 else _MATCH)[(word >> k) & 1])
                 else:
                     put(x, y, s=COPY_N)
             # read decoders
-            for r in range(1, R + 1):
+            for r in range(1 + shared, R + 1):
                 for k in range(n):
                     x = rd_col(r) + k
                     if row == r:
@@ -162,7 +171,8 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True):
              ("wdata", "in", [(N, decoder + b * tile_w + R + 1) for b in range(width)])]
     for r in range(1, R + 1):
         suffix = "" if r == 1 else str(r - 1)
-        ports.append((f"raddr{suffix}", "in", [(N, rd_col(r) + k) for k in range(n)]))
+        if not (r == 1 and shared):
+            ports.append((f"raddr{suffix}", "in", [(N, rd_col(r) + k) for k in range(n)]))
         ports.append((f"rdata{suffix}", "out",
                       [(S, decoder + b * tile_w + R - r) for b in range(width)]))
     out_lanes = {(x, box_h - 1) for _, direction, bits in ports if direction == "out"

@@ -186,3 +186,26 @@ def test_rom_tables(tmp_path, registered):
     if registered:
         expected = [{"data": 0}] + expected[:-1]
     assert _run(result, rows) == expected
+
+
+@pytest.mark.parametrize("registered", [False, True])
+def test_single_port_ram(tmp_path, registered):
+    """One address for the write and the read (the commonest RAM): the block with its read
+    select chain on the write address columns."""
+    read = "always @(posedge clk) rd <= m[a];" if registered else "assign rd = m[a];"
+    text = f"""module sp(input clk, input we, input [2:0] a, input [3:0] wd,
+                         output {'reg ' if registered else ''}[3:0] rd);
+      reg [3:0] m [0:7];
+      integer i;
+      initial begin for (i = 0; i < 8; i = i + 1) m[i] = 0; {'rd = 0;' if registered else ''} end
+      always @(posedge clk) if (we) m[a] <= wd;
+      {read}
+    endmodule
+    """
+    result = _compile(tmp_path, text, "sp")
+    _assert_block(result)
+    assert "shared_address=True" in result.report["blocks"][0]
+    rows = [dict(row, a=row["wa"]) for row in _traffic(8, 4, 200, 9, reads=())]
+    expected = _model([dict(r, ra=r["wa"]) for r in rows], [0] * 8,
+                      kind="registered" if registered else "combinational")
+    assert _run(result, [{k: r[k] for k in ("we", "a", "wd")} for r in rows]) == expected

@@ -128,3 +128,16 @@ def test_rom_reads_its_table(words, width, read_ports):
 def test_rom_of_zeros_is_refused():
     with pytest.raises(LibraryError, match="all 0"):
         build("rom", words=4, width=2, init=0)
+
+
+@pytest.mark.parametrize("words,width,read_ports", [(2, 1, 1), (4, 3, 1), (8, 4, 2)])
+def test_shared_address_reads_at_the_write_address(words, width, read_ports):
+    """A single-port RAM: read port 1 reads word waddr before the row's write; the others
+    their own addresses. Fewer cells than with its own decoder."""
+    rows = traffic(words, width, read_ports, 300, seed=words + 40)
+    block = register_file(words, width, read_ports, shared_address=True)
+    assert "raddr" not in [p.name for p in block.ports]
+    got = run(block, [{k: v for k, v in r.items() if k != "raddr"} for r in rows])
+    assert got == reference(words, suffixes(read_ports), [dict(r, raddr=r["waddr"])
+                                                          for r in rows])
+    assert block.cell_count < register_file(words, width, read_ports).cell_count
