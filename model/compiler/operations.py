@@ -746,14 +746,15 @@ def _memory(coarse):
     init = sum(bit << i for i, bit in enumerate(_bits_of(p.get("INIT", 0), words * width)))
     params = {"words": words, "width": width, "read_ports": reads, "init": init}
     if rom:
+        if len(set(ports.values())) != len(ports):
+            return None                  # two read ports on one address port
         return Operation("rom", "rom", params, ports, lag=int(kinds == {"registered"}))
     params["write_enable"] = write_enable
     # a single-port RAM: the first read port at the write address (the same lanes)
     if ports["raddr"] == ports["waddr"] and "raddr" not in lags:
         params["shared_address"] = True
         del ports["raddr"]
-    names = [v for k, v in ports.items()]
-    if len(names) != len(set(names)):
+    if len(set(ports.values())) != len(ports):
         return None                      # one design port on two of the block's ports
     return Operation("memory", "register_file", params, ports,
                      lag=int(kinds == {"registered"}),
