@@ -97,7 +97,8 @@ def eval_(bitstream, ports_path, csv_path, cycles, target, simulator, baud, time
     # Progress (and the simulator's build messages) only on a terminal, or when asked.
     with Bar(show_progress, desc="subcycles", unit="sc") as progress:
         result = ev.evaluate(bs.config, portmap, rows, target=target, simulator=simulator,
-                             progress=progress, baudrate=baud, timeout=timeout)
+                             progress=progress if show_progress else None, baudrate=baud,
+                             timeout=timeout)
     text = ev.format_csv(portmap, result)
     if output is None:
         click.echo(text, nl=False)

@@ -144,3 +144,14 @@ def test_run_quiet_silences_the_simulator_build_lines(tmp_path):
     result = invoke("run", path, "--steps", 4, "--target", "sim", "-q")
     assert result.exit_code == 0, result.output
     assert "bitgrid sim:" not in result.stderr
+
+
+def test_eval_quiet_on_the_sim_target(tmp_path):
+    """-q reaches the simulator's build lines through bitgrid eval --target sim too."""
+    assert invoke("macro", "adder", "bits=2", "-o", tmp_path / "a.bgbs").exit_code == 0
+    (tmp_path / "in.csv").write_text("a,b\n1,2\n3,3\n")
+    result = invoke("eval", tmp_path / "a.bgbs", "--ports", tmp_path / "a.ports.json", "--csv",
+                    tmp_path / "in.csv", "--target", "sim", "-q")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.split() == ["sum", "3", "6"]
+    assert result.stderr == ""
