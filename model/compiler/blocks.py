@@ -129,7 +129,7 @@ def compile_operation(operation, netlist, *, width=None, height=None):
         raise error
     alone = block.standalone(width=width, height=height)
     design_ports = {**netlist.inputs, **netlist.outputs}
-    ports = []
+    ports, short = [], {}
     for port in alone.portmap.ports:
         mapping = operation.ports.get(port.name)
         if mapping is None:
@@ -137,14 +137,25 @@ def compile_operation(operation, netlist, *, width=None, height=None):
         for name, offset in ((mapping, 0),) if isinstance(mapping, str) else mapping:
             own = design_ports[name]
             bits = port.bits[offset:offset + len(own.bits)]
+            if len(bits) < len(own.bits) and port.direction == "in":
+                # design input bits past the block's (a memory's read address beyond its
+                # words): lanes the block ignores, filled in below
+                short[name] = (len(own.bits) - len(bits), len(ports))
             lag = operation.lag + operation.input_lags.get(port.name, 0)
             if port.direction == "in" and lag:      # registers in front: rows come later
                 bits = tuple(bit._replace(skew=bit.skew + lag * alone.portmap.period)
                              for bit in bits)
             ports.append(port._replace(name=name, bits=bits, signed=own.signed))
-    ports += _ignored_inputs(alone.config, ports, {
-        name: port for name, port in netlist.inputs.items()
-        if name not in operation.design_ports})
+    unread = {name: port for name, port in netlist.inputs.items()
+              if name not in operation.design_ports}
+    unread.update({("+", name): netlist.inputs[name]._replace(
+        bits=netlist.inputs[name].bits[:missing]) for name, (missing, _) in short.items()})
+    extra = _ignored_inputs(alone.config, ports, unread)
+    for port in extra:
+        if isinstance(port.name, tuple):              # the rest of a short port's bits
+            index = short[port.name[1]][1]
+            ports[index] = ports[index]._replace(bits=ports[index].bits + port.bits)
+    ports += [port for port in extra if not isinstance(port.name, tuple)]
     portmap = PortMap(alone.portmap.width, alone.portmap.height, ports,
                       period=alone.portmap.period, latency=alone.portmap.latency,
                       history=history)

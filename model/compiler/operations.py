@@ -667,8 +667,9 @@ def _address_register(coarse, memory, cell):
 def _memory(coarse):
     """One memory (``$mem_v2``) with one write port on the design clock's rising edge and 1
     to :data:`MAX_READ_PORTS` read ports, combinational or synchronous on the same clock (all
-    transparent, or all not, or combinational), a power-of-two number of words, every port
-    a whole design port: the ``register_file`` block. A synchronous read port without
+    transparent, or all not, or combinational), every port a whole design port: the
+    ``register_file`` block (a read past the last word lands where Yosys' memory_map reads,
+    :func:`bitgrid.library.memory.read_word`, so the block agrees with the netlist). A synchronous read port without
     transparency is the block with every input a row later (``lag`` 1); a transparent one
     reads the current contents at the address of the row before (its address a row later), as
     does a register in front of a read address (``m[ra_q]``, ``ra_q <= ra``)."""
@@ -686,7 +687,7 @@ def _memory(coarse):
         return None
     rom = p.get("WR_PORTS") == 0
     if (not 1 <= reads <= MAX_READ_PORTS or p.get("OFFSET", 0) or words < 2
-            or words != 1 << abits or p.get("RD_WIDE_CONTINUATION", 0)):
+            or not words <= 1 << abits <= 1 << 16 or p.get("RD_WIDE_CONTINUATION", 0)):
         return None
     if not rom and (p.get("WR_PORTS") != 1 or p.get("WR_CLK_ENABLE") != 1
                     or p.get("WR_CLK_POLARITY") != 1 or p.get("WR_WIDE_CONTINUATION", 0)):
@@ -744,10 +745,12 @@ def _memory(coarse):
     if "registered" in kinds and len(kinds) > 1:
         return None                      # the others are not a row late
     init = sum(bit << i for i, bit in enumerate(_bits_of(p.get("INIT", 0), words * width)))
-    params = {"words": words, "width": width, "read_ports": reads, "init": init}
+    params = {"words": words, "width": width, "read_ports": reads, "init": init,
+              "abits": abits}
     if rom:
         if len(set(ports.values())) != len(ports):
             return None                  # two read ports on one address port
+        del params["abits"]
         return Operation("rom", "rom", params, ports, lag=int(kinds == {"registered"}))
     params["write_enable"] = write_enable
     # a single-port RAM: the first read port at the write address (the same lanes)

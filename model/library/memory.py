@@ -24,7 +24,10 @@ west):
   the same skewed wave as the data down the columns (systolic timing).
 
 Initial contents are kept by storing ``q ^ init`` (0 after reset) and reading it back through
-the same constant. Addresses past the last word write nothing and read 0.
+the same constant. Addresses past the last word write nothing; a read there follows the
+address down the binary tree of the words and lands where Yosys' ``memory_map`` does
+(:func:`read_word`: Verilog leaves such a read undefined, so any word is right, and this one
+agrees with the netlist the compiler checks against).
 
 Cells: ``words * width * (read_ports + 2) * (read_ports + 1)`` in the array (6 per bit with one
 read port, the floor of this one-hot layout is about 5: every eastward wire carries a select and
@@ -40,7 +43,31 @@ from ..terms import DIRECTIONS, E, N, S, W
 from .basic import check_box
 from .block import Block, LibraryError
 
-__all__ = ["register_file", "rom", "address_bits"]
+__all__ = ["register_file", "rom", "address_bits", "read_word"]
+
+
+def _read_match(words, word, k):
+    """The LUT of read select chain cell ``k`` of ``word`` (bit ``k`` of the address from N,
+    the chain from W; cell 0 starts the chain). A read follows the address down the binary
+    tree of the words from its top bit and takes bit ``k`` only where the node has a
+    1-child below ``words``, so past the last word it lands on a word as Yosys' memory_map
+    reads it; where there is no 1-child the bit is not compared (the chain passes)."""
+    care = ((word >> (k + 1)) << (k + 1)) + (1 << k) < words
+    if care:
+        return (_MATCH_FIRST if k == 0 else _MATCH)[(word >> k) & 1]
+    return 0xFFFF if k == 0 else COPY_W
+
+
+def read_word(words, address, bits=None):
+    """The word a read of ``address`` gives in a memory of ``words`` words (``bits`` address
+    bits): the address itself if below ``words``, else where its path down the tree of the
+    words ends (each bit that would lead past the end taken as 0; :func:`_read_match`)."""
+    bits = address_bits(words) if bits is None else bits
+    word = 0
+    for k in reversed(range(bits)):
+        if word + (1 << k) < words and address >> k & 1:
+            word += 1 << k
+    return word
 
 
 def address_bits(words):
@@ -69,7 +96,8 @@ _MATCH = tuple(_table(lambda n, w, v: w and n == v, v=v) for v in (0, 1))
 _MATCH_FIRST = tuple(_table(lambda n, v: n == v, v=v) for v in (0, 1))
 
 
-def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_address=False):
+def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_address=False,
+                  abits=0):
     """The register file block (module docstring).
 
     :param words: words (2 .. 4096); :param width: bits per word (1 .. 4096).
@@ -77,6 +105,9 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
     :param init: the initial contents: a sequence of ``words`` ints, or one int holding word
         ``i`` in bits ``i * width`` .. ``(i + 1) * width - 1`` (default all 0).
     :param write_enable: with a ``we`` input; without, every row writes.
+    :param abits: bits of ``waddr`` (0: :func:`address_bits`): a write past the last word
+        writes nothing; ``raddr`` has :func:`address_bits` bits (a read past the end gives
+        :func:`read_word`, which no wider address changes).
     :param shared_address: the first read port reads at the write address (a single-port
         RAM: no ``raddr``); its select chain runs on its row through the write decoder's
         address columns, one row (one subcycle) behind the write select, which is where the
@@ -89,12 +120,15 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
     """
     name = (f"register_file(words={words}, width={width}, read_ports={read_ports}"
             f"{'' if write_enable else ', write_enable=False'}"
-            f"{', shared_address=True' if shared_address else ''})")
-    R, n = read_ports, address_bits(words)
+            f"{', shared_address=True' if shared_address else ''}"
+            f"{f', abits={abits}' if abits > address_bits(words) else ''})")
+    # the write decoder compares every address bit (a write past the end does nothing); a
+    # read never looks past address_bits(words) (read_word)
+    R, n, nr = read_ports, max(abits, address_bits(words)), address_bits(words)
     shared = int(bool(shared_address))
     init = _contents(name, words, width, init)
     tile_w, tile_h = R + 2, R + 1
-    decoder = 1 + n * (1 + R - shared)
+    decoder = 1 + n + nr * (R - shared)
     box_w, box_h = decoder + width * tile_w, words * tile_h
     check_box(name, box_w, box_h)
     outputs = {}                                      # (x, y) -> {side: table}
@@ -106,7 +140,7 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
 
     # read decoder r (1-based, not the shared one) occupies columns rd_col(r) .. + n - 1
     def rd_col(r):
-        return 1 + n + (r - 1 - shared) * n
+        return 1 + n + (r - 1 - shared) * nr
 
     for word in range(words):
         y0 = word * tile_h
@@ -126,16 +160,15 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
                     put(x, y, s=COPY_N, e=_MATCH[(word >> k) & 1])
                 elif row == 1 and shared:                 # read port 1 at the write address
                     put(x, y, s=COPY_N,
-                        e=(_MATCH_FIRST if k == 0 else _MATCH)[(word >> k) & 1])
+                        e=_read_match(words, word, k) if k < nr else COPY_W)
                 else:
                     put(x, y, s=COPY_N)
             # read decoders
             for r in range(1 + shared, R + 1):
-                for k in range(n):
+                for k in range(nr):
                     x = rd_col(r) + k
                     if row == r:
-                        put(x, y, s=COPY_N,
-                            e=(_MATCH_FIRST if k == 0 else _MATCH)[(word >> k) & 1])
+                        put(x, y, s=COPY_N, e=_read_match(words, word, k))
                     elif row == 0 or row < r:
                         put(x, y, s=COPY_N, e=COPY_W)      # another select crosses
                     else:
@@ -172,7 +205,7 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
     for r in range(1, R + 1):
         suffix = "" if r == 1 else str(r - 1)
         if not (r == 1 and shared):
-            ports.append((f"raddr{suffix}", "in", [(N, rd_col(r) + k) for k in range(n)]))
+            ports.append((f"raddr{suffix}", "in", [(N, rd_col(r) + k) for k in range(nr)]))
         ports.append((f"rdata{suffix}", "out",
                       [(S, decoder + b * tile_w + R - r) for b in range(width)]))
     out_lanes = {(x, box_h - 1) for _, direction, bits in ports if direction == "out"
@@ -184,7 +217,8 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
                  doc=f"A {words} x {width} register file, {R} combinational read "
                  f"port{'s' if R > 1 else ''}: row k's rdata is word raddr after the writes "
                  "of rows 0 .. k-1 (we, waddr, wdata; a write in row k is read from row "
-                 "k + 1; addresses past the last word write nothing and read 0). Inputs on N lanes, "
+                 "k + 1; past the last word a write does nothing, a read gives read_word()). Inputs "
+                 "on N lanes, "
                  "read data on S lanes. A stored bit is a loop of two cells (one computes "
                  "q' = ws ? d : q, the other sends q back and on to the read chains) in a tile "
                  f"of {tile_w} x {tile_h}: the one-hot selects run along the rows, the write data "
@@ -203,7 +237,8 @@ def rom(words, width, init=-1, read_ports=1):
     :param init: the table: a sequence of ``words`` ints or one int (word ``i`` in bits
         ``i * width`` ..), as :func:`register_file`'s; -1: word ``i`` holds ``i`` (modulo
         ``2**width``).
-    :returns: a :class:`~.block.Block`: per port ``raddr`` (N lanes) and ``rdata`` (S lanes),
+    :returns: a :class:`~.block.Block`: per port ``raddr`` (N lanes, :func:`address_bits`:
+        past the last word a read gives :func:`read_word`) and ``rdata`` (S lanes),
         ``raddr1``/``rdata1`` ... after the first.
     :raises LibraryError: for a box past :data:`~.basic.MAX_BLOCK_CELLS`, a bad table or
         one of zeros only.
@@ -232,8 +267,7 @@ def rom(words, width, init=-1, read_ports=1):
                 for k in range(n):
                     x = (r - 1) * n + k
                     if r == port:
-                        put(x, y, s=COPY_N,
-                            e=(_MATCH_FIRST if k == 0 else _MATCH)[(word >> k) & 1])
+                        put(x, y, s=COPY_N, e=_read_match(words, word, k))
                     elif r > port:
                         put(x, y, s=COPY_N, e=COPY_W)      # port's select crosses
                     else:
@@ -263,8 +297,8 @@ def rom(words, width, init=-1, read_ports=1):
     cells = _prune(outputs, box_w, box_h, out_lanes)
     return Block(name, box_w, box_h, cells, ports,
                  doc=f"A {words} x {width} read-only memory, {R} combinational read "
-                 f"port{'s' if R > 1 else ''}: rdata is the table's word raddr (0 past the "
-                 "last word). One-hot selects along the rows, one AND-OR chain per bit and "
+                 f"port{'s' if R > 1 else ''}: rdata is the table's word raddr (past the last word "
+                 "read_word()). One-hot selects along the rows, one AND-OR chain per bit and "
                  "port down the columns (a cell a bit with one port), the decoders a column per "
                  "address bit to the west.")
 

@@ -11,15 +11,23 @@ import pytest
 
 from bitgrid.evaluate import evaluate
 from bitgrid.library import LibraryError, build
-from bitgrid.library.memory import address_bits, register_file
+from bitgrid.library.memory import address_bits, read_word, register_file
 
 
 def reference(words, ports, rows, init=None):
-    """Read data of each row: every port's word before the row's write; past the end 0."""
+    """Read data of each row: every port's word before the row's write; past the end the
+    word the address's path down the tree of the words ends at (Yosys' memory_map: the bits
+    that would lead past the end read as 0), written out here from that rule."""
+    def landing(address):
+        word = 0
+        for k in reversed(range(address_bits(words))):
+            if address >> k & 1 and word + (1 << k) < words:
+                word |= 1 << k
+        return word
+
     memory, out = list(init or [0] * words), []
     for row in rows:
-        out.append({f"rdata{p}": memory[row[f"raddr{p}"]] if row[f"raddr{p}"] < words else 0
-                    for p in ports})
+        out.append({f"rdata{p}": memory[landing(row[f"raddr{p}"])] for p in ports})
         if row["we"] and row["waddr"] < words:
             memory[row["waddr"]] = row["wdata"]
     return out
@@ -119,7 +127,7 @@ def test_rom_reads_its_table(words, width, read_ports):
     block = build("rom", words=words, width=width, read_ports=read_ports,
                   init=sum(v << (i * width) for i, v in enumerate(table)))
     assert run(block, rows) == [
-        {f"rdata{p}": table[row[f"raddr{p}"]] if row[f"raddr{p}"] < words else 0
+        {f"rdata{p}": table[read_word(words, row[f"raddr{p}"])]
          for p in suffixes(read_ports)} for row in rows]
     if read_ports == 1:       # a cell a bit, and the decoder: a column per address bit
         assert block.cell_count <= words * width + words * n
@@ -141,3 +149,15 @@ def test_shared_address_reads_at_the_write_address(words, width, read_ports):
     assert got == reference(words, suffixes(read_ports), [dict(r, raddr=r["waddr"])
                                                           for r in rows])
     assert block.cell_count < register_file(words, width, read_ports).cell_count
+
+
+@pytest.mark.parametrize("words", [3, 5, 6, 12, 24, 40])
+def test_reads_past_the_end_land_where_yosys_memory_map_does(words):
+    """read_word against the values Yosys' memory_map gives (measured on its netlists of
+    these depths, 2026-12-06): past the end, each address bit that would lead past the
+    last word reads as 0."""
+    measured = {3: [2], 5: [4, 4, 4], 6: [4, 5], 12: [8, 9, 10, 11],
+                24: list(range(16, 24)), 40: list(range(32, 40)) * 3}
+    n = address_bits(words)
+    assert [read_word(words, a) for a in range(words, 1 << n)] == measured[words]
+    assert [read_word(words, a) for a in range(words)] == list(range(words))
