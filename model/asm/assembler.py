@@ -291,11 +291,17 @@ def _place(statement, grid, luts, claims, ports, lanes, library, periods):
             edge = {Direction.N: gy == 0, Direction.S: gy == grid.height - 1,
                     Direction.W: gx == 0, Direction.E: gx == grid.width - 1}[bit.side]
             if not edge:
+                # the offset that puts that side on the edge (odd for a box of odd size: it
+                # is allowed, the latency is one more)
+                at = {Direction.E: (grid.width - block.width, y),
+                      Direction.S: (x, grid.height - block.height),
+                      Direction.W: (0, y), Direction.N: (x, 0)}[bit.side]
+                hint = f" (at {at[0]},{at[1]})" if min(at) >= 0 else ""
                 raise AsmError(statement.where, f"port {port.name} bit {i} of {block.name} at "
                                                 f"{x},{y} is not on the {bit.side.name} edge of "
-                                                "the grid; place the macro against that edge, "
-                                                "or route the bit there and declare it with "
-                                                f"'{port.direction}'")
+                                                "the grid; place the macro against that edge"
+                                                f"{hint}, or route the bit there and declare it "
+                                                f"with '{port.direction}'")
             lane = gy if bit.side in (Direction.E, Direction.W) else gx
             bits.append((i, bit.side, lane, bit.skew, statement.where))
         _port(PortDecl(port.direction, prefix + port.name, bits, port.signed, statement.where),

@@ -208,6 +208,7 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
             ports.append((f"raddr{suffix}", "in", [(N, rd_col(r) + k) for k in range(nr)]))
         ports.append((f"rdata{suffix}", "out",
                       [(S, decoder + b * tile_w + R - r) for b in range(width)]))
+    box_h = _even_height(outputs, box_h, ports)
     out_lanes = {(x, box_h - 1) for _, direction, bits in ports if direction == "out"
                  for _, x in bits}
     cells = _prune(outputs, box_w, box_h, out_lanes)
@@ -292,6 +293,7 @@ def rom(words, width, init=-1, read_ports=1):
         ports.append((f"raddr{suffix}", "in", [(N, (r - 1) * n + k) for k in range(n)]))
         ports.append((f"rdata{suffix}", "out",
                       [(S, decoder + b * R + R - r) for b in range(width)]))
+    box_h = _even_height(outputs, box_h, ports)
     out_lanes = {(x, box_h - 1) for _, direction, bits in ports if direction == "out"
                  for _, x in bits}
     cells = _prune(outputs, box_w, box_h, out_lanes)
@@ -321,6 +323,19 @@ def _chain_live(word, R, c, r):
     """Whether the read chain in column ``c`` of a tile carries a value at tile row ``r``:
     port ``R - c``'s chain starts at its reader (row ``R - c``) of word 0."""
     return word > 0 or r > R - c
+
+
+def _even_height(outputs, box_h, ports):
+    """The box height made even: an odd box's N inputs and S outputs could not both touch
+    the edges of a grid (even, SPEC section 1), so the read data pass one cell further
+    down. Adds those pass cells to ``outputs``; returns the height."""
+    if box_h % 2 == 0:
+        return box_h
+    for _, direction, bits in ports:
+        if direction == "out":
+            for _, x in bits:
+                outputs.setdefault((x, box_h), {})[S] = COPY_N
+    return box_h + 1
 
 
 def _prune(outputs, box_w, box_h, out_cells):

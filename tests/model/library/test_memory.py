@@ -129,8 +129,9 @@ def test_rom_reads_its_table(words, width, read_ports):
     assert run(block, rows) == [
         {f"rdata{p}": table[read_word(words, row[f"raddr{p}"])]
          for p in suffixes(read_ports)} for row in rows]
-    if read_ports == 1:       # a cell a bit, and the decoder: a column per address bit
-        assert block.cell_count <= words * width + words * n
+    if read_ports == 1:       # a cell a bit, the decoder a column per address bit, and for
+        # an odd number of words a row of passes that takes the read data to an even edge
+        assert block.cell_count <= words * width + words * n + (words % 2) * width
 
 
 def test_rom_of_zeros_is_refused():
