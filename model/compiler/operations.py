@@ -623,7 +623,8 @@ def _bits_of(value, count):
 def _write_port_nets(coarse, memory):
     """{net: bit} that the ``$mux`` cells in front of ``memory``'s write port stand for, or
     None when some other cell is left: a mux with one side all ``x`` is its other side (any
-    value may stand for x, and the write enable is 0 there), ``S ? 1 : 0`` is ``S``."""
+    value may stand for x, and the write enable is 0 there), ``S ? 1 : 0`` is ``S`` and
+    ``S ? 0 : 1`` is ``("~", S)``."""
     rename = {}
     for kind, parameters, pins in coarse.cells:
         if pins is memory[2] or _address_register(coarse, memory, (kind, parameters, pins)):
@@ -637,6 +638,8 @@ def _write_port_nets(coarse, memory):
             source = a
         elif all(bit == "0" for bit in a) and all(bit == "1" for bit in b):
             source = pins["S"] * len(y)
+        elif all(bit == "1" for bit in a) and all(bit == "0" for bit in b):
+            source = (("~",) + tuple(pins["S"]),) * len(y)     # S ? 0 : 1, an active-low S
         else:
             return None
         rename.update(zip(y, source))
@@ -699,10 +702,12 @@ def _memory(coarse):
     elif enable == {"1"}:
         write_enable = False
     elif len(enable) == 1:
-        we = _operand(tuple(enable), coarse, False)
+        net = next(iter(enable))
+        low = isinstance(net, tuple)                  # ("~", net): if (!wen) m[a] <= d
+        we = _operand(net[1:] if low else (net,), coarse, False)
         if we is None or we[1] != 1:
             return None
-        write_enable, ports["we"] = True, we[0]
+        write_enable, ports["we"] = ("low" if low else True), we[0]
     else:
         return None                      # per-bit enables (byte lanes): not this block
     for name, bits in (("waddr", pins["WR_ADDR"]), ("wdata", pins["WR_DATA"])) * (not rom):
@@ -752,7 +757,9 @@ def _memory(coarse):
             return None                  # two read ports on one address port
         del params["abits"]
         return Operation("rom", "rom", params, ports, lag=int(kinds == {"registered"}))
-    params["write_enable"] = write_enable
+    params["write_enable"] = bool(write_enable)
+    if write_enable == "low":
+        params["we_low"] = True
     # a single-port RAM: the first read port at the write address (the same lanes)
     if ports["raddr"] == ports["waddr"] and "raddr" not in lags:
         params["shared_address"] = True

@@ -87,7 +87,8 @@ MACROS = {m.name: m for m in (
         Param("write_enable", "bool", True, "a we input (without: every row writes)"),
         Param("shared_address", "bool", False, "the first read port reads at waddr (a "
               "single-port RAM: no raddr)"),
-        Param("abits", "int", 0, "bits of waddr (0: just enough for the words)", 0, 16)],
+        Param("abits", "int", 0, "bits of waddr (0: just enough for the words)", 0, 16),
+        Param("we_low", "bool", False, "we is active low")],
         memory.register_file),
     Macro("rom", "A read-only memory from a table at period 2: combinational reads", [
         Param("words", "int", 16, "words", 2, 4096),

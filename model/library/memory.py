@@ -97,7 +97,7 @@ _MATCH_FIRST = tuple(_table(lambda n, v: n == v, v=v) for v in (0, 1))
 
 
 def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_address=False,
-                  abits=0):
+                  abits=0, we_low=False):
     """The register file block (module docstring).
 
     :param words: words (2 .. 4096); :param width: bits per word (1 .. 4096).
@@ -105,6 +105,7 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
     :param init: the initial contents: a sequence of ``words`` ints, or one int holding word
         ``i`` in bits ``i * width`` .. ``(i + 1) * width - 1`` (default all 0).
     :param write_enable: with a ``we`` input; without, every row writes.
+    :param we_low: ``we`` is active low (a row writes when it is 0).
     :param abits: bits of ``waddr`` (0: :func:`address_bits`): a write past the last word
         writes nothing; ``raddr`` has :func:`address_bits` bits (a read past the end gives
         :func:`read_word`, which no wider address changes).
@@ -121,6 +122,7 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
     name = (f"register_file(words={words}, width={width}, read_ports={read_ports}"
             f"{'' if write_enable else ', write_enable=False'}"
             f"{', shared_address=True' if shared_address else ''}"
+            f"{', we_low=True' if we_low and write_enable else ''}"
             f"{f', abits={abits}' if abits > address_bits(words) else ''})")
     # the write decoder compares every address bit (a write past the end does nothing); a
     # read never looks past address_bits(words) (read_word)
@@ -151,7 +153,7 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
                 if row == 0:
                     put(0, y, e=0xFFFF)                       # writes every row
             elif row == 0:
-                put(0, y, s=COPY_N, e=COPY_N)
+                put(0, y, s=COPY_N, e=COPY_N ^ 0xFFFF if we_low else COPY_N)
             else:
                 put(0, y, s=COPY_N)
             for k in range(n):

@@ -237,3 +237,21 @@ def test_depths_that_are_no_power_of_two_and_wide_addresses(tmp_path, words, abi
         if row["we"] and row["wa"] < words:
             memory[row["wa"]] = row["wd"]
     assert _run(result, rows) == expected
+
+
+def test_an_active_low_write_enable(tmp_path):
+    text = """module t(input clk, input wen, input [2:0] wa, input [2:0] ra, input [3:0] wd,
+                     output [3:0] rd);
+      reg [3:0] m [0:7];
+      integer i;
+      initial for (i = 0; i < 8; i = i + 1) m[i] = 0;
+      always @(posedge clk) if (!wen) m[wa] <= wd;
+      assign rd = m[ra];
+    endmodule
+    """
+    result = _compile(tmp_path, text, "t")
+    _assert_block(result)
+    assert "we_low=True" in result.report["blocks"][0]
+    rows = _traffic(8, 4, 200, 12)
+    expected = _model(rows, [0] * 8)
+    assert _run(result, [dict(r, wen=1 - r.pop("we")) for r in rows]) == expected

@@ -162,3 +162,9 @@ def test_reads_past_the_end_land_where_yosys_memory_map_does(words):
     n = address_bits(words)
     assert [read_word(words, a) for a in range(words, 1 << n)] == measured[words]
     assert [read_word(words, a) for a in range(words)] == list(range(words))
+
+
+def test_an_active_low_write_enable_writes_on_0():
+    rows = traffic(4, 3, 1, 200, seed=77)
+    block = build("register_file", words=4, width=3, we_low=True)
+    assert run(block, [dict(r, we=1 - r["we"]) for r in rows]) == reference(4, [""], rows)
