@@ -66,24 +66,34 @@ def _zero_rows_agree(netlist, lag):
     return all(row == rows[0] for row in rows)
 
 
-def _ignored_inputs(config, ports, unread):
-    """Ports for the design's inputs ``unread`` ({name: :class:`~bitgrid.netlist.InputPort`},
-    read by no cell), each bit on an edge lane that no port uses and whose cell ignores."""
+def _spare_lanes(config, ports, direction):
+    """The edge lanes no port of ``direction`` uses whose boundary cell ignores that side
+    (``"in"``: no LUT reads it) or drives 0 there (``"out"``), as
+    :class:`~bitgrid.ports.PortBit` s."""
     from ..analysis import support
-    from ..ports import Port, PortBit
+    from ..ports import PortBit
     from ..terms import DIRECTIONS
     taken = {(bit.side, bit.lane) for port in ports for bit in port.bits
-             if port.direction == "in"}
+             if port.direction == direction}
     free = []
     for side in DIRECTIONS:
         lanes = config.width if side in (N, S) else config.height
         for lane in range(lanes):
             x, y = {N: (lane, 0), S: (lane, config.height - 1), W: (0, lane),
                     E: (config.width - 1, lane)}[side]
-            if (side, lane) not in taken and not any(
-                    side in support(int(t)) for t in config.luts[y, x]):
+            tables = [int(t) for t in config.luts[y, x]]
+            spare = (not any(side in support(t) for t in tables) if direction == "in"
+                     else tables[side] == 0)
+            if (side, lane) not in taken and spare:
                 free.append(PortBit(side, lane))
-    added = []
+    return free
+
+
+def _ignored_inputs(config, ports, unread):
+    """Ports for the design's inputs ``unread`` ({name: :class:`~bitgrid.netlist.InputPort`},
+    read by no cell), each bit on an edge lane that no port uses and whose cell ignores."""
+    from ..ports import Port
+    free, added = _spare_lanes(config, ports, "in"), []
     for name, port in unread.items():
         bits, free = free[:len(port.bits)], free[len(port.bits):]
         if len(bits) < len(port.bits):
@@ -91,6 +101,16 @@ def _ignored_inputs(config, ports, unread):
                                "does not read")
         added.append(Port(name, "in", tuple(bits), port.signed))
     return added
+
+
+def _zero_outputs(config, ports, count):
+    """``count`` edge lanes that are always 0 (a design output's bits past the block's, as a
+    memory's zero-extended read data), as :class:`~bitgrid.ports.PortBit` s."""
+    free = _spare_lanes(config, ports, "out")
+    if len(free) < count:
+        raise CompileError("the block leaves no edge lanes for the design's constant-0 "
+                           "output bits")
+    return tuple(free[:count])
 
 
 def compile_operation(operation, netlist, *, width=None, height=None):
@@ -141,6 +161,10 @@ def compile_operation(operation, netlist, *, width=None, height=None):
                 # design input bits past the block's (a memory's read address beyond its
                 # words): lanes the block ignores, filled in below
                 short[name] = (len(own.bits) - len(bits), len(ports))
+            elif len(bits) < len(own.bits):
+                # design output bits past the block's, 0 (operations checked): zero lanes
+                bits = bits + _zero_outputs(alone.config, alone.portmap.ports,
+                                            len(own.bits) - len(bits))
             lag = operation.lag + operation.input_lags.get(port.name, 0)
             if port.direction == "in" and lag:      # registers in front: rows come later
                 bits = tuple(bit._replace(skew=bit.skew + lag * alone.portmap.period)

@@ -199,6 +199,17 @@ def _outputs(bits, coarse):
     return slices[0][0] if len(slices) == 1 else tuple(slices)
 
 
+def _output_of(bits, coarse):
+    """The output port that is ``bits`` cut short (its bits a prefix of them) or ``bits``
+    followed by constant 0 bits (a zero-extended result), or None."""
+    bits = tuple(bits)
+    for name, port in coarse.outputs.items():
+        if port and (bits[:len(port)] == port or port[:len(bits)] == bits
+                     and all(bit == "0" for bit in port[len(bits):])):
+            return name
+    return None
+
+
 def _width(mapping, coarse):
     """Bits of the design outputs of ``mapping`` (a name or slices, :func:`_outputs`)."""
     if isinstance(mapping, str):
@@ -731,7 +742,7 @@ def _memory(coarse):
             bits, lags[f"raddr{suffix}"] = registered[bits], 1
             kinds.add("transparent")
         address = _operand(bits, coarse, False)
-        data = _output(pins["RD_DATA"][port * width:(port + 1) * width], coarse)
+        data = _output_of(pins["RD_DATA"][port * width:(port + 1) * width], coarse)
         if address is None or data is None:
             return None
         ports[f"raddr{suffix}"], ports[f"rdata{suffix}"] = address[0], data

@@ -255,3 +255,23 @@ def test_an_active_low_write_enable(tmp_path):
     rows = _traffic(8, 4, 200, 12)
     expected = _model(rows, [0] * 8)
     assert _run(result, [dict(r, wen=1 - r.pop("we")) for r in rows]) == expected
+
+
+@pytest.mark.parametrize("out_bits", [3, 9])
+def test_read_data_cut_short_or_zero_extended(tmp_path, out_bits):
+    """A read port narrower than the word (the low bits) or wider (zeros above): the block,
+    the extra output bits on lanes that stay 0."""
+    text = f"""module t(input clk, input we, input [1:0] wa, input [1:0] ra, input [5:0] wd,
+                     output [{out_bits - 1}:0] rd);
+      reg [5:0] m [0:3];
+      integer i;
+      initial for (i = 0; i < 4; i = i + 1) m[i] = 9 * i;
+      always @(posedge clk) if (we) m[wa] <= wd;
+      assign rd = m[ra];
+    endmodule
+    """
+    result = _compile(tmp_path, text, "t")
+    _assert_block(result)
+    rows = _traffic(4, 6, 200, 13)
+    expected = [{"rd": r["rd"] % (1 << out_bits)} for r in _model(rows, [0, 9, 18, 27])]
+    assert _run(result, rows) == expected
