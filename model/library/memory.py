@@ -210,10 +210,7 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
             ports.append((f"raddr{suffix}", "in", [(N, rd_col(r) + k) for k in range(nr)]))
         ports.append((f"rdata{suffix}", "out",
                       [(S, decoder + b * tile_w + R - r) for b in range(width)]))
-    box_h = _even_height(outputs, box_h, ports)
-    out_lanes = {(x, box_h - 1) for _, direction, bits in ports if direction == "out"
-                 for _, x in bits}
-    cells = _prune(outputs, box_w, box_h, out_lanes)
+    cells, box_h = _finish(outputs, box_w, box_h, ports)
     registers = {(decoder + b * tile_w + R, w * tile_h + 1, d)
                  for b in range(width) for w in range(words) for d in (N, W, S)}
     return Block(name, box_w, box_h, cells, ports, registers=registers,
@@ -295,10 +292,7 @@ def rom(words, width, init=-1, read_ports=1):
         ports.append((f"raddr{suffix}", "in", [(N, (r - 1) * n + k) for k in range(n)]))
         ports.append((f"rdata{suffix}", "out",
                       [(S, decoder + b * R + R - r) for b in range(width)]))
-    box_h = _even_height(outputs, box_h, ports)
-    out_lanes = {(x, box_h - 1) for _, direction, bits in ports if direction == "out"
-                 for _, x in bits}
-    cells = _prune(outputs, box_w, box_h, out_lanes)
+    cells, box_h = _finish(outputs, box_w, box_h, ports)
     return Block(name, box_w, box_h, cells, ports,
                  doc=f"A {words} x {width} read-only memory, {R} combinational read "
                  f"port{'s' if R > 1 else ''}: rdata is the table's word raddr (past the last word "
@@ -325,6 +319,16 @@ def _chain_live(word, R, c, r):
     """Whether the read chain in column ``c`` of a tile carries a value at tile row ``r``:
     port ``R - c``'s chain starts at its reader (row ``R - c``) of word 0."""
     return word > 0 or r > R - c
+
+
+def _finish(outputs, box_w, box_h, ports):
+    """``(cells, height)``: the tables of ``outputs`` in a box made even-high
+    (:func:`_even_height`) and pruned (:func:`_prune`), the read data (the ``"out"`` ports
+    of ``ports``, S lanes) kept."""
+    box_h = _even_height(outputs, box_h, ports)
+    out_lanes = {(x, box_h - 1) for _, direction, bits in ports if direction == "out"
+                 for _, x in bits}
+    return _prune(outputs, box_w, box_h, out_lanes), box_h
 
 
 def _even_height(outputs, box_h, ports):
