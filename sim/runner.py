@@ -120,7 +120,9 @@ def run_testbench(build_, job, *, waves_path=None, keep=False, quiet=False,
     count = len(job.get("cases", ()))
     label = (f"{build_.simulator} {'host ' if build_.toplevel == HOST_TOP else ''}"
              f"{build_.width}x{build_.height} {build_.storage}")
-    progress(f"running {count} case{'s' if count != 1 else ''} on {label}"
+    what = ("the simulation behind the host link" if build_.toplevel == HOST_TOP
+             else f"{count} case{'s' if count != 1 else ''}")
+    progress(f"running {what} on {label}"
              f"{f' (waves: {waves_path})' if waves_path is not None else ''} ...", quiet)
     extra_env = {JOB_ENV: str(job_path), "COCOTB_LOG_LEVEL": os.environ.get(
         "COCOTB_LOG_LEVEL", "INFO")}
