@@ -763,6 +763,12 @@ def _memory(coarse):
     init = sum(bit << i for i, bit in enumerate(_bits_of(p.get("INIT", 0), words * width)))
     params = {"words": words, "width": width, "read_ports": reads, "init": init,
               "abits": abits}
+    if kinds == {"registered"} and reads == 1:
+        # a row late, row 0 would be a read of address 0: gate it to the register's start
+        start = sum(bit << i for i, bit in enumerate(_bits_of(p.get("RD_INIT_VALUE", 0),
+                                                              width)))
+        if start != init & ((1 << width) - 1):
+            params["first_row"] = start
     if rom:
         if len(set(ports.values())) != len(ports):
             return None                  # two read ports on one address port

@@ -220,7 +220,8 @@ class Block:
 
     Attributes: ``name``, ``width``, ``height``, ``cells`` (a dict, read-only by convention),
     ``ports`` (tuple of :class:`~bitgrid.ports.Port` with skews), ``latency``, ``period``,
-    ``times`` ({(x, y, d): subcycle} of each LUT for design cycle 0), ``doc``.
+    ``times`` ({(x, y, d): subcycle} of each LUT for design cycle 0), ``registers`` (the
+    LUTs declared registers), ``doc``.
     """
 
     def __init__(self, name, width, height, cells, ports, *, period=2, feedback=False,
@@ -262,8 +263,9 @@ class Block:
                     raise LibraryError(f"Macro {name}: output {d.letter} of cell ({x}, {y}) "
                                        f"leaves the box on lane {d.letter}{index}, which is no "
                                        "output port")
+        self.registers = frozenset(registers)
         timing = solve_timing(self.name, width, height, self.cells, ports, period=period,
-                              feedback=feedback, registers=frozenset(registers))
+                              feedback=feedback, registers=self.registers)
         delays = dict(output_delays or {})
         for key, cycles in delays.items():
             timing.outputs[key] -= cycles * period

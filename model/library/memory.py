@@ -43,7 +43,7 @@ from ..terms import DIRECTIONS, E, N, S, W
 from .basic import check_box
 from .block import Block, LibraryError
 
-__all__ = ["register_file", "rom", "address_bits", "read_word"]
+__all__ = ["register_file", "rom", "address_bits", "read_word", "gate_first_row"]
 
 
 def _read_match(words, word, k):
@@ -91,13 +91,15 @@ _READ_FIRST = tuple(_table(lambda e, w, i: (e ^ i) & w, i=i) for i in (0, 1))
 #: A ROM's chain cell where the table has a 1: r' = r (N) | rs (W); without a chain above.
 _READ_ONE = _table(lambda n, w: n | w)
 _READ_FIRST_ONE = _table(lambda w: w)
+#: A first-row gate: start (S) ? rdata (N) : v, by v.
+_GATE = tuple(_table(lambda n, s, v: n if s else v, v=v) for v in (0, 1))
 #: chain' = chain (W) & (address bit (N) == v), by v; and the chain's first cell.
 _MATCH = tuple(_table(lambda n, w, v: w and n == v, v=v) for v in (0, 1))
 _MATCH_FIRST = tuple(_table(lambda n, v: n == v, v=v) for v in (0, 1))
 
 
 def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_address=False,
-                  abits=0, we_low=False):
+                  abits=0, we_low=False, first_row=-1):
     """The register file block (module docstring).
 
     :param words: words (2 .. 4096); :param width: bits per word (1 .. 4096).
@@ -106,6 +108,8 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
         ``i`` in bits ``i * width`` .. ``(i + 1) * width - 1`` (default all 0).
     :param write_enable: with a ``we`` input; without, every row writes.
     :param we_low: ``we`` is active low (a row writes when it is 0).
+    :param first_row: with one read port, the value ``rdata`` shows in row 0 instead of a
+        read (:func:`gate_first_row`; -1: none).
     :param abits: bits of ``waddr`` (0: :func:`address_bits`): a write past the last word
         writes nothing; ``raddr`` has :func:`address_bits` bits (a read past the end gives
         :func:`read_word`, which no wider address changes).
@@ -213,7 +217,7 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
     cells, box_h = _finish(outputs, box_w, box_h, ports)
     registers = {(decoder + b * tile_w + R, w * tile_h + 1, d)
                  for b in range(width) for w in range(words) for d in (N, W, S)}
-    return Block(name, box_w, box_h, cells, ports, registers=registers,
+    return _first_row(Block(name, box_w, box_h, cells, ports, registers=registers,
                  doc=f"A {words} x {width} register file, {R} combinational read "
                  f"port{'s' if R > 1 else ''}: row k's rdata is word raddr after the writes "
                  "of rows 0 .. k-1 (we, waddr, wdata; a write in row k is read from row "
@@ -223,10 +227,10 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
                  "q' = ws ? d : q, the other sends q back and on to the read chains) in a tile "
                  f"of {tile_w} x {tile_h}: the one-hot selects run along the rows, the write data "
                  "and the AND-OR read chains down the columns, the address decoders are a "
-                 "column per address bit to the west.")
+                 "column per address bit to the west."), first_row, R)
 
 
-def rom(words, width, init=-1, read_ports=1):
+def rom(words, width, init=-1, read_ports=1, first_row=-1):
     """A read-only memory of ``words`` x ``width`` bits: ``rdata = table[raddr]`` on each of
     ``read_ports`` combinational ports, period 2. The register file's read side without its
     storage: per word one row per port carrying the port's one-hot select east, per bit one
@@ -237,6 +241,8 @@ def rom(words, width, init=-1, read_ports=1):
     :param init: the table: a sequence of ``words`` ints or one int (word ``i`` in bits
         ``i * width`` ..), as :func:`register_file`'s; -1: word ``i`` holds ``i`` (modulo
         ``2**width``).
+    :param first_row: with one read port, the value ``rdata`` shows in row 0 instead of a
+        read (:func:`gate_first_row`; -1: none).
     :returns: a :class:`~.block.Block`: per port ``raddr`` (N lanes, :func:`address_bits`:
         past the last word a read gives :func:`read_word`) and ``rdata`` (S lanes),
         ``raddr1``/``rdata1`` ... after the first.
@@ -293,12 +299,12 @@ def rom(words, width, init=-1, read_ports=1):
         ports.append((f"rdata{suffix}", "out",
                       [(S, decoder + b * R + R - r) for b in range(width)]))
     cells, box_h = _finish(outputs, box_w, box_h, ports)
-    return Block(name, box_w, box_h, cells, ports,
+    return _first_row(Block(name, box_w, box_h, cells, ports,
                  doc=f"A {words} x {width} read-only memory, {R} combinational read "
                  f"port{'s' if R > 1 else ''}: rdata is the table's word raddr (past the last word "
                  "read_word()). One-hot selects along the rows, one AND-OR chain per bit and "
                  "port down the columns (a cell a bit with one port), the decoders a column per "
-                 "address bit to the west.")
+                 "address bit to the west."), first_row, R)
 
 
 def _contents(name, words, width, init):
@@ -367,3 +373,83 @@ def _prune(outputs, box_w, box_h, out_cells):
                     t[d] = 0
                     changed = True
     return {xy: tuple(t) for xy, t in tables.items() if any(t)}
+
+
+def _first_row(block, value, read_ports):
+    """``block`` with ``rdata`` gated to ``value`` in row 0 (:func:`gate_first_row`), or
+    itself for ``value`` -1."""
+    if value < 0:
+        return block
+    if read_ports != 1:
+        raise LibraryError(f"Macro {block.name}: first_row needs one read port")
+    return gate_first_row(block, "rdata", value)
+
+
+def gate_first_row(block, port, values):
+    """``block`` with its output ``port`` (a read port on the S side, lanes stepping as the
+    read chains do) showing ``values`` in row 0 and its own read from row 1 on: the read of a
+    registered port whose register starts at ``values`` (the compiler applies every input a
+    row later, so row 0 would otherwise show a read of address 0 before any row).
+
+    A gate row under the read data computes ``start ? rdata : value`` per bit, ``start`` from
+    the row below it, where a wire from a constant-1 cell ``K`` in a new column 0 runs east
+    (and the gated data pass down through it). ``K`` first updates at subcycle ``p`` (its
+    parity), so a cell ``D`` hops on outputs 1 from ``p + D``, and a gate reading at ``t``
+    sees 1 iff ``t >= p + D``; a gate computing row 0 at ``G`` must see 0 there and 1 at
+    ``G + 2``, so ``D = G + 2 - p``: ``K`` sits as far up column 0 as that takes.
+
+    :param values: the value of ``port`` in row 0 (an int, bit ``i`` for port bit ``i``).
+    :returns: a new :class:`~.block.Block` (one column wider, two or three rows taller).
+    :raises LibraryError: if the port is not all on the S side, its lanes do not step with
+        their timing, or the wire does not fit above the gate row.
+    """
+    target = block.port(port)
+    if any(bit.side != S for bit in target.bits):
+        raise LibraryError(f"Macro {block.name}: {port} is not on the S side")
+    g = block.height
+    gates = {bit.lane + 1: (values >> i) & 1 for i, bit in enumerate(target.bits)}
+    last = max(gates)
+
+    def build(k_row):
+        """The block with K at (0, k_row) (None: no wire, for the gates' times)."""
+        add = {}
+        for x, v in gates.items():
+            add[(x, g)] = {S: _GATE[v]}
+        for x in range(1, last + 1):
+            add[(x, g + 1)] = {**({E: COPY_W} if x < last else {}),
+                               **({N: COPY_W, S: COPY_N} if x in gates else {})}
+        if k_row is not None:
+            if k_row == g + 1:
+                add[(0, g + 1)] = {E: 0xFFFF}
+            else:
+                add[(0, k_row)] = {S: 0xFFFF}
+                for y in range(k_row + 1, g + 1):
+                    add[(0, y)] = {S: COPY_N}
+                add[(0, g + 1)] = {E: COPY_N}
+        height = g + 2
+        if height % 2:
+            for x in gates:
+                add[(x, height)] = {S: COPY_N}
+            height += 1
+        cells = {(x + 1, y): t for (x, y), t in block.cells.items()}
+        for xy, sides in add.items():
+            cells[xy] = tuple(sides.get(d, 0) for d in DIRECTIONS)
+        ports = [(p.name, p.direction,
+                  [(b.side, b.lane + (1 if b.side in (N, S) else 0)) for b in p.bits],
+                  p.signed) for p in block.ports]
+        registers = {(x + 1, y, d) for (x, y, d) in block.registers}
+        return Block(block.name + f" with {port} {values} in row 0", block.width + 1, height,
+                     cells, ports, registers=registers, doc=block.doc)
+
+    plain = build(None)
+    first = min(gates)
+    arrival = plain.times[(first, g, S)] + 2            # G + 2 = p + D
+    for x in gates:                                      # one wire for every bit
+        if plain.times[(x, g, S)] - plain.times[(first, g, S)] != x - first:
+            raise LibraryError(f"Macro {block.name}: the lanes of {port} do not step with "
+                               "their timing; no one start wire gates them")
+    for k_row in range(g + 1, -1, -1):
+        if k_row % 2 + (g + 1 - k_row) + first + 1 == arrival:
+            return build(k_row)
+    raise LibraryError(f"Macro {block.name}: the start wire of {port} does not fit above "
+                       "its gate row")

@@ -168,3 +168,22 @@ def test_an_active_low_write_enable_writes_on_0():
     rows = traffic(4, 3, 1, 200, seed=77)
     block = build("register_file", words=4, width=3, we_low=True)
     assert run(block, [dict(r, we=1 - r["we"]) for r in rows]) == reference(4, [""], rows)
+
+
+@pytest.mark.parametrize("words,width", [(2, 1), (4, 3), (5, 4), (16, 6)])
+def test_first_row_gate(words, width):
+    """A registered read (every input a row later, as the compiler applies it) shows
+    first_row in row 0 and the read of the row before from row 1 on."""
+    from bitgrid.ports import PortMap
+    init = [(7 * i + 5) % (1 << width) for i in range(words)]
+    start = (init[0] + 1) % (1 << width)
+    alone = register_file(words, width, init=init, first_row=start).standalone()
+    late = PortMap(alone.portmap.width, alone.portmap.height,
+                   [p._replace(bits=tuple(b._replace(skew=b.skew + 2) for b in p.bits))
+                    if p.direction == "in" else p for p in alone.portmap.ports],
+                   period=2, latency=alone.portmap.latency, history=1)
+    rows = traffic(words, width, 1, 150, seed=words + 90)
+    rows = [dict(r, raddr=r["raddr"] % words, waddr=r["waddr"] % words) for r in rows]
+    reads = reference(words, [""], rows, init)
+    expected = [{"rdata": start}] + reads[:-1]
+    assert evaluate(alone.config, late, rows) == expected
