@@ -10,12 +10,14 @@ derived from the LUTs) and renames the block's ports to the design's. The result
 ``back_end: "blocks"`` and names the block (``blocks``).
 """
 
+import itertools
 import time
 
+from ..analysis import support
 from ..library import MACROS, Block, LibraryError
 from ..library.block import logic_census
-from ..ports import PortMap
-from ..terms import E, N, S, W
+from ..ports import Port, PortBit, PortMap
+from ..terms import DIRECTIONS, E, N, S, W
 from .errors import CompileError
 
 __all__ = ["compile_operation", "standalone_report"]
@@ -70,9 +72,6 @@ def _spare_lanes(config, ports, direction):
     """The edge lanes no port of ``direction`` uses whose boundary cell ignores that side
     (``"in"``: no LUT reads it) or drives 0 there (``"out"``), as
     :class:`~bitgrid.ports.PortBit` s."""
-    from ..analysis import support
-    from ..ports import PortBit
-    from ..terms import DIRECTIONS
     taken = {(bit.side, bit.lane) for port in ports for bit in port.bits
              if port.direction == direction}
     free = []
@@ -89,28 +88,14 @@ def _spare_lanes(config, ports, direction):
     return free
 
 
-def _ignored_inputs(config, ports, unread):
-    """Ports for the design's inputs ``unread`` ({name: :class:`~bitgrid.netlist.InputPort`},
-    read by no cell), each bit on an edge lane that no port uses and whose cell ignores."""
-    from ..ports import Port
-    free, added = _spare_lanes(config, ports, "in"), []
-    for name, port in unread.items():
-        bits, free = free[:len(port.bits)], free[len(port.bits):]
-        if len(bits) < len(port.bits):
-            raise CompileError("the block leaves no edge lanes for the inputs the design "
-                               "does not read")
-        added.append(Port(name, "in", tuple(bits), port.signed))
-    return added
+def _take(pool, count, what):
+    """``count`` lanes from the iterator ``pool`` (:func:`_spare_lanes`), as a tuple.
 
-
-def _zero_outputs(config, ports, count):
-    """``count`` edge lanes that are always 0 (a design output's bits past the block's, as a
-    memory's zero-extended read data), as :class:`~bitgrid.ports.PortBit` s."""
-    free = _spare_lanes(config, ports, "out")
-    if len(free) < count:
-        raise CompileError("the block leaves no edge lanes for the design's constant-0 "
-                           "output bits")
-    return tuple(free[:count])
+    :raises CompileError: if the pool runs out (naming ``what`` the lanes were for)."""
+    bits = tuple(itertools.islice(pool, count))
+    if len(bits) < count:
+        raise CompileError(f"the block leaves no edge lanes for {what}")
+    return bits
 
 
 def compile_operation(operation, netlist, *, width=None, height=None):
@@ -150,7 +135,10 @@ def compile_operation(operation, netlist, *, width=None, height=None):
         raise error
     alone = block.standalone(width=width, height=height)
     design_ports = {**netlist.inputs, **netlist.outputs}
-    ports, short = [], {}
+    # lanes the block ignores (for design input bits it does not read) or leaves 0 (for
+    # design output bits the operation makes 0)
+    spare = {d: iter(_spare_lanes(alone.config, alone.portmap.ports, d)) for d in ("in", "out")}
+    ports = []
     for port in alone.portmap.ports:
         mapping = operation.ports.get(port.name)
         if mapping is None:
@@ -158,29 +146,18 @@ def compile_operation(operation, netlist, *, width=None, height=None):
         for name, offset in ((mapping, 0),) if isinstance(mapping, str) else mapping:
             own = design_ports[name]
             bits = port.bits[offset:offset + len(own.bits)]
-            if len(bits) < len(own.bits) and port.direction == "in":
-                # design input bits past the block's (a memory's read address beyond its
-                # words): lanes the block ignores, filled in below
-                short[name] = (len(own.bits) - len(bits), len(ports))
-            elif len(bits) < len(own.bits):
-                # design output bits past the block's, 0 (operations checked): zero lanes
-                bits = bits + _zero_outputs(alone.config, alone.portmap.ports,
-                                            len(own.bits) - len(bits))
+            # design bits past the block's (a memory's address beyond its words, its read
+            # data zero-extended)
+            bits += _take(spare[port.direction], len(own.bits) - len(bits), f"port {name}")
             lag = operation.lag + operation.input_lags.get(port.name, 0)
             if port.direction == "in" and lag:      # registers in front: rows come later
                 bits = tuple(bit._replace(skew=bit.skew + lag * alone.portmap.period)
                              for bit in bits)
             ports.append(port._replace(name=name, bits=bits, signed=own.signed))
-    unread = {name: port for name, port in netlist.inputs.items()
-              if name not in operation.design_ports}
-    unread.update({("+", name): netlist.inputs[name]._replace(
-        bits=netlist.inputs[name].bits[:missing]) for name, (missing, _) in short.items()})
-    extra = _ignored_inputs(alone.config, ports, unread)
-    for port in extra:
-        if isinstance(port.name, tuple):              # the rest of a short port's bits
-            index = short[port.name[1]][1]
-            ports[index] = ports[index]._replace(bits=ports[index].bits + port.bits)
-    ports += [port for port in extra if not isinstance(port.name, tuple)]
+    for name, own in netlist.inputs.items():        # inputs nothing reads (Amaranth's rst)
+        if name not in operation.design_ports:
+            ports.append(Port(name, "in", _take(spare["in"], len(own.bits), f"port {name}"),
+                              own.signed))
     portmap = PortMap(alone.portmap.width, alone.portmap.height, ports,
                       period=alone.portmap.period, latency=alone.portmap.latency,
                       history=history)
