@@ -84,7 +84,8 @@ class Operation:
     each block port, and invert the block outputs in ``inverted``.
 
     :param kind: ``"multiply"``, ``"add"``, ``"compare"``, ``"accumulate"``, ``"reduce"``,
-        ``"popcount"`` or ``"memory"``.
+        ``"popcount"``, ``"multiply-add"``, ``"multiply-accumulate"``, ``"memory"`` or ``"rom"``
+        (:mod:`.memories`).
     :param ports: {block port: design port}; a design port may be narrower than its block
         port (unsigned: zero-extended inputs, truncated outputs). A block output may also be
         several design outputs, ``((name, first block bit), ...)`` from bit 0 up (``{cout,
@@ -229,14 +230,15 @@ def recognise(coarse, inputs, outputs):
         removed); every one must take part, but inputs that nothing reads (an Amaranth
         design's unused ``rst``), which the block's program takes on lanes it ignores.
     """
+    from .memories import recognise_memory        # (it builds on this module's helpers)
     if coarse is None or not coarse.cells:
         return None
     stripped = without_registers(coarse)
     for form, lag in ((coarse, 0), stripped or (None, 0)):
         if form is None or not form.cells:
             continue
-        for match in (_multiply, _multiply_by_constant, _multiply_add, _add, _compare, _accumulate,
-                      _multiply_accumulate, _reduce, _popcount, _memory):
+        for match in (_multiply, _multiply_by_constant, _multiply_add, _add, _compare,
+                      _accumulate, _multiply_accumulate, _reduce, _popcount, recognise_memory):
             operation = match(form)
             if operation is not None:
                 used = operation.design_ports
@@ -354,8 +356,8 @@ def _multiply_by_constant(coarse):
         return None
     y = tuple(pins["Y"])
     bits = max(operand[1], value.bit_length(), 2)
-    product = next((n for n, port in coarse.outputs.items() if port[:len(y)] == y
-                    and all(bit == "0" for bit in port[len(y):])), None)
+    product = _output_of(y, coarse)
+    # a product Yosys cut below its full width must not reach the port's bits past it
     if product is None or len(y) < operand[1] + value.bit_length() \
             and len(coarse.outputs[product]) > len(y) \
             or len(coarse.outputs[product]) > 2 * bits:
@@ -380,6 +382,17 @@ def _multiply(coarse):
                      {"a": a, "b": b, "p": product})
 
 
+def _product_read(bits, product):
+    """How many bits of ``product`` (a ``$mul``'s output) the operand ``bits`` reads: its low
+    bits are the product's, up to the shorter of the two, and the rest constant 0; None if
+    it is not the product."""
+    bits = tuple(bits)
+    kept = min(len(product), len(bits))
+    if bits[:kept] == product[:kept] and all(bit == "0" for bit in bits[kept:]):
+        return kept
+    return None
+
+
 def _multiply_add(coarse):
     """``a * b + c`` (unsigned; ``c`` at most ``2 n`` bits, the result at most ``2 n``): the
     multiplier with its addend (:func:`bitgrid.library.multiplier.multiplier`)."""
@@ -394,9 +407,8 @@ def _multiply_add(coarse):
     bits = max(wa, wb, 2)
     product = tuple(mul[2]["Y"])
     for own, other in (("A", "B"), ("B", "A")):
-        mine = tuple(add[2][own])
-        kept = min(len(product), len(mine))          # product bits the add reads
-        if mine[:kept] == product[:kept] and all(bit == "0" for bit in mine[kept:]):
+        kept = _product_read(add[2][own], product)
+        if kept is not None:
             addend = _operand(add[2][other], coarse, False)
             break
     else:
@@ -522,10 +534,8 @@ def _multiply_accumulate(coarse):
         return None
     product = tuple(mul[2]["Y"])
     for own, other in (("A", "B"), ("B", "A")):
-        mine = tuple(add[2][other])
-        kept = min(len(product), len(mine))
-        if tuple(add[2][own]) == q and mine[:kept] == product[:kept] \
-                and all(bit == "0" for bit in mine[kept:]):
+        kept = _product_read(add[2][other], product) if tuple(add[2][own]) == q else None
+        if kept is not None:
             break
     else:
         return None
@@ -616,173 +626,3 @@ def _popcount(coarse):
     if sorted(i for _, i in leaves) != list(range(n)) or width > n.bit_length():
         return None
     return Operation("popcount", "popcount", {"bits": n}, {"x": port, "count": result})
-
-
-#: Most read ports of the register file block.
-MAX_READ_PORTS = 4
-
-
-def _bits_of(value, count):
-    """``count`` bits (least significant first) of a Yosys constant parameter: an int, or a
-    string of 0/1/x, most significant first, x read as 0 (an undefined value may be any)."""
-    if isinstance(value, int):
-        return [(value >> i) & 1 for i in range(count)]
-    text = str(value)[::-1]
-    return [int(text[i] == "1") if i < len(text) else 0 for i in range(count)]
-
-
-def _write_port_nets(coarse, memory):
-    """{net: bit} that the ``$mux`` cells in front of ``memory``'s write port stand for, or
-    None when some other cell is left: a mux with one side all ``x`` is its other side (any
-    value may stand for x, and the write enable is 0 there), ``S ? 1 : 0`` is ``S`` and
-    ``S ? 0 : 1`` is ``("~", S)``."""
-    rename = {}
-    for kind, parameters, pins in coarse.cells:
-        if pins is memory[2] or _address_register(coarse, memory, (kind, parameters, pins)):
-            continue
-        if kind != "$mux" or len(pins["S"]) != 1:
-            return None
-        a, b, y = pins["A"], pins["B"], pins["Y"]
-        if all(bit == "x" for bit in a):
-            source = b
-        elif all(bit == "x" for bit in b):
-            source = a
-        elif all(bit == "0" for bit in a) and all(bit == "1" for bit in b):
-            source = pins["S"] * len(y)
-        elif all(bit == "1" for bit in a) and all(bit == "0" for bit in b):
-            source = (("~",) + tuple(pins["S"]),) * len(y)     # S ? 0 : 1, an active-low S
-        else:
-            return None
-        rename.update(zip(y, source))
-
-    def resolve(bit):
-        seen = 0
-        while bit in rename and seen <= len(rename):
-            bit, seen = rename[bit], seen + 1
-        return bit
-    return resolve
-
-
-def _address_register(coarse, memory, cell):
-    """Whether ``cell`` is a plain register (``$dff`` on the write clock's rising edge,
-    initial value 0) from an input port to one of ``memory``'s read addresses (which
-    Yosys keeps outside the memory when it has an initial value)."""
-    kind, parameters, pins = cell
-    if kind != "$dff" or parameters.get("CLK_POLARITY", 1) != 1 \
-            or tuple(pins["CLK"]) != tuple(memory[2]["WR_CLK"]) \
-            or any(coarse.init.get(bit, 0) for bit in pins["Q"]):
-        return False
-    q, address = tuple(pins["Q"]), tuple(memory[2]["RD_ADDR"])
-    abits = memory[1].get("ABITS")
-    slices = {address[k:k + abits] for k in range(0, len(address), abits or 1)}
-    return q in slices and _operand(tuple(pins["D"]), coarse, False) is not None
-
-
-def _memory(coarse):
-    """One memory (``$mem_v2``) with one write port on the design clock's rising edge and 1
-    to :data:`MAX_READ_PORTS` read ports, combinational or synchronous on the same clock (all
-    transparent, or all not, or combinational), every port a whole design port: the
-    ``register_file`` block (a read past the last word lands where Yosys' memory_map reads,
-    :func:`bitgrid.library.memory.read_word`, so the block agrees with the netlist). A synchronous read port without
-    transparency is the block with every input a row later (``lag`` 1); a transparent one
-    reads the current contents at the address of the row before (its address a row later), as
-    does a register in front of a read address (``m[ra_q]``, ``ra_q <= ra``)."""
-    memories = [c for c in coarse.cells if c[0] == "$mem_v2"]
-    if len(memories) != 1:
-        return None
-    memory = memories[0]
-    _, p, pins = memory
-    resolve = _write_port_nets(coarse, memory)
-    if resolve is None:
-        return None
-    words, width, abits = p.get("SIZE"), p.get("WIDTH"), p.get("ABITS")
-    reads = p.get("RD_PORTS")
-    if not all(isinstance(v, int) for v in (words, width, abits, reads)):
-        return None
-    rom = p.get("WR_PORTS") == 0
-    if (not 1 <= reads <= MAX_READ_PORTS or p.get("OFFSET", 0) or words < 2
-            or not words <= 1 << abits <= 1 << 16 or p.get("RD_WIDE_CONTINUATION", 0)):
-        return None
-    if not rom and (p.get("WR_PORTS") != 1 or p.get("WR_CLK_ENABLE") != 1
-                    or p.get("WR_CLK_POLARITY") != 1 or p.get("WR_WIDE_CONTINUATION", 0)):
-        return None
-    enable = {resolve(bit) for bit in pins["WR_EN"]}
-    ports = {}
-    if rom:
-        write_enable = None
-    elif enable == {"1"}:
-        write_enable = False
-    elif len(enable) == 1:
-        net = next(iter(enable))
-        low = isinstance(net, tuple)                  # ("~", net): if (!wen) m[a] <= d
-        we = _operand(net[1:] if low else (net,), coarse, False)
-        if we is None or we[1] != 1:
-            return None
-        write_enable, ports["we"] = ("low" if low else True), we[0]
-    else:
-        return None                      # per-bit enables (byte lanes): not this block
-    for name, bits in (("waddr", pins["WR_ADDR"]), ("wdata", pins["WR_DATA"])) * (not rom):
-        operand = _operand(tuple(resolve(b) for b in bits), coarse, False)
-        if operand is None:
-            return None
-        ports[name] = operand[0]
-    clocked = _bits_of(p.get("RD_CLK_ENABLE", 0), reads)
-    polarity = _bits_of(p.get("RD_CLK_POLARITY", 0), reads)
-    transparent = _bits_of(p.get("RD_TRANSPARENCY_MASK", 0), reads)
-    collision = _bits_of(p.get("RD_COLLISION_X_MASK", 0), reads)
-    registered = {tuple(c[2]["Q"]): tuple(c[2]["D"]) for c in coarse.cells
-                  if _address_register(coarse, memory, c)}
-    kinds, lags = set(), {}
-    for port in range(reads):
-        suffix = "" if port == 0 else str(port)
-        bits = tuple(pins["RD_ADDR"][port * abits:(port + 1) * abits])
-        if bits in registered:                        # m[ra_q], ra_q <= ra: transparent
-            if clocked[port]:
-                return None
-            bits, lags[f"raddr{suffix}"] = registered[bits], 1
-            kinds.add("transparent")
-        address = _operand(bits, coarse, False)
-        data = _output_of(pins["RD_DATA"][port * width:(port + 1) * width], coarse)
-        if address is None or data is None:
-            return None
-        ports[f"raddr{suffix}"], ports[f"rdata{suffix}"] = address[0], data
-        if clocked[port]:
-            clock = tuple(pins["RD_CLK"][port:port + 1])
-            if (not polarity[port] or clock != (tuple(pins["WR_CLK"]) or clock)
-                    or not isinstance(clock[0], int) or pins["RD_EN"][port] != "1"
-                    or pins["RD_SRST"][port] != "0" or pins["RD_ARST"][port] != "0"
-                    or collision[port]):
-                return None
-            kinds.add("transparent" if transparent[port] and not rom else "registered")
-            if transparent[port] and not rom:
-                lags[f"raddr{suffix}"] = 1
-        else:
-            kinds.add("combinational")
-    if "registered" in kinds and len(kinds) > 1:
-        return None                      # the others are not a row late
-    init = sum(bit << i for i, bit in enumerate(_bits_of(p.get("INIT", 0), words * width)))
-    params = {"words": words, "width": width, "read_ports": reads, "init": init,
-              "abits": abits}
-    if kinds == {"registered"} and reads == 1:
-        # a row late, row 0 would be a read of address 0: gate it to the register's start
-        start = sum(bit << i for i, bit in enumerate(_bits_of(p.get("RD_INIT_VALUE", 0),
-                                                              width)))
-        if start != init & ((1 << width) - 1):
-            params["first_row"] = start
-    if rom:
-        if len(set(ports.values())) != len(ports):
-            return None                  # two read ports on one address port
-        del params["abits"]
-        return Operation("rom", "rom", params, ports, lag=int(kinds == {"registered"}))
-    params["write_enable"] = bool(write_enable)
-    if write_enable == "low":
-        params["we_low"] = True
-    # a single-port RAM: the first read port at the write address (the same lanes)
-    if ports["raddr"] == ports["waddr"] and "raddr" not in lags:
-        params["shared_address"] = True
-        del ports["raddr"]
-    if len(set(ports.values())) != len(ports):
-        return None                      # one design port on two of the block's ports
-    return Operation("memory", "register_file", params, ports,
-                     lag=int(kinds == {"registered"}),
-                     input_lags=lags)
