@@ -21,6 +21,10 @@ __all__ = ["MACROS", "Macro", "Param", "Block", "Standalone", "LibraryError", "b
 
 _SIDES = ("N", "E", "S", "W")
 
+#: The storage blocks' row-0 gate (:func:`bitgrid.library.memory.gate_first_row`).
+_FIRST_ROW = Param("first_row", "int", -1, "rdata in row 0 instead of a read (one read port; "
+                   "-1: a read)", -1)
+
 #: The macros by name, in the order of docs/library.md.
 MACROS = {m.name: m for m in (
     Macro("wire", "Straight wires: bits parallel lanes of length cells", [
@@ -88,18 +92,14 @@ MACROS = {m.name: m for m in (
         Param("shared_address", "bool", False, "the first read port reads at waddr (a "
               "single-port RAM: no raddr)"),
         Param("abits", "int", 0, "bits of waddr (0: just enough for the words)", 0, 16),
-        Param("we_low", "bool", False, "we is active low"),
-        Param("first_row", "int", -1, "rdata in row 0 instead of a read (one read port; -1: "
-              "a read)", -1)],
+        Param("we_low", "bool", False, "we is active low"), _FIRST_ROW],
         memory.register_file),
     Macro("rom", "A read-only memory from a table at period 2: combinational reads", [
         Param("words", "int", 16, "words", 2, 4096),
         Param("width", "int", 8, "bits per word", 1, 4096),
         Param("init", "int", -1, "the table: word i in bits i*width .. (i+1)*width-1 (-1: "
               "word i holds i)", -1),
-        Param("read_ports", "int", 1, "read ports", 1, 4),
-        Param("first_row", "int", -1, "rdata in row 0 instead of a read (one read port; -1: "
-              "a read)", -1)], memory.rom),
+        Param("read_ports", "int", 1, "read ports", 1, 4), _FIRST_ROW], memory.rom),
     Macro("text_stream", "The text-stream demo: lanes pass wires W to E", [
         Param("lanes", "int", 8, "bits per word (8: one byte per cycle)", 1, 4096),
         Param("length", "int", 8, "cells per lane", 1, 4096)], basic.text_stream),

@@ -1,4 +1,4 @@
-"""Storage blocks: the register file (SPEC sections 3 and 4; docs/library.md).
+"""Storage blocks: the register file and the ROM (SPEC sections 3 and 4; docs/library.md).
 
 A register file of ``words`` x ``width`` bits with one write port and ``read_ports``
 combinational read ports, fully pipelined at period 2: a write in row ``k`` is seen by a read in
@@ -31,8 +31,13 @@ agrees with the netlist the compiler checks against).
 
 Cells: ``words * width * (read_ports + 2) * (read_ports + 1)`` in the array (6 per bit with one
 read port, the floor of this one-hot layout is about 5: every eastward wire carries a select and
-every southward wire a data or chain bit, and each loop needs one more) plus
-``words * (read_ports + 1) * (1 + (read_ports + 1) * abits)`` in the decoders.
+every southward wire a data or chain bit, and each loop needs one more) plus, at most,
+``words * (read_ports + 1)`` times ``1 + abits + read_ports * address_bits(words)`` columns
+in the decoders.
+
+The ROM (:func:`rom`) is the read side alone: one row per word and port, one chain column per
+bit and port. Either block can show a fixed value in row 0 instead of a read
+(:func:`gate_first_row`), for a registered read port the compiler applies a row late.
 """
 
 import inspect
