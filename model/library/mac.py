@@ -22,7 +22,7 @@ the compiler uses it (every input a row later, :mod:`bitgrid.compiler.operations
 from ..terms import E, N, S, W
 from .basic import sketch
 from .arith import accumulator_bit
-from .block import Block, LibraryError
+from .block import LibraryError, block_from_program
 from .multiplier import multiplier
 
 __all__ = ["mac"]
@@ -60,20 +60,18 @@ def mac(bits, acc_bits, reset=True):
                          s=(lambda n: n) if y < last else None)
         else:
             program.cell(x0 + 1, y, w=lambda w: w, e=lambda w: w)
-    for y in range(rows[0], last):                               # the carry and rst between
-        if y not in rows:
-            program.connect(x0, y, N, S)
-            if reset:
-                program.connect(x0 + 1, y, N, S)
-    cells = {(x, y): program.tables(x, y) for y in range(height) for x in range(width)
-             if any(program.tables(x, y))}
-    ports = [product.port("a"), product.port("b")]
-    ports = [(p.name, "in", [(b.side, b.lane) for b in p.bits]) for p in ports]
+    between = set(range(rows[0], last)) - set(rows)
+    for y in sorted(between):                                    # the carry and rst between
+        program.connect(x0, y, N, S)
+        if reset:
+            program.connect(x0 + 1, y, N, S)
+    ports = [(p.name, "in", [(b.side, b.lane) for b in p.bits])
+             for p in (product.port("a"), product.port("b"))]
     if reset:
         ports.append(("rst", "in", [(N, x0 + 1)]))
     ports.append(("acc", "out", [(E, y) for y in rows]))
-    return Block(
-        f"mac(bits={bits}, acc_bits={acc_bits}, reset={reset})", width, height, cells, ports,
+    return block_from_program(
+        f"mac(bits={bits}, acc_bits={acc_bits}, reset={reset})", program, width, height, ports,
         registers={(x0 + 1, y, W) for y in rows},
         doc=f"acc <= {'rst ? 0 : ' if reset else ''}acc + a * b: the {bits} x {bits} "
         f"multiplier with a {acc_bits}-bit accumulator laid against its E side on the "
