@@ -40,6 +40,7 @@ bit and port. Either block can show a fixed value in row 0 instead of a read
 (:func:`gate_first_row`), for a registered read port the compiler applies a row late.
 """
 
+import functools
 import inspect
 
 from ..analysis import support
@@ -144,10 +145,7 @@ def register_file(words, width, read_ports=1, init=0, write_enable=True, shared_
     check_box(name, box_w, box_h)
     outputs = {}                                      # (x, y) -> {side: table}
 
-    def put(x, y, **tables):
-        cell = outputs.setdefault((x, y), {})
-        for side, table in tables.items():
-            cell[{"n": N, "e": E, "s": S, "w": W}[side]] = table
+    put = functools.partial(_put, outputs)
 
     # read decoder r (1-based, not the shared one) occupies columns rd_col(r) .. + n - 1
     def rd_col(r):
@@ -267,9 +265,7 @@ def rom(words, width, init=-1, read_ports=1, first_row=-1):
     check_box(name, box_w, box_h)
     outputs = {}
 
-    def put(x, y, **tables):
-        outputs.setdefault((x, y), {}).update(
-            {{"n": N, "e": E, "s": S, "w": W}[side]: table for side, table in tables.items()})
+    put = functools.partial(_put, outputs)
 
     for word in range(words):
         for row in range(R):                      # row r - 1 carries port r's select
@@ -330,6 +326,14 @@ def _chain_live(word, R, c, r):
     """Whether the read chain in column ``c`` of a tile carries a value at tile row ``r``:
     port ``R - c``'s chain starts at its reader (row ``R - c``) of word 0."""
     return word > 0 or r > R - c
+
+
+def _put(outputs, x, y, **tables):
+    """Set outputs of cell ``(x, y)`` in ``outputs`` ({(x, y): {side: table}}), each given
+    by its side's letter (``n=``, ``e=``, ``s=``, ``w=``) as a 16-bit LUT."""
+    cell = outputs.setdefault((x, y), {})
+    for side, table in tables.items():
+        cell[{"n": N, "e": E, "s": S, "w": W}[side]] = table
 
 
 def _finish(outputs, box_w, box_h, ports):
