@@ -2,9 +2,10 @@
 
 For each test design of issue 12 (:data:`bitgrid.compiler.designs.TEST_DESIGNS`) and for
 growing sizes (multipliers of 4 to 16 bits, adders of 8 to 64 bits, and a 21 x 21 multiplier
-of about 1,000 Yosys LUT4s), and for the state designs of issue 40 (series ``state``): the LUT4 and flip-flop counts of Yosys' mapping, the cells the
-program uses (for logic, routing and delay), its bounding box and grid, the period and latency
-in subcycles, the compile time of each stage and in total (wall seconds), and the cells per
+of about 1,000 Yosys LUT4s), for the state designs of issue 40 (series ``state``) and the
+sequential designs of issue 36 (series ``sequential``): the LUT4 and flip-flop counts of
+Yosys' mapping, the cells the program uses (for logic, routing and delay), its bounding box
+and grid, the period and latency in subcycles, the compile time of each stage and in total (wall seconds), and the cells per
 Yosys LUT. Exponents fit the total compile time per series, against the cells used
 (``exponents``, as every part) and against the Yosys LUT count (``lut_exponents``: how compile
 time grows with design size). The goals of issue 12 (:func:`bitgrid.bench.report.targets`)
@@ -73,6 +74,14 @@ def _arithmetic_designs():
     return [("arithmetic", name, params) for name, params in ARITHMETIC_DESIGNS]
 
 
+def _sequential_designs():
+    """Series ``sequential`` (issue 36 item 4): state machines no library block recognises
+    (LFSRs, a Gray and a BCD counter, UART transmitter and receiver, a traffic-light machine,
+    a sequence detector: :data:`bitgrid.compiler.designs.SEQUENTIAL_DESIGNS`)."""
+    from bitgrid.compiler.designs import SEQUENTIAL_DESIGNS
+    return [("sequential", name, params) for name, params in SEQUENTIAL_DESIGNS]
+
+
 #: What ``make bench`` compiles: every test design and the series.
 SUITE_DESIGNS = "suite"
 #: ``--quick``: a few small test designs and short series.
@@ -81,7 +90,8 @@ QUICK_DESIGNS = "quick"
 
 def _plan(which):
     if which == SUITE_DESIGNS:
-        plan = _test_designs() + list(SERIES) + _state_designs() + _arithmetic_designs()
+        plan = (_test_designs() + list(SERIES) + _state_designs() + _arithmetic_designs()
+                + _sequential_designs())
     elif which == QUICK_DESIGNS:
         plan = ([("test designs", n, p) for n, p in
                  (("multiplier", {"n": 4}), ("adder", {"n": 8}), ("crc8", {}),

@@ -6,11 +6,13 @@ tools it follows):
 1. :mod:`.pack`: clean-up, flip-flop gating with the start signal, LUT collapsing, packing of
    LUTs that share inputs into one cell;
 2. :mod:`.place`: simulated annealing with a wire-length and wave-timing cost;
-3. :mod:`.route`: PathFinder negotiated congestion on the graph of cell outputs, first
-   without length targets (to learn what each connection needs), then with exact targets;
+3. :mod:`.route`: PathFinder negotiated congestion on the graph of cell outputs, without
+   length targets (to learn what each connection needs);
 4. :mod:`.timing`: wave tags for every cell, the smallest even period ``P`` that every
-   feedback loop can be padded to, and the padding targets of the routes; a connection whose
-   target cannot be met is given a longer one and the tags are solved again;
+   feedback loop can be padded to, and the padding targets of the routes; then
+   :mod:`.pad` lengthens each route where it stands (stubs in free wires, a trombone where
+   a stub does not fit); only if that fails are all nets routed again with exact targets,
+   a connection whose target cannot be met given a longer one and the tags solved again;
 5. the configuration (LUT tables of logic, pass and delay cells) and the port map, with the
    per-bit skews of inputs and outputs (:mod:`bitgrid.ports`) so that no delay cells are
    spent on aligning port bits.
@@ -35,6 +37,7 @@ from ..ports import PortMap
 from ..terms import parse_side
 from .errors import CompileError
 from .pack import prepare
+from .pad import pad_routes
 from .place import connections, place
 from .route import Router, RoutingGraph, _Unroutable
 from .timing import TimingError, minimum_period, solve_tags
@@ -495,8 +498,13 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
         if solved is None:
             raise _RouteFailure("no timing solution")
         period, tags, targets = solved
+        per_net = [[targets[conn_index[(n, s)]] for s in range(len(sinks))]
+                   for n, (_, sinks) in enumerate(rnets)]
+        padded = pad_routes(router, per_net)
+        if progress is not None:
+            progress("timing", 1, 0)
         router.present = 0.5
-        for it in range(TARGETED_ITERATIONS):
+        for it in range(TARGETED_ITERATIONS if padded.failed else 0):
             per_net = [[targets[conn_index[(n, s)]] for s in range(len(sinks))]
                        for n, (_, sinks) in enumerate(rnets)]
             over, failed = router.iterate(per_net, order=order)
@@ -523,7 +531,7 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
                 if solved is None:
                     raise _RouteFailure("no timing solution")
                 period, tags, targets = solved
-        else:
+        if padded.failed and (over or failed):
             raise _RouteFailure(f"routing with balanced delays did not converge "
                                 f"({len(over)} wires wanted by several signals, "
                                 f"{len(failed)} connections off their wave) on a {width} x "

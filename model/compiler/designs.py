@@ -52,8 +52,8 @@ operations, a register file, a FIFO and a ROM), for ``bitgrid bench compile``.
 import pathlib
 import typing
 
-__all__ = ["Design", "DESIGNS", "TEST_DESIGNS", "STATE_DESIGNS", "ARITHMETIC_DESIGNS", "design",
-           "write"]
+__all__ = ["Design", "DESIGNS", "TEST_DESIGNS", "STATE_DESIGNS", "ARITHMETIC_DESIGNS",
+           "SEQUENTIAL_DESIGNS", "design", "write"]
 
 
 class Design(typing.NamedTuple):
@@ -274,6 +274,104 @@ def rom(entries=64, width=8):
                  + f"      default: data = {width}'d0;\n    endcase\n  end\nendmodule\n")
 
 
+def lfsr(n=16):
+    """A Fibonacci LFSR with an enable (taps of a maximal-length polynomial), init 1."""
+    taps = {4: (3, 2), 8: (7, 5, 4, 3), 16: (15, 13, 12, 10), 24: (23, 22, 21, 16),
+            32: (31, 21, 1, 0)}[n]
+    top = f"lfsr{n}"
+    feedback = " ^ ".join(f"q[{t}]" for t in taps)
+    return top, (f"module {top}(input clk, input en, output reg [{n - 1}:0] q);\n"
+                 "  initial q = 1;\n"
+                 f"  always @(posedge clk) if (en) q <= {{q[{n - 2}:0], {feedback}}};\n"
+                 "endmodule\n")
+
+
+def gray(n=8):
+    """A Gray-code counter: a binary count with an enable, shown as its Gray code."""
+    top = f"gray{n}"
+    return top, (f"module {top}(input clk, input rst, input en, output [{n - 1}:0] g);\n"
+                 f"  reg [{n - 1}:0] b;\n  initial b = 0;\n"
+                 "  always @(posedge clk) if (rst) b <= 0; else if (en) b <= b + 1'b1;\n"
+                 "  assign g = b ^ (b >> 1);\nendmodule\n")
+
+
+def bcd(digits=2):
+    """A BCD counter of ``digits`` decimal digits with an enable and a carry out."""
+    top = f"bcd{digits}"
+    n = 4 * digits
+    steps = "".join(
+        f"      if (d[{4 * i + 3}:{4 * i}] == 4'd9) d[{4 * i + 3}:{4 * i}] <= 0;\n"
+        f"      else begin d[{4 * i + 3}:{4 * i}] <= d[{4 * i + 3}:{4 * i}] + 1'b1; "
+        "carry = 0; end\n" if i == 0 else
+        f"      if (carry) begin\n"
+        f"        if (d[{4 * i + 3}:{4 * i}] == 4'd9) d[{4 * i + 3}:{4 * i}] <= 0;\n"
+        f"        else begin d[{4 * i + 3}:{4 * i}] <= d[{4 * i + 3}:{4 * i}] + 1'b1; "
+        "carry = 0; end\n      end\n" for i in range(digits))
+    return top, (f"module {top}(input clk, input rst, input en, output reg [{n - 1}:0] d,\n"
+                 "    output last);\n  reg carry;\n  initial d = 0;\n"
+                 f"  assign last = en && d == {n}'h{'9' * digits};\n"
+                 "  always @(posedge clk)\n    if (rst) d <= 0;\n"
+                 f"    else if (en) begin\n      carry = 1;\n{steps}    end\nendmodule\n")
+
+
+def uart_tx(divisor=4):
+    """An 8N1 UART transmitter: ``start`` with ``data`` loads a frame when idle; ``divisor``
+    clocks a bit."""
+    top = f"uart_tx{divisor}"
+    c = _bits(divisor)
+    return top, (f"module {top}(input clk, input rst, input start, input [7:0] data,\n"
+                 "    output tx, output busy);\n"
+                 f"  reg [8:0] shift;\n  reg [3:0] count;\n  reg [{c - 1}:0] tick;\n"
+                 "  initial begin shift = 9'h1ff; count = 0; tick = 0; end\n"
+                 "  assign tx = shift[0];\n  assign busy = count != 0;\n"
+                 "  always @(posedge clk)\n"
+                 "    if (rst) begin shift <= 9'h1ff; count <= 0; tick <= 0; end\n"
+                 "    else if (!busy) begin\n"
+                 "      if (start) begin shift <= {data, 1'b0}; count <= 4'd10; "
+                 "tick <= 0; end\n"
+                 f"    end else if (tick == {divisor - 1}) begin\n"
+                 "      tick <= 0; shift <= {1'b1, shift[8:1]}; count <= count - 1'b1;\n"
+                 "    end else tick <= tick + 1'b1;\nendmodule\n")
+
+
+def uart_rx(divisor=4):
+    """An 8N1 UART receiver sampling mid-bit: ``valid`` for one cycle with ``data``."""
+    top = f"uart_rx{divisor}"
+    c = _bits(divisor)
+    return top, (f"module {top}(input clk, input rst, input rx, output reg [7:0] data,\n"
+                 "    output reg valid);\n"
+                 f"  reg [3:0] count;\n  reg [{c - 1}:0] tick;\n"
+                 "  initial begin data = 0; valid = 0; count = 0; tick = 0; end\n"
+                 "  always @(posedge clk) begin\n    valid <= 0;\n"
+                 "    if (rst) begin count <= 0; tick <= 0; end\n"
+                 f"    else if (count == 0) begin\n"
+                 f"      if (!rx) begin count <= 4'd10; tick <= {divisor // 2}; end\n"
+                 f"    end else if (tick == {divisor - 1}) begin\n"
+                 "      tick <= 0; count <= count - 1'b1;\n"
+                 "      if (count == 4'd10 && rx) count <= 0;\n"
+                 "      else if (count > 4'd1) data <= {rx, data[7:1]};\n"
+                 "      else valid <= rx;\n"
+                 "    end else tick <= tick + 1'b1;\n  end\nendmodule\n")
+
+
+def traffic():
+    """A traffic-light controller: a 4-state machine with a 3-bit timer and a request."""
+    return "traffic", ("module traffic(input clk, input rst, input req, output [2:0] light);\n"
+                       "  reg [1:0] state;\n  reg [2:0] timer;\n"
+                       "  initial begin state = 0; timer = 0; end\n"
+                       "  assign light = state == 0 ? 3'b001 : state == 1 ? 3'b010 :\n"
+                       "                 state == 2 ? 3'b100 : 3'b110;\n"
+                       "  always @(posedge clk)\n"
+                       "    if (rst) begin state <= 0; timer <= 0; end\n"
+                       "    else if (timer != 0) timer <= timer - 1'b1;\n"
+                       "    else case (state)\n"
+                       "      0: if (req) begin state <= 1; timer <= 3'd2; end\n"
+                       "      1: begin state <= 2; timer <= 3'd5; end\n"
+                       "      2: begin state <= 3; timer <= 3'd1; end\n"
+                       "      default: begin state <= 0; timer <= 3'd4; end\n"
+                       "    endcase\nendmodule\n")
+
+
 #: name -> (builder, sequential)
 _BUILDERS = {
     "multiplier": (multiplier, False), "adder": (adder, False),
@@ -284,7 +382,9 @@ _BUILDERS = {
     "register": (register, True), "delay": (delay, True), "regmul": (regmul, True),
     "pipemac": (pipemac, True), "regadd": (regadd, True), "regfile": (regfile, True),
     "fifo": (fifo, True), "rom": (rom, False), "muladd": (muladd, False),
-    "mac": (mac, True), "addc": (addc, False),
+    "mac": (mac, True), "addc": (addc, False), "lfsr": (lfsr, True), "gray": (gray, True),
+    "bcd": (bcd, True), "uart_tx": (uart_tx, True), "uart_rx": (uart_rx, True),
+    "traffic": (traffic, True),
 }
 #: The design names.
 DESIGNS = tuple(_BUILDERS)
@@ -318,6 +418,15 @@ STATE_DESIGNS = (
 ARITHMETIC_DESIGNS = (
     ("muladd", {"n": 8}), ("mac", {"n": 8, "acc": 20}), ("addc", {"n": 16}),
     ("addc", {"n": 128}))
+
+
+#: ``(name, params)`` of the sequential designs of issue 36 that no library block recognises
+#: (series ``sequential``): LFSRs, Gray and BCD counters, UART transmitter and receiver, a
+#: traffic-light machine and the sequence detector.
+SEQUENTIAL_DESIGNS = (
+    ("lfsr", {"n": 8}), ("lfsr", {"n": 16}), ("gray", {"n": 8}), ("bcd", {"digits": 2}),
+    ("uart_tx", {"divisor": 4}), ("uart_rx", {"divisor": 4}), ("traffic", {}),
+    ("detector", {}))
 
 
 def design(name, **params):

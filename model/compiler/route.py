@@ -174,8 +174,12 @@ class Router:
             self.goals[net][i] = path[-1][0] if path else None
         return failed
 
-    def _search(self, net, sources, sink, target):
+    def _search(self, net, sources, sink, target, free_only=False):
+        """The cheapest path to ``sink`` from ``net``'s tree or ``sources`` (at exactly
+        ``target`` wires if not None; only unused wires if ``free_only``): a list of
+        ``(wire, depth, parent)``, or None."""
         g = self.g
+        occ = self.occ
         dest, allowed, xs, ys = g.dest, g.allowed, g.xs, g.ys
         tree = self.trees[net]
         kind, goal = sink
@@ -211,6 +215,8 @@ class Router:
         for w in sources:
             if w not in tree:
                 c = dest[w]
+                if free_only and occ[w]:
+                    continue
                 if c < 0 and w != goal_wire:
                     continue
                 if c >= 0 and not allowed[c] and not is_goal(w):
@@ -279,6 +285,8 @@ class Router:
                         continue
                 if w2 in tree:
                     continue            # a tree wire: a start state, or at another depth
+                if free_only and occ[w2]:
+                    continue
                 hw = h(w2)
                 if target is not None:
                     if nd + hw > target:

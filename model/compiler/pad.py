@@ -1,0 +1,250 @@
+"""Back end, step 4b: padding routed connections to their exact lengths with local stubs.
+
+After the first routing pass (:mod:`.route`, no length targets) every connection has a length,
+and the timing (:mod:`.timing`) gives each LUT operand a *target*: the depth its wire must
+have so that all operands of a LUT arrive in the same wave (SPEC section 4). The difference is
+even (tags keep the cells' parity). Instead of routing again on ``(wire, depth)`` states, which
+is what made the general back end slow and often fail, each route keeps its geometry and is
+lengthened where it stands, as PipeRoute and SPR pad latency after placement:
+
+* a *stub* at cell ``A`` of a route is a walk of free wires that leaves ``A`` and comes back
+  to it (``A -> B -> A`` is 2 subcycles, ``A -> B -> C -> B -> A`` or around a 2 x 2 square 4,
+  and so on); the route's next wire out of ``A`` (or, at the sink cell, the LUT) then reads the
+  side the walk came back on, so everything after ``A`` arrives ``2 m`` subcycles later;
+* a net's tree is padded top-down: at each cell the consumers (the wires leaving it and the
+  LUT operand of a sink cell) each get the smallest slack left among the sinks they lead to,
+  so a fan-out trunk carries the padding its branches share once;
+* a wire is free when no net uses it and its cells are usable; a stub prefers cells already
+  in use, since the report counts cells.
+
+:func:`pad_routes` does it for every net and returns the sinks it could not pad; the caller
+(:func:`.backend._compile_on`) routes those again with exact targets.
+"""
+
+import dataclasses
+
+__all__ = ["PadResult", "pad_routes", "MAX_STUB_STEPS"]
+
+#: Walk states a stub search may visit before it gives up (per stub).
+MAX_STUB_STEPS = 4000
+
+
+@dataclasses.dataclass
+class PadResult:
+    """What :func:`pad_routes` did: ``stubs`` inserted, ``padded`` subcycles they add in all,
+    ``detours`` (sinks routed again at their length), and ``failed`` sinks ``(net, sink)``
+    still short of their target."""
+    stubs: int = 0
+    padded: int = 0
+    detours: int = 0
+    failed: list = dataclasses.field(default_factory=list)
+
+
+def pad_routes(router, targets):
+    """Lengthen the routes in ``router`` (a :class:`.route.Router` after a pass without
+    targets) so that every sink with a target reaches it exactly.
+
+    :param targets: ``targets[net][sink]``: the depth the sink's wire must have, or None.
+    :returns: :class:`PadResult`. Routes of failed sinks are left as padded as they could be.
+    :raises ValueError: if a target is below the route's depth or of the other parity.
+    """
+    result = PadResult()
+    for net, tree in enumerate(router.trees):
+        need = {}
+        for s, goal in enumerate(router.goals[net]):
+            target = targets[net][s]
+            if target is None or goal is None:
+                continue
+            depth = tree[goal][0]
+            extra = target - depth
+            if extra < 0 or extra % 2:
+                raise ValueError(f"net {net} sink {s}: target {target} for a route of "
+                                 f"{depth} wires")
+            need[s] = extra         # zero too: a trunk is padded by its least slack
+        if any(need.values()):
+            _pad_net(router, net, need, result)
+    still = []
+    for net, s in result.failed:
+        if _detour(router, net, s, targets[net][s]):
+            result.detours += 1
+        else:
+            still.append((net, s))
+    result.failed = still
+    return result
+
+
+def _detour(router, net, sink, target):
+    """Route sink ``sink`` of ``net`` again from where its path leaves the other sinks'
+    paths, at exactly ``target`` wires over unused wires only (a trombone). True if done;
+    else the route is left as it was."""
+    tree = router.trees[net]
+    shared = set()
+    for s, goal in enumerate(router.goals[net]):
+        if s != sink and goal is not None:
+            shared.update(router.sink_path(net, s))
+    private = [w for w in router.sink_path(net, sink) if w not in shared]
+    saved = {w: tree[w] for w in private}
+    old_goal = router.goals[net][sink]
+    for w in private:
+        _drop(router, net, w)
+    sources, sinks = router.nets[net]
+    path = router._search(net, sources, sinks[sink], target, free_only=True)
+    if path is None or path[-1][1] != target:
+        for w, (depth, parent) in saved.items():
+            router._add(net, w, depth, parent)
+        router.goals[net][sink] = old_goal
+        return False
+    for w, depth, parent in path:
+        if w not in tree:
+            router._add(net, w, depth, parent)
+    router.goals[net][sink] = path[-1][0]
+    return True
+
+
+def _drop(router, net, w):
+    del router.trees[net][w]
+    router.occ[w] -= 1
+    owner = router.g.owner[w]
+    if owner >= 0:
+        router.cell_use[owner] -= 1
+
+
+def _pad_net(router, net, need, result):
+    g = router.g
+    tree = router.trees[net]
+    children = {}
+    for w, (_, parent) in tree.items():
+        children.setdefault(parent, []).append(w)
+    goal_sinks = {}
+    for s, goal in enumerate(router.goals[net]):
+        if s in need:
+            goal_sinks.setdefault(goal, []).append(s)
+    below = {}                                  # wire -> sinks with slack at or under it
+
+    def collect(w):
+        sinks = list(goal_sinks.get(w, ()))
+        for c in children.get(w, ()):
+            sinks += collect(c)
+        below[w] = sinks
+        return sinks
+
+    roots = children.get(-1, [])
+    for r in roots:
+        collect(r)
+    left = dict(need)
+    # Top-down, each wire's consumers at the cell it enters.
+    stack = list(roots)
+    while stack:
+        w = stack.pop()
+        if not below[w]:
+            continue
+        cell = g.dest[w]
+        consumers = [(c, below[c]) for c in children.get(w, ()) if below[c]]
+        sinks_here = goal_sinks.get(w, [])
+        if sinks_here and cell >= 0:
+            consumers.append((None, sinks_here))
+        for child, sinks in consumers:
+            amount = min(left[s] for s in sinks)
+            entering = w
+            while amount > 0 and cell >= 0:
+                walk = _stub(router, cell, amount)
+                if walk is None:
+                    break
+                back = _insert(router, net, entering, walk, children)
+                if child is not None:
+                    _reparent(router, net, child, back, children)
+                else:
+                    for s in sinks:
+                        router.goals[net][s] = back
+                entering = back
+                for s in sinks:
+                    left[s] -= len(walk)
+                result.stubs += 1
+                result.padded += len(walk)
+                amount -= len(walk)
+            if child is not None:
+                stack.append(child)
+    result.failed += [(net, s) for s, v in left.items() if v > 0]
+
+
+def _stub(router, cell, amount):
+    """Free wires for a walk out of ``cell`` and back to it of at most ``amount`` (even) wires,
+    as long as possible: the list of wires, or None."""
+    for length in range(amount, 0, -2):
+        walk = _walk(router, cell, length)
+        if walk is not None:
+            return walk
+    return None
+
+
+def _free(router, w, taken):
+    g = router.g
+    c = g.dest[w]
+    return c >= 0 and g.allowed[c] and router.occ[w] == 0 and w not in taken
+
+
+def _walk(router, start, length):
+    """A walk of exactly ``length`` free, distinct wires from cell ``start`` back to it
+    (depth-first, wires into cells already in use first), or None."""
+    g = router.g
+    xs, ys = g.xs, g.ys
+    sx, sy = xs[start], ys[start]
+    path, taken = [], set()
+    steps = [0]
+
+    def dfs(cell, remaining):
+        if remaining == 0:
+            return cell == start
+        if abs(xs[cell] - sx) + abs(ys[cell] - sy) > remaining:
+            return False
+        steps[0] += 1
+        if steps[0] > MAX_STUB_STEPS:
+            return False
+        options = []
+        for d in range(4):
+            w = 4 * cell + d
+            if _free(router, w, taken):
+                nxt = g.dest[w]
+                options.append((router.cell_use[nxt] == 0 and nxt != start, d, w, nxt))
+        options.sort()
+        for _, _, w, nxt in options:
+            if nxt == start and remaining != 1:
+                continue
+            taken.add(w)
+            path.append(w)
+            if dfs(nxt, remaining - 1):
+                return True
+            path.pop()
+            taken.discard(w)
+        return False
+
+    return list(path) if dfs(start, length) else None
+
+
+def _insert(router, net, entering, walk, children):
+    """Add ``walk`` (wires out of and back into ``entering``'s cell) to ``net``'s tree after
+    ``entering``; returns the last wire (the one coming back)."""
+    depth, _ = router.trees[net][entering]
+    parent = entering
+    for w in walk:
+        depth += 1
+        router._add(net, w, depth, parent)
+        children.setdefault(parent, []).append(w)
+        parent = w
+    return parent
+
+
+def _reparent(router, net, child, parent, children):
+    """Make ``parent`` the parent of ``child`` and shift the depths under ``child``."""
+    tree = router.trees[net]
+    old_depth, old_parent = tree[child]
+    shift = tree[parent][0] + 1 - old_depth
+    children[old_parent].remove(child)
+    children.setdefault(parent, []).append(child)
+    tree[child] = (old_depth + shift, parent)
+    stack = list(children.get(child, ()))
+    while stack:
+        w = stack.pop()
+        d, p = tree[w]
+        tree[w] = (d + shift, p)
+        stack.extend(children.get(w, ()))
