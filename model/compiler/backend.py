@@ -48,6 +48,10 @@ __all__ = ["CompileError", "CompileResult", "compile_netlist"]
 _COPY = (0xAAAA, 0xCCCC, 0xF0F0, 0xFF00)
 #: PathFinder iterations without and with length targets.
 UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 30, 40
+#: Placement seeds tried on each grid size with padding alone (stubs, trombones and local
+#: negotiation, :mod:`.pad`: a second each on small designs) before the one attempt that
+#: also routes every net again with exact targets (tens of seconds).
+PAD_SEEDS = 4
 #: Net reroutes routing may spend on one grid size: a base plus a share per connection. A
 #: count, not a time, so that a compile gives the same program on every machine and load.
 ROUTE_REROUTES, ROUTE_REROUTES_PER_CONNECTION = 4000, 40
@@ -208,17 +212,21 @@ def _compile_older(netlist, width, height, region, defects, pins, seed, progress
             raise CompileError(f"a region is x0,y0,x1,y1, not {region!r}")
     if auto:
         width, height = _auto_size(design, width, height, region)
-    attempts = 3 if auto else 1
+    attempts = 3 if auto and region is None else 1
     last = None
     for attempt in range(attempts):
-        try:
-            return _compile_on(netlist, design, width, height, region, defects, fixed, seed,
-                               progress, times, started)
-        except _RouteFailure as failure:
-            last = failure
-            if region is not None or not auto:
-                break
-            width, height = width + 6, height + 6
+        # a few placements padded alone (fast), then on the last size one that may route
+        # every net again with exact targets (slow)
+        tries = [(seed + k, False) for k in range(PAD_SEEDS)]
+        if attempt == attempts - 1:
+            tries.append((seed, True))
+        for try_seed, reroute in tries:
+            try:
+                return _compile_on(netlist, design, width, height, region, defects, fixed,
+                                   try_seed, progress, times, started, reroute=reroute)
+            except _RouteFailure as failure:
+                last = failure
+        width, height = width + 6, height + 6
     raise CompileError(f"{last}; try a larger --size or region")
 
 
@@ -418,7 +426,7 @@ class _Timing:
 
 
 def _compile_on(netlist, design, width, height, region, defects, fixed, seed, progress,
-                times, started):
+                times, started, *, reroute=True):
     try:
         width, height = check_grid_size(width, height)
     except ValueError as error:
@@ -503,7 +511,11 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
         padded = pad_routes(router, per_net)
         if progress is not None:
             progress("timing", 1, 0)
+        if padded.failed and not reroute:
+            raise _RouteFailure(f"{len(padded.failed)} connections could not be padded to "
+                                f"their wave on a {width} x {height} grid")
         router.present = 0.5
+        over, failed = [], padded.failed
         for it in range(TARGETED_ITERATIONS if padded.failed else 0):
             per_net = [[targets[conn_index[(n, s)]] for s in range(len(sinks))]
                        for n, (_, sinks) in enumerate(rnets)]

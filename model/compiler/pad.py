@@ -27,6 +27,13 @@ __all__ = ["PadResult", "pad_routes", "MAX_STUB_STEPS"]
 
 #: Walk states a stub search may visit before it gives up (per stub).
 MAX_STUB_STEPS = 4000
+#: Reroutes the negotiation may spend per sink that stubs and free trombones could not pad.
+NEGOTIATION_BUDGET = 40
+#: PathFinder's present-congestion factor while negotiating (a taken wire costs this much
+#: more per net already on it).
+NEGOTIATION_PRESENT = 2.0
+#: Its growth after each round over the sinks left.
+NEGOTIATION_GROWTH = 1.5
 
 
 @dataclasses.dataclass
@@ -37,6 +44,7 @@ class PadResult:
     stubs: int = 0
     padded: int = 0
     detours: int = 0
+    negotiated: int = 0
     failed: list = dataclasses.field(default_factory=list)
 
 
@@ -69,14 +77,95 @@ def pad_routes(router, targets):
             result.detours += 1
         else:
             still.append((net, s))
-    result.failed = still
+    result.failed = _negotiate(router, targets, still, result) if still else []
     return result
 
 
-def _detour(router, net, sink, target):
+def _negotiate(router, targets, failed, result):
+    """Local rip-up and reroute for the sinks no stub or free trombone could pad: each is
+    routed at its length over wires of other nets too (PathFinder's costs, the history of
+    a wire raised each time it is taken), and the sinks whose routes lose a wire are routed
+    again the same way, until none is left or :data:`NEGOTIATION_BUDGET` reroutes per
+    failed sink are spent. :returns: the sinks still not at their target."""
+    queue = list(failed)
+    budget = NEGOTIATION_BUDGET * len(failed)
+    present = router.present
+    router.present = NEGOTIATION_PRESENT
+    round_left = len(queue)
+    try:
+        while queue and budget > 0:
+            budget -= 1
+            round_left -= 1
+            if round_left < 0:              # a round over the queue: congestion costs more
+                router.present *= NEGOTIATION_GROWTH
+                round_left = len(queue)
+            net, s = queue.pop(0)
+            target = targets[net][s]
+            goal = router.goals[net][s]
+            if goal is not None and (target is None or router.trees[net][goal][0] == target):
+                continue
+            if _detour(router, net, s, target):
+                result.detours += 1
+                continue
+            taken = _detour(router, net, s, target, steal=True)
+            if taken is None:
+                queue.append((net, s))
+                continue
+            result.negotiated += 1
+            for w in taken:
+                router.hist[w] += 1.0
+                for victim in router.users(w):
+                    if victim != net:
+                        queue += [(victim, v) for v in _evict(router, victim, w)]
+    finally:
+        router.present = present
+    return [(net, s) for net, s in queue
+            if router.goals[net][s] is None or targets[net][s] is not None
+            and router.trees[net][router.goals[net][s]][0] != targets[net][s]]
+
+
+def _evict(router, net, wire):
+    """Remove ``wire`` and what hangs from it from ``net``'s tree, and the branches that
+    then lead to no sink; :returns: the sinks that lost their route."""
+    tree = router.trees[net]
+    children = {}
+    for w, (_, parent) in tree.items():
+        children.setdefault(parent, []).append(w)
+    removed, stack = [], [wire]
+    while stack:
+        w = stack.pop()
+        removed.append(w)
+        stack.extend(children.get(w, ()))
+    for w in removed:
+        _drop(router, net, w)
+    gone = set(removed)
+    lost = [s for s, g in enumerate(router.goals[net]) if g in gone]
+    for s in lost:
+        router.goals[net][s] = None
+    goals = set(router.goals[net])
+    leaf = _dangling(router, net, goals)
+    while leaf is not None:
+        _drop(router, net, leaf)
+        leaf = _dangling(router, net, goals)
+    return lost
+
+
+def _dangling(router, net, goals):
+    """A wire of ``net``'s tree that feeds nothing and is no sink's goal, or None."""
+    tree = router.trees[net]
+    parents = {p for _, p in tree.values()}
+    for w in tree:
+        if w not in parents and w not in goals:
+            return w
+    return None
+
+
+def _detour(router, net, sink, target, steal=False):
     """Route sink ``sink`` of ``net`` again from where its path leaves the other sinks'
-    paths, at exactly ``target`` wires over unused wires only (a trombone). True if done;
-    else the route is left as it was."""
+    paths, at exactly ``target`` wires (any length if None) over unused wires only (a
+    trombone), or with ``steal`` over other nets' wires too at their PathFinder cost.
+    :returns: True if done (with ``steal``: the list of wires taken from other nets); else
+    False (None) and the route is left as it was."""
     tree = router.trees[net]
     shared = set()
     for s, goal in enumerate(router.goals[net]):
@@ -88,17 +177,18 @@ def _detour(router, net, sink, target):
     for w in private:
         _drop(router, net, w)
     sources, sinks = router.nets[net]
-    path = router._search(net, sources, sinks[sink], target, free_only=True)
-    if path is None or path[-1][1] != target:
+    path = router._search(net, sources, sinks[sink], target, free_only=not steal)
+    if path is None or target is not None and path[-1][1] != target:
         for w, (depth, parent) in saved.items():
             router._add(net, w, depth, parent)
         router.goals[net][sink] = old_goal
-        return False
+        return None if steal else False
+    taken = [w for w, _, _ in path if w not in tree and router.occ[w]]
     for w, depth, parent in path:
         if w not in tree:
             router._add(net, w, depth, parent)
     router.goals[net][sink] = path[-1][0]
-    return True
+    return taken if steal else True
 
 
 def _drop(router, net, w):
