@@ -52,6 +52,13 @@ UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 30, 40
 #: negotiation, :mod:`.pad`: a second each on small designs) before the one attempt that
 #: also routes every net again with exact targets (tens of seconds).
 PAD_SEEDS = 4
+#: Without the full reroute, more connections than this left unpadded on every seed of a
+#: size end the attempt (the placer packs as tightly on a larger grid).
+HOPELESS_UNPADDED = 24
+#: Largest sequential design (Yosys LUT4s) on which the general back end is tried beside the
+#: sweep by default (its period is set by the placed loops, the sweep's by its rows: issue 36
+#: item 4; ``bitgrid bench compile``, series ``sequential``).
+GENERAL_CANDIDATE_LUTS = 64
 #: Net reroutes routing may spend on one grid size: a base plus a share per connection. A
 #: count, not a time, so that a compile gives the same program on every machine and load.
 ROUTE_REROUTES, ROUTE_REROUTES_PER_CONNECTION = 4000, 40
@@ -77,7 +84,12 @@ class CompileResult(typing.NamedTuple):
 
 
 class _RouteFailure(Exception):
-    pass
+    """One placement that did not route; ``unpadded``: the connections padding left short
+    (0 when it failed otherwise)."""
+
+    def __init__(self, message, unpadded=0):
+        super().__init__(message)
+        self.unpadded = unpadded
 
 
 def _figure_of_merit(result):
@@ -98,8 +110,10 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     and the program with the fewest cells x period is kept (:func:`_figure_of_merit`); only
     ``netlist`` falls back to the older back ends (fixed pins; a region or defect map the
     sweep does not fit); a small state machine is also tried in one cell
-    (:mod:`.onecell`). The report names the mapping kept (``mapping``: ``lut4``, ``lut3``,
-    ``lut2``, ``blocks`` or ``one-cell``) and lists every candidate's back end, cells and period
+    (:mod:`.onecell`) and, up to :data:`GENERAL_CANDIDATE_LUTS` LUT4s, on the general back
+    end with padding alone (``lut4, general``). The report names the mapping kept
+    (``mapping``: ``lut4``, ``lut3``, ``lut2``, ``blocks``, ``one-cell``, ``lut4, general``
+    or a mapping ``, retimed``) and lists every candidate's back end, cells and period
     (``candidates``); ``times["total"]`` covers them all.
 
     :param netlist: a :class:`bitgrid.netlist.Netlist` (the LUT4 mapping).
@@ -140,6 +154,15 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
         retimed = compile_retimed(netlist, alternatives, **options)
         if retimed is not None:
             candidates.append((f"{retimed.report.get('mapping', 'lut4')}, retimed", retimed))
+    if netlist.dffs and region is None and defects is None and not pins and retimed is None \
+            and not block_only and len(netlist.luts) <= GENERAL_CANDIDATE_LUTS:
+        # a small state machine: the general back end's loops are short when it pads
+        try:
+            candidates.append(("lut4, general", _compile_older(
+                netlist, width, height, None, None, None, seed, progress,
+                full_reroute=False)))
+        except CompileError as error:
+            errors.append(error)
     if region is None and defects is None and not pins and retimed is None:
         from .onecell import compile_one_cell
         one = compile_one_cell(netlist, width=width, height=height)
@@ -191,9 +214,12 @@ def _compile_mapping(netlist, *, width, height, region, defects, pins, seed, pro
     return _compile_older(netlist, width, height, region, defects, pins, seed, progress)
 
 
-def _compile_older(netlist, width, height, region, defects, pins, seed, progress):
+def _compile_older(netlist, width, height, region, defects, pins, seed, progress, *,
+                   full_reroute=True):
     """The systolic back end (combinational) or the general one (flip-flops): they take
-    fixed pins and place around any region or defect map, for small designs."""
+    fixed pins and place around any region or defect map, for small designs. Without
+    ``full_reroute`` the general back end only pads (:data:`PAD_SEEDS` placements per size,
+    a few seconds at most on small designs) and fails rather than route every net again."""
     reads_start = any(START in lut.inputs for lut in netlist.luts.values())
     if not netlist.dffs and not reads_start \
             and _systolic_sides(netlist, _check_pins(netlist, pins)):
@@ -212,20 +238,36 @@ def _compile_older(netlist, width, height, region, defects, pins, seed, progress
             raise CompileError(f"a region is x0,y0,x1,y1, not {region!r}")
     if auto:
         width, height = _auto_size(design, width, height, region)
+        for side, lane in fixed.values():      # a grid that holds the pins' lanes
+            if side in (0, 2):
+                width = max(width, _even_up(lane + 1))
+            else:
+                height = max(height, _even_up(lane + 1))
+    for (name, i), (side, lane) in fixed.items():
+        along = width if side in (0, 2) else height
+        if not 0 <= lane < along:
+            raise CompileError(f"pins put {name}[{i}] on lane {lane} of side {'NESW'[side]}, "
+                               f"which a {width} x {height} grid does not have (lanes 0 to "
+                               f"{along - 1}); give a larger --size or another lane")
     attempts = 3 if auto and region is None else 1
     last = None
     for attempt in range(attempts):
         # a few placements padded alone (fast), then on the last size one that may route
         # every net again with exact targets (slow)
         tries = [(seed + k, False) for k in range(PAD_SEEDS)]
-        if attempt == attempts - 1:
+        if attempt == attempts - 1 and full_reroute:
             tries.append((seed, True))
+        fewest = None
         for try_seed, reroute in tries:
             try:
                 return _compile_on(netlist, design, width, height, region, defects, fixed,
                                    try_seed, progress, times, started, reroute=reroute)
             except _RouteFailure as failure:
                 last = failure
+                if failure.unpadded:
+                    fewest = min(fewest or failure.unpadded, failure.unpadded)
+        if not full_reroute and fewest is not None and fewest > HOPELESS_UNPADDED:
+            break       # far from fitting: a larger grid gives the placer no more room
         width, height = width + 6, height + 6
     raise CompileError(f"{last}; try a larger --size or region")
 
@@ -377,8 +419,8 @@ class _Timing:
         return (g.xs[c] + g.ys[c]) % 2
 
     def lower(self, period):
-        """Lower bounds: a cell's parity; a lane's parity - 1; and a driver of an output
-        through ``r`` flip-flops ``r * period`` more (the output's row 0 after subcycle 0)."""
+        """Lower bounds: a cell's parity; a lane's parity - 1; a driver of an output through
+        ``r`` flip-flops ``r * period`` more (the output's row 0 after subcycle 0)."""
         design = self.design
         registered = [0] * (self.nb + len(design.pins))
         for net in design.nets:
@@ -388,7 +430,10 @@ class _Timing:
                     registered[u] = max(registered[u], registers)
         lower = []
         for b, block in enumerate(design.blocks):
-            lower.append(self.parity(("block", b)) + registered[b] * period)
+            # (the start cell's tag is its parity: it steps to 1 on its first update, and
+            # pins read it through flip-flops from a buffer cell, :mod:`.pack`)
+            rows = 0 if block.start else registered[b]
+            lower.append(self.parity(("block", b)) + rows * period)
         for i, pin in enumerate(design.pins):
             if pin.direction == "in" and self.pl.pin_lane[i] is not None:
                 lower.append(self.parity(("pin", i)) - 1 + registered[self.nb + i] * period)
@@ -513,7 +558,8 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
             progress("timing", 1, 0)
         if padded.failed and not reroute:
             raise _RouteFailure(f"{len(padded.failed)} connections could not be padded to "
-                                f"their wave on a {width} x {height} grid")
+                                f"their wave on a {width} x {height} grid",
+                                len(padded.failed))
         router.present = 0.5
         over, failed = [], padded.failed
         for it in range(TARGETED_ITERATIONS if padded.failed else 0):

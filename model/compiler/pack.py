@@ -27,8 +27,9 @@ Steps (each the usual one of FPGA technology mapping, e.g. ABC's and VPR's packe
    4) is folded into its readers (as ABC's ``lutpack`` / ``mfs`` would).
 4. *Packing*: LUTs whose input signals together number at most 4 share a cell (for example
    the sum and carry of a full adder: 3 inputs, 2 outputs), at most :data:`MAX_LUTS_PER_CELL`
-   per cell so that each output still has sides to leave by. Greedy, best-gain first (the
-   affinity of VPR's AAPack: shared inputs).
+   per cell so that each output still has sides to leave by, and of one logic level (a
+   cell's LUTs compute in one wave). Greedy, best-gain first (the affinity of VPR's
+   AAPack: shared inputs).
 """
 
 import collections
@@ -391,6 +392,24 @@ def _pack(netlist, luts, dffs, outputs, gates, max_luts, encoding):
     items = {}
     for net, (inputs, table) in luts.items():
         items[net] = (tuple(_signal(i, dffs) for i in inputs), table)
+    # Logic levels (registers cut): a cell's LUTs compute in the same wave, so only LUTs of
+    # the same level share a cell, which keeps the cells' graph free of loops without
+    # flip-flops (a LUT reading another, even through a third cell, is a level higher).
+    level = {}
+    for net in items:
+        stack = [net]
+        while stack:
+            x = stack[-1]
+            if x in level:
+                stack.pop()
+                continue
+            pending = [i for i, r in items[x][0] if r == 0 and i in items and i not in level]
+            if pending:
+                stack.extend(pending)
+                continue
+            level[x] = 1 + max((level[i] for i, r in items[x][0] if r == 0 and i in items),
+                               default=-1)
+            stack.pop()
     # Greedy pairing by shared signals.
     order = sorted(items, key=lambda n: (-len(items[n][0]), n))
     by_signal = collections.defaultdict(list)
@@ -416,6 +435,8 @@ def _pack(netlist, luts, dffs, outputs, gates, max_luts, encoding):
                 union = signals | other_signals
                 if len(union) > 4:
                     continue
+                if level[other] != level[net]:
+                    continue        # one cell, one wave: LUTs of one logic level only
                 gain = len(signals & other_signals) * 4 - len(union - signals)
                 if gain > best_gain:
                     best, best_gain = other, gain
@@ -451,6 +472,14 @@ def _pack(netlist, luts, dffs, outputs, gates, max_luts, encoding):
         if net == CONST1:
             net = START
         driver, registers = _signal(net, dffs)
+        if driver == START and registers:
+            # start r rows late: a buffer cell reads it through the registers (the start
+            # cell's tag is fixed, so a pin could not be given the rows' length)
+            key = f"$start:{registers}"
+            if key not in block_of:
+                block_of[key] = len(blocks)
+                blocks.append(Block(((key, (0,), 0b10),), ((START, registers),)))
+            driver, registers = key, 0
         pins.append(Pin(name, index, "out", driver, registers, encoding.get(driver, 0)))
     # Start block, if anything reads it.
     uses_start = any(START in [s for s, _ in b.inputs] for b in blocks) or \

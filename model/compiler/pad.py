@@ -29,6 +29,9 @@ __all__ = ["PadResult", "pad_routes", "MAX_STUB_STEPS"]
 MAX_STUB_STEPS = 4000
 #: Reroutes the negotiation may spend per sink that stubs and free trombones could not pad.
 NEGOTIATION_BUDGET = 40
+#: More sinks than this left by stubs and trombones: no negotiation (the placement has no
+#: room; the caller tries another).
+NEGOTIATION_MAX_FAILED = 12
 #: PathFinder's present-congestion factor while negotiating (a taken wire costs this much
 #: more per net already on it).
 NEGOTIATION_PRESENT = 2.0
@@ -88,6 +91,8 @@ def _negotiate(router, targets, failed, result):
     again the same way, until none is left or :data:`NEGOTIATION_BUDGET` reroutes per
     failed sink are spent. :returns: the sinks still not at their target."""
     queue = list(failed)
+    if len(failed) > NEGOTIATION_MAX_FAILED:
+        return queue                        # a placement with no room: try another
     budget = NEGOTIATION_BUDGET * len(failed)
     present = router.present
     router.present = NEGOTIATION_PRESENT

@@ -195,18 +195,23 @@ def _levels(design):
             if sink[0] == "block" and registers == 0:
                 preds[sink[1]].append(net.driver[1])
     level = [None] * nb
+    state = [0] * nb                # 0 new, 1 open (on the current path), 2 done
     for b in range(nb):
         stack = [b]
         while stack:
             x = stack[-1]
-            if level[x] is not None:
+            if state[x] == 2:
                 stack.pop()
                 continue
-            pending = [p for p in preds[x] if level[p] is None]
+            state[x] = 1
+            pending = [p for p in preds[x] if state[p] != 2]
+            if any(state[p] == 1 for p in pending):
+                raise ValueError("a loop of logic without a flip-flop")
             if pending:
                 stack.extend(pending)
                 continue
             level[x] = 1 + max((level[p] for p in preds[x]), default=-1)
+            state[x] = 2
             stack.pop()
     return level
 

@@ -266,6 +266,16 @@ def test_region_and_defects_are_respected():
             assert side != "W"          # the region does not touch the west edge
 
 
+def test_a_pin_off_the_grid_is_a_clear_error():
+    with pytest.raises(CompileError, match=r"pins put q\[1\] on lane 16 of side E, which a "
+                       r"16 x 16 grid does not have"):
+        compile_netlist(counter(2), width=16, height=16,
+                        pins={"en": [("W", 1)], "q": [("E", 13), ("E", 16)]})
+    # without a size the grid grows to hold the lanes
+    result = compile_netlist(counter(2), pins={"en": [("W", 1)], "q": [("E", 13), ("E", 16)]})
+    assert result.config.height >= 17
+
+
 def test_pins_keep_lanes():
     netlist = adder(2)
     pins = {"a": [("N", 2), ("N", 6)], "b": [("W", 1), ("W", 5)],
@@ -275,3 +285,63 @@ def test_pins_keep_lanes():
     for name, lanes in pins.items():
         got = [(bit.side, bit.lane) for bit in result.portmap[name].bits]
         assert got == [(parse_side(s), lane) for s, lane in lanes]
+
+
+# The general back end (fixed pins force it; by default it is a candidate for small state
+# machines) ------------------------------------------------------------------------------------
+def _general(netlist, rows, **options):
+    result = _check(netlist, rows, **options)
+    assert result.report["back_end"] == "general"
+    return result
+
+
+def test_start_read_through_flip_flops_by_an_output():
+    """``q1 <= 1`` from init 0 is the start signal one row late: row 0 shows 0 (the start
+    cell's tag is fixed, so the pin reads it from a buffer cell), and a LUT reading it too."""
+    inputs = {"i": InputPort(("i",))}
+    luts = {"n": Lut(("q1", "i"), 0b0110)}
+    dffs = {"q1": Dff(CONST1, 0), "q2": Dff("q1", 0)}
+    netlist = Netlist("late", inputs, {"q": OutputPort(("q1", "q2", "n"))}, luts, dffs)
+    rows = [{"i": k % 2} for k in range(12)]
+    expected = [{"q": (k >= 1) | (k >= 2) << 1 | ((k >= 1) ^ (k % 2)) << 2}
+                for k in range(12)]
+    assert netlist.simulate(rows) == expected
+    _general(netlist, rows, pins={"i": [("W", 3)], "q": [("E", 2), ("E", 4), ("E", 6)]},
+             width=16, height=16)
+
+
+def test_luts_of_different_levels_share_no_cell():
+    """``n1`` and ``n4`` read the same signals, but ``n4`` reads ``n2`` which reads ``n1``:
+    one cell computing both would need ``n1`` a wave before itself. The packer keeps them
+    apart (this netlist's packing once looped forever in placement)."""
+    from bitgrid.compiler.pack import prepare
+    inputs = {"a": InputPort(("a0", "a1")), "c": InputPort(("c",))}
+    luts = {"n1": Lut(("a0", "a1"), 0b0110), "n2": Lut(("n1", "c"), 0b1000),
+            "n4": Lut(("a0", "a1", "n2"), 0b10010110)}
+    netlist = Netlist("levels", inputs, {"y": OutputPort(("n4", "n1"))}, luts,
+                      {"q": Dff("n4", 1)})
+    design = prepare(netlist)
+    cell_of = {net: b for b, block in enumerate(design.blocks) for net, *_ in block.luts}
+    assert cell_of["n1"] != cell_of["n4"]
+    rows = [{"a": a, "c": c} for a in range(4) for c in range(2)] * 3
+    _general(netlist, rows, pins={"a": [("W", 2), ("W", 4)], "c": [("N", 3)],
+                                  "y": [("E", 3), ("E", 5)]}, width=16, height=16)
+
+
+@pytest.mark.parametrize("seeds", _chunks(2000, 20))
+def test_general_back_end_on_random_state_machines(seeds):
+    """Random small state machines on the general back end alone (pins on fixed lanes), 100
+    cycles each against Netlist.simulate: a machine it cannot route is a clear
+    CompileError, never a wrong row."""
+    for seed in seeds:
+        netlist = _random_machine(seed)
+        pins, lanes = {}, {"W": 1, "E": 1}
+        for name, port in [*netlist.inputs.items(), *netlist.outputs.items()]:
+            side = "W" if name in netlist.inputs else "E"
+            pins[name] = [(side, lanes[side] + k) for k in range(len(port.bits))]
+            lanes[side] += len(port.bits)
+        try:
+            _general(netlist, None, count=100, seed=seed, target="fast", pins=pins,
+                     width=24, height=24)
+        except CompileError as error:
+            assert "grid" in str(error)
