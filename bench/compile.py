@@ -43,7 +43,7 @@ import time
 from .common import Progress, exponents, figure, timer, value
 
 __all__ = ["SUITE_DESIGNS", "QUICK_DESIGNS", "SERIES", "TIME_LIMIT", "measure", "format_part",
-           "compile_row"]
+           "compile_row", "series_plan"]
 
 #: (series, design name, parameters) of the growth series of the full part.
 SERIES = (
@@ -107,6 +107,20 @@ def _plan(which):
             seen.add(key)
             unique.append((series, name, params))
     return unique
+
+
+def series_plan(names):
+    """The rows of the full suite in the series ``names`` (``bitgrid bench compile --series
+    sequential``), as :func:`measure` takes them.
+
+    :raises ValueError: for a series the suite does not have (naming those it has).
+    """
+    plan = _plan(SUITE_DESIGNS)
+    known = list(dict.fromkeys(series for series, _, _ in plan))
+    for name in names:
+        if name not in known:
+            raise ValueError(f"no series {name!r}; the series are {', '.join(known)}")
+    return [row for row in plan if row[0] in names]
 
 
 def outside_plan(folder):

@@ -194,21 +194,28 @@ def bench_mesh(sizes, json_path, quiet, quick, steps):
               help="Also compile every .v file of this folder (outside designs, such as a "
                    "checkout of the EPFL suite's random_control folder): the file's only "
                    "module, or the one named as the file.")
-def bench_compile(json_path, quiet, quick, seed, outside):
+@click.option("--series", "series", multiple=True, metavar="NAME",
+              help="Only this series of the suite (repeatable), e.g. sequential, state, "
+                   "arithmetic, multiplier, adder, 'test designs'.")
+def bench_compile(json_path, quiet, quick, seed, outside, series):
     """The compiler: for each test design and for growing multipliers (4 to 16 bits) and
     adders (8 to 64 bits), Yosys' LUT count, the cells used (logic, routing, delay), the
     bounding box, period and latency in subcycles, and compile time per stage (s), with the
     growth exponent of compile time against cells used.
 
-    Example: bitgrid bench compile --outside benchmarks/random_control"""
-    from bitgrid.bench.compile import QUICK_DESIGNS, SUITE_DESIGNS, outside_plan
-    if outside is not None:
-        try:
+    Example: bitgrid bench compile --series sequential"""
+    from bitgrid.bench.compile import QUICK_DESIGNS, SUITE_DESIGNS, outside_plan, series_plan
+    designs = QUICK_DESIGNS if quick else SUITE_DESIGNS
+    try:
+        if outside is not None:
             outside_plan(outside)
-        except ValueError as error:
-            raise click.UsageError(str(error)) from None
-    _run("compile", None, json_path, quiet, designs=QUICK_DESIGNS if quick else SUITE_DESIGNS,
-         seed=seed, outside=outside)
+        if series:
+            if quick:
+                raise ValueError("--series picks from the full suite; leave out --quick")
+            designs = series_plan(series)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    _run("compile", None, json_path, quiet, designs=designs, seed=seed, outside=outside)
 
 
 @bench.command("mpi")

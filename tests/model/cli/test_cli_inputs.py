@@ -114,6 +114,24 @@ def test_bench_compile_outside_needs_verilog_files(tmp_path):
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--series", "nope"], "no series 'nope'; the series are test designs, multiplier, adder, "
+                           "1000 LUTs, state, arithmetic, sequential"),
+    (["--series", "sequential", "--quick"], "--series picks from the full suite")])
+def test_bench_compile_series_are_checked(args, message):
+    """--series names a series of the suite, checked before anything is compiled."""
+    result = invoke("bench", "compile", *args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_series_plan_picks_the_suites_rows():
+    from bitgrid.bench.compile import series_plan
+    from bitgrid.compiler.designs import SEQUENTIAL_DESIGNS
+    assert series_plan(["sequential"]) == [("sequential", n, p) for n, p in SEQUENTIAL_DESIGNS]
+
+
 def _vector_file(tmp_path, steps_text):
     path = tmp_path / "v.json"
     path.write_text('{"format": "bitgrid-vectors-v1", "width": 8, "height": 8, "bitstream": '
