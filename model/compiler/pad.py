@@ -1,4 +1,4 @@
-"""Back end, step 4b: padding routed connections to their exact lengths with local stubs.
+"""Back end, step 4b: padding routed connections to their exact lengths, locally (issue 36).
 
 After the first routing pass (:mod:`.route`, no length targets) every connection has a length,
 and the timing (:mod:`.timing`) gives each LUT operand a *target*: the depth its wire must
@@ -15,15 +15,24 @@ lengthened where it stands, as PipeRoute and SPR pad latency after placement:
   LUT operand of a sink cell) each get the smallest slack left among the sinks they lead to,
   so a fan-out trunk carries the padding its branches share once;
 * a wire is free when no net uses it and its cells are usable; a stub prefers cells already
-  in use, since the report counts cells.
+  in use, since the report counts cells;
+* a sink no stub can pad is routed again from where its path leaves the other sinks' paths,
+  at exactly its target over free wires (a *trombone*, :meth:`.route.Router._search` on
+  ``(wire, depth)`` states for that one connection);
+* the sinks still left (at most :data:`NEGOTIATION_MAX_FAILED`) are negotiated locally: each
+  is routed at its target over other nets' wires too, at PathFinder's cost, and the sinks that
+  lose a wire are routed again the same way, within :data:`NEGOTIATION_BUDGET` reroutes per
+  sink (rip-up and reroute, as detailed routers do).
 
 :func:`pad_routes` does it for every net and returns the sinks it could not pad; the caller
-(:func:`.backend._compile_on`) routes those again with exact targets.
+(:func:`.backend._compile_on`) tries another placement, or routes every net again with exact
+targets.
 """
 
 import dataclasses
 
-__all__ = ["PadResult", "pad_routes", "MAX_STUB_STEPS"]
+__all__ = ["PadResult", "pad_routes", "MAX_STUB_STEPS", "NEGOTIATION_BUDGET",
+           "NEGOTIATION_MAX_FAILED"]
 
 #: Walk states a stub search may visit before it gives up (per stub).
 MAX_STUB_STEPS = 4000
@@ -42,8 +51,10 @@ NEGOTIATION_GROWTH = 1.5
 @dataclasses.dataclass
 class PadResult:
     """What :func:`pad_routes` did: ``stubs`` inserted, ``padded`` subcycles they add in all,
-    ``detours`` (sinks routed again at their length), and ``failed`` sinks ``(net, sink)``
-    still short of their target."""
+    ``detours`` (sinks routed again at their length over free wires), ``negotiated`` (sinks
+    routed at their length over other nets' wires, those nets' sinks then routed again), and
+    ``failed`` sinks ``(net, sink)`` still short of their target (or, after a negotiation,
+    without a route: goal None)."""
     stubs: int = 0
     padded: int = 0
     detours: int = 0
@@ -56,7 +67,8 @@ def pad_routes(router, targets):
     targets) so that every sink with a target reaches it exactly.
 
     :param targets: ``targets[net][sink]``: the depth the sink's wire must have, or None.
-    :returns: :class:`PadResult`. Routes of failed sinks are left as padded as they could be.
+    :returns: :class:`PadResult`. Routes of failed sinks are left as padded as they could be
+        (or unrouted, see :class:`PadResult`); the caller routes again or gives up.
     :raises ValueError: if a target is below the route's depth or of the other parity.
     """
     result = PadResult()
