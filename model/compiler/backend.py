@@ -25,6 +25,7 @@ against :meth:`bitgrid.netlist.Netlist.simulate` by the tests in tests/model/com
 """
 
 import math
+import numbers
 import time
 import typing
 
@@ -52,13 +53,14 @@ UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 30, 40
 #: negotiation, :mod:`.pad`: a second each on small designs) before the one attempt that
 #: also routes every net again with exact targets (tens of seconds).
 PAD_SEEDS = 4
-#: Without the full reroute, more connections than this left unpadded on every seed of a
-#: size end the attempt (the placer packs as tightly on a larger grid).
-HOPELESS_UNPADDED = 24
+#: As a candidate, more connections than this left unpadded on every seed of a size (or
+#: routing congested before padding) end the attempt (the placer packs as tightly on a
+#: larger grid); failed tries of 41- to 59-LUT machines took 60 to 155 s before.
+HOPELESS_UNPADDED = 12
 #: Largest sequential design (Yosys LUT4s) on which the general back end is tried beside the
 #: sweep by default (its period is set by the placed loops, the sweep's by its rows: issue 36
 #: item 4; ``bitgrid bench compile``, series ``sequential``).
-GENERAL_CANDIDATE_LUTS = 64
+GENERAL_CANDIDATE_LUTS = 32
 #: Net reroutes routing may spend on one grid size: a base plus a share per connection. A
 #: count, not a time, so that a compile gives the same program on every machine and load.
 ROUTE_REROUTES, ROUTE_REROUTES_PER_CONNECTION = 4000, 40
@@ -272,8 +274,9 @@ def _compile_older(netlist, width, height, region, defects, pins, seed, progress
                 last = failure
                 if failure.unpadded:
                     fewest = min(fewest or failure.unpadded, failure.unpadded)
-        if candidate and fewest is not None and fewest > HOPELESS_UNPADDED:
-            break       # far from fitting: a larger grid gives the placer no more room
+        if candidate and (fewest is None or fewest > HOPELESS_UNPADDED):
+            break       # far from fitting (or congested before padding): a larger grid gives
+            #             the placer no more room
         width, height = width + 6, height + 6
     raise CompileError(f"{last}; try a larger --size or region")
 
@@ -362,7 +365,14 @@ def _check_pins(netlist, pins):
             raise CompileError(f"pins give {len(lanes)} lanes for port {name}, which has "
                                f"{len(port.bits)} bits")
         for i, (side, lane) in enumerate(lanes):
-            fixed[(name, i)] = (int(parse_side(side)), int(lane))
+            try:
+                side = int(parse_side(side))
+            except ValueError as error:
+                raise CompileError(f"pins give {name}[{i}] side {side!r}: {error}") from None
+            if isinstance(lane, bool) or not isinstance(lane, numbers.Integral) or lane < 0:
+                raise CompileError(f"pins give {name}[{i}] lane {lane!r}: a lane is a whole "
+                                   "number from 0")
+            fixed[(name, i)] = (side, int(lane))
     return fixed
 
 

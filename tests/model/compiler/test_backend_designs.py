@@ -276,6 +276,15 @@ def test_a_pin_off_the_grid_is_a_clear_error():
     assert result.config.height >= 17
 
 
+@pytest.mark.parametrize("lane, message", [
+    (("Q", 3), r"pins give q\[1\] side 'Q'"), (("E", -1), r"pins give q\[1\] lane -1: a lane "
+                                                        r"is a whole number from 0"),
+    (("E", 2.7), r"pins give q\[1\] lane 2.7"), (("E", True), r"pins give q\[1\] lane True")])
+def test_a_bad_pin_side_or_lane_is_a_clear_error(lane, message):
+    with pytest.raises(CompileError, match=message):
+        compile_netlist(counter(2), pins={"en": [("W", 1)], "q": [("E", 13), lane]})
+
+
 def test_pins_keep_lanes():
     netlist = adder(2)
     pins = {"a": [("N", 2), ("N", 6)], "b": [("W", 1), ("W", 5)],
