@@ -144,17 +144,14 @@ def _negotiate(router, targets, failed, result):
 def _evict(router, net, wire):
     """Remove ``wire`` and what hangs from it from ``net``'s tree, and the branches that
     then lead to no sink; :returns: the sinks that lost their route."""
-    tree = router.trees[net]
-    children = {}
-    for w, (_, parent) in tree.items():
-        children.setdefault(parent, []).append(w)
+    children = _children(router.trees[net])
     removed, stack = [], [wire]
     while stack:
         w = stack.pop()
         removed.append(w)
         stack.extend(children.get(w, ()))
     for w in removed:
-        _drop(router, net, w)
+        router._remove(net, w)
     gone = set(removed)
     lost = [s for s, g in enumerate(router.goals[net]) if g in gone]
     for s in lost:
@@ -162,7 +159,7 @@ def _evict(router, net, wire):
     goals = set(router.goals[net])
     leaf = _dangling(router, net, goals)
     while leaf is not None:
-        _drop(router, net, leaf)
+        router._remove(net, leaf)
         leaf = _dangling(router, net, goals)
     return lost
 
@@ -192,7 +189,7 @@ def _detour(router, net, sink, target, steal=False):
     saved = {w: tree[w] for w in private}
     old_goal = router.goals[net][sink]
     for w in private:
-        _drop(router, net, w)
+        router._remove(net, w)
     sources, sinks = router.nets[net]
     path = router._search(net, sources, sinks[sink], target, free_only=not steal)
     if path is None or target is not None and path[-1][1] != target:
@@ -208,20 +205,18 @@ def _detour(router, net, sink, target, steal=False):
     return taken if steal else True
 
 
-def _drop(router, net, w):
-    del router.trees[net][w]
-    router.occ[w] -= 1
-    owner = router.g.owner[w]
-    if owner >= 0:
-        router.cell_use[owner] -= 1
+def _children(tree):
+    """``{parent wire (-1: the source): [wires]}`` of a route tree."""
+    children = {}
+    for w, (_, parent) in tree.items():
+        children.setdefault(parent, []).append(w)
+    return children
 
 
 def _pad_net(router, net, need, result):
     g = router.g
     tree = router.trees[net]
-    children = {}
-    for w, (_, parent) in tree.items():
-        children.setdefault(parent, []).append(w)
+    children = _children(tree)
     goal_sinks = {}
     for s, goal in enumerate(router.goals[net]):
         if s in need:

@@ -131,13 +131,17 @@ class Router:
         if owner >= 0:
             self.cell_use[owner] += 1
 
+    def _remove(self, net, wire):
+        """Take ``wire`` out of ``net``'s tree (what hangs from it is the caller's)."""
+        del self.trees[net][wire]
+        self.occ[wire] -= 1
+        owner = self.g.owner[wire]
+        if owner >= 0:
+            self.cell_use[owner] -= 1
+
     def rip_up(self, net):
-        for wire in self.trees[net]:
-            self.occ[wire] -= 1
-            owner = self.g.owner[wire]
-            if owner >= 0:
-                self.cell_use[owner] -= 1
-        self.trees[net] = {}
+        for wire in list(self.trees[net]):
+            self._remove(net, wire)
         self.goals[net] = [None] * len(self.nets[net][1])
 
     def overused(self):
