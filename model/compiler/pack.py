@@ -37,7 +37,8 @@ import typing
 
 from ..netlist import CONST0, CONST1, START
 
-__all__ = ["START", "MAX_LUTS_PER_CELL", "Block", "Pin", "Net", "Design", "prepare"]
+__all__ = ["START", "MAX_LUTS_PER_CELL", "Block", "Pin", "Net", "Design", "prepare",
+           "logic_levels"]
 
 #: Most LUTs packed into one cell (a cell has 4 outputs; every LUT needs one side to leave).
 MAX_LUTS_PER_CELL = 2
@@ -387,6 +388,33 @@ def _signal(net, dffs):
     return net, registers
 
 
+def logic_levels(preds):
+    """Logic level of every node: the longest path to it from a node without predecessors
+    (level 0). ``preds``: ``{node: [nodes it reads in the same wave]}`` (registers cut).
+
+    :raises ValueError: for a loop (logic without a flip-flop).
+    """
+    level, state = {}, {}           # state: 1 open (on the current path), 2 done
+    for node in preds:
+        stack = [node]
+        while stack:
+            x = stack[-1]
+            if state.get(x) == 2:
+                stack.pop()
+                continue
+            state[x] = 1
+            pending = [p for p in preds[x] if state.get(p) != 2]
+            if any(state.get(p) == 1 for p in pending):
+                raise ValueError("a loop of logic without a flip-flop")
+            if pending:
+                stack.extend(pending)
+                continue
+            level[x] = 1 + max((level[p] for p in preds[x]), default=-1)
+            state[x] = 2
+            stack.pop()
+    return level
+
+
 def _pack(netlist, luts, dffs, outputs, gates, max_luts, encoding):
     # LUTs with their input signals.
     items = {}
@@ -395,21 +423,8 @@ def _pack(netlist, luts, dffs, outputs, gates, max_luts, encoding):
     # Logic levels (registers cut): a cell's LUTs compute in the same wave, so only LUTs of
     # the same level share a cell, which keeps the cells' graph free of loops without
     # flip-flops (a LUT reading another, even through a third cell, is a level higher).
-    level = {}
-    for net in items:
-        stack = [net]
-        while stack:
-            x = stack[-1]
-            if x in level:
-                stack.pop()
-                continue
-            pending = [i for i, r in items[x][0] if r == 0 and i in items and i not in level]
-            if pending:
-                stack.extend(pending)
-                continue
-            level[x] = 1 + max((level[i] for i, r in items[x][0] if r == 0 and i in items),
-                               default=-1)
-            stack.pop()
+    level = logic_levels({net: [i for i, r in items[net][0] if r == 0 and i in items]
+                          for net in items})
     # Greedy pairing by shared signals.
     order = sorted(items, key=lambda n: (-len(items[n][0]), n))
     by_signal = collections.defaultdict(list)

@@ -23,6 +23,8 @@ blocks on one parity of the chessboard, none touching).
 import math
 import random
 
+from .pack import logic_levels
+
 
 __all__ = ["Placement", "place", "TIMING_WEIGHT", "EDGE_PENALTY", "ADJACENT_PENALTY"]
 
@@ -194,26 +196,8 @@ def _levels(design):
         for sink, registers in net.sinks:
             if sink[0] == "block" and registers == 0:
                 preds[sink[1]].append(net.driver[1])
-    level = [None] * nb
-    state = [0] * nb                # 0 new, 1 open (on the current path), 2 done
-    for b in range(nb):
-        stack = [b]
-        while stack:
-            x = stack[-1]
-            if state[x] == 2:
-                stack.pop()
-                continue
-            state[x] = 1
-            pending = [p for p in preds[x] if state[p] != 2]
-            if any(state[p] == 1 for p in pending):
-                raise ValueError("a loop of logic without a flip-flop")
-            if pending:
-                stack.extend(pending)
-                continue
-            level[x] = 1 + max((level[p] for p in preds[x]), default=-1)
-            state[x] = 2
-            stack.pop()
-    return level
+    levels = logic_levels(dict(enumerate(preds)))
+    return [levels[b] for b in range(nb)]
 
 
 def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng, solve,

@@ -354,3 +354,15 @@ def test_general_back_end_on_random_state_machines(seeds):
                      width=24, height=24)
         except CompileError as error:
             assert "grid" in str(error)
+
+
+def test_logic_levels_are_longest_paths_and_loops_are_refused():
+    from bitgrid.compiler.pack import logic_levels
+    preds = {"a": [], "b": ["a"], "c": ["a", "b"], "d": ["c", "a"], "e": []}
+    assert logic_levels(preds) == {"a": 0, "b": 1, "c": 2, "d": 3, "e": 0}
+    # siblings pushed before they are reached are not a loop
+    assert logic_levels({"x": ["p", "q"], "q": ["p"], "p": []}) == {"p": 0, "q": 1, "x": 2}
+    with pytest.raises(ValueError, match="loop"):
+        logic_levels({"a": ["c"], "b": ["a"], "c": ["b"]})
+    with pytest.raises(ValueError, match="loop"):
+        logic_levels({"a": ["a"]})
