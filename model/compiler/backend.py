@@ -468,16 +468,14 @@ class _Timing:
         return result, index
 
     def solve(self, lengths, period=None):
-        """``(period, tags, targets per connection)``; targets ``None`` for outputs."""
+        """``(period, tags, targets per connection)``; targets ``None`` for outputs; None if
+        ``period`` (given) is too short."""
         edges, index = self.edges(lengths)
         n = self.nb + len(self.design.pins)
-        weights = [0] * n
-        for net in self.design.nets:
-            weights[self.node(net.driver)] += 1
         if period is None:
             period = minimum_period(n, self.lower, edges, fixed=self.start)
         tags = solve_tags(n, self.lower(period), edges, period, fixed=self.start,
-                          weights_out=weights)
+                          nets=[self.conns[k][0] for k in index])
         if tags is None:
             return None
         targets = [None] * len(self.conns)
@@ -487,7 +485,7 @@ class _Timing:
 
 
 def _compile_on(netlist, design, width, height, region, defects, fixed, seed, progress,
-                times, started, *, reroute=True):
+                times, started, *, reroute=True, pitch=2, spread_pins=False):
     try:
         width, height = check_grid_size(width, height)
     except ValueError as error:
@@ -514,7 +512,7 @@ def _compile_on(netlist, design, width, height, region, defects, fixed, seed, pr
 
     try:
         placement = place(design, graph, allowed, pins=fixed, seed=seed, progress=progress,
-                          solve=place_solve)
+                          solve=place_solve, pitch=pitch, spread_pins=spread_pins)
     except ValueError as error:
         raise CompileError(str(error)) from None
     times["place"] = time.perf_counter() - t

@@ -68,12 +68,18 @@ def _end_cell(graph, design, placement, end):
 
 
 def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=None,
-          effort=1.0):
+          effort=1.0, pitch=2, spread_pins=False):
     """Place ``design`` on ``graph`` (usable cells ``allowed``).
 
     :param pins: ``{(port, index): (side, lane)}`` of fixed port bits.
     :param solve: callable ``(lengths, placement) -> targets`` (per connection, in :func:`connections`
         order) for the timing term; ``None``: wire length only.
+    :param pitch: blocks go on the cells whose x and y are ``pitch - 1`` modulo ``pitch`` (2:
+        one cell in 4 is a logic slot; 3: one in 9, more routing room between blocks, and
+        none next to the boundary cells the port lanes use), or on any cell when those are
+        too few.
+    :param spread_pins: port bits (not fixed by ``pins``) only on odd lanes and one per
+        boundary cell, when those lanes hold them.
     :raises ValueError: if the blocks or pins do not fit (the message says how many).
     """
     rng = random.Random(seed)
@@ -86,10 +92,11 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
                          "cells are usable")
     # Lanes whose boundary cell is usable.
     usable = set(cell_ids)
-    # Logic slots: cells with odd x and odd y, so that blocks never touch and the cells
+    # Logic slots: cells on a lattice of ``pitch``, so that blocks never touch and the cells
     # between them form connected routing channels (as in an island-style FPGA); all cells
     # when the slots are too few.
-    slots = [c for c in cell_ids if graph.xs[c] % 2 and graph.ys[c] % 2]
+    slots = [c for c in cell_ids if graph.xs[c] % pitch == pitch - 1
+             and graph.ys[c] % pitch == pitch - 1]
     if len(slots) < nblocks:
         slots = list(cell_ids)
     slot_set = set(slots)
@@ -111,6 +118,17 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
                                  f"{lane[1]} is given twice")
             pin_lane[i] = lane
             taken[p.direction].add(lane)
+    # Port bits on every other lane, one per boundary cell, when the edges hold them: an
+    # input lane and an output lane at one boundary cell, or pins side by side, take every
+    # side of the boundary cells between them.
+    fixed_lanes = taken["in"] | taken["out"]
+    spaced = [lane for lane in lanes if lane[1] % 2 == 1 and lane not in fixed_lanes]
+    loose = sum(1 for i in range(len(design.pins)) if pin_lane[i] is None)
+    spread = spread_pins and loose <= len(spaced)
+    if spread:
+        lanes = spaced
+        shared = set(fixed_lanes)
+        taken = {"in": shared, "out": shared}
     for direction, group in (("in", in_pins), ("out", out_pins)):
         free = [lane for lane in lanes if lane not in taken[direction]]
         need = sum(1 for i in group if pin_lane[i] is None)
@@ -172,8 +190,8 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
     movable_pins = [i for i, p in enumerate(design.pins)
                     if (p.port, p.index) not in pins and not (p.direction == "out"
                                                               and p.net is None)]
-    _anneal(design, graph, placement, conns, occupied, lanes, taken, movable_pins, rng,
-            solve, progress, effort, slot_set)
+    _anneal(design, graph, placement, conns, occupied, lanes, spread, movable_pins, rng,
+            solve, progress, effort, slot_set, pitch)
     return placement
 
 
@@ -200,8 +218,8 @@ def _levels(design):
     return [levels[b] for b in range(nb)]
 
 
-def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng, solve,
-            progress, effort, slot_set):
+def _anneal(design, graph, pl, conns, occupied, lanes, spread, movable_pins, rng, solve,
+            progress, effort, slot_set, pitch):
     nb = len(design.blocks)
     fanout = [len(net.sinks) for net in design.nets]
     weight = [1.0 / math.sqrt(fanout[n]) for n, *_ in conns]
@@ -346,10 +364,14 @@ def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng,
     lane_index = {}
     for side, lane in lanes:
         lane_index.setdefault(side, []).append(lane)
-    pin_at = {"in": {}, "out": {}}
+    def lane_key(direction, lane):
+        # spread: one pin per lane whatever its direction (every lane of ``lanes`` takes both)
+        return lane if spread else (direction, lane)
+
+    pin_at = {}
     for i, p in enumerate(design.pins):
         if pl.pin_lane[i] is not None:
-            pin_at[p.direction][pl.pin_lane[i]] = i
+            pin_at[lane_key(p.direction, pl.pin_lane[i])] = i
     n = len(movables)
     rlim = float(max(graph.width, graph.height))
     moves_per_t = max(100, int(effort * 10 * n ** 1.2))
@@ -431,7 +453,7 @@ def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng,
         lane1 = (side, rng.choice(choices))
         if lane1 == lane0:
             return False
-        other = pin_at[p.direction].get(lane1)
+        other = pin_at.get(lane_key(p.direction, lane1))
         if other is not None and other not in movable_set:
             return False
         c_new, c_old = graph.boundary_cell(*lane1), graph.boundary_cell(*lane0)
@@ -450,11 +472,11 @@ def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng,
         new_costs = {k: ccost(k) for k in affected}
         delta = sum(new_costs.values()) - old
         if delta <= 0 or rng.random() < math.exp(-delta / temperature):
-            pin_at[p.direction][lane1] = i
+            pin_at[lane_key(p.direction, lane1)] = i
             if other is not None:
-                pin_at[p.direction][lane0] = other
+                pin_at[lane_key(p.direction, lane0)] = other
             else:
-                del pin_at[p.direction][lane0]
+                del pin_at[lane_key(p.direction, lane0)]
             for k, v in new_costs.items():
                 cost[k] = v
             total += delta
@@ -465,7 +487,8 @@ def _anneal(design, graph, pl, conns, occupied, lanes, taken, movable_pins, rng,
         return False
 
     movable_set = set(movable_pins)
-    unit = 2 if all(xs[c] % 2 and ys[c] % 2 for c in slot_set) else 1
+    unit = pitch if all(xs[c] % pitch == pitch - 1 and ys[c] % pitch == pitch - 1
+                        for c in slot_set) else 1
     # Initial temperature: 20 x the standard deviation of random move deltas (VPR).
     samples = []
     for _ in range(min(200, 4 * n)):

@@ -26,14 +26,23 @@ is at least its parity; a cell with a flip-flop gate at least ``P`` plus its par
 first outputs 1 on its first update). Output pins take whatever tag their route gives (their
 skew in the port map).
 
-After the longest-path (as soon as possible) solution, a few sweeps move every free node to
-the end of its feasible range that needs less padding (inputs as late as their readers allow):
-the coordinate descent of min-area retiming, approximated.
+Among the tags that satisfy the constraints, :func:`solve_tags` finds those that need the least
+padding, exactly: the minimum-area retiming of Leiserson and Saxe with shared fan-out, as a
+small linear program solved by HiGHS (``scipy.optimize.linprog``) (as superconducting-logic path balancing is). With tags
+``T = 2 k + parity`` (``k`` an integer), a connection ``e`` from ``u`` to ``v`` needs
+``pad(e) = T(v) - T(u) + r P - l(e) >= 0`` wires of padding; a net's sinks share the padding
+of its trunk, the smallest of theirs (the padding stage, :mod:`.pad`, puts it there), so a net
+costs ``sum(pad(e)) - (sinks - 1) * min(pad(e))``. For each net of several sinks a variable
+``M`` (the trunk's end, ``M <= k(v) - b(e)`` for each sink and ``M >= k(u)``) turns the
+minimum into linear constraints; every constraint is a difference of two variables, so the
+constraint matrix is totally unimodular and the simplex vertex HiGHS returns is integral (the
+solution is checked, and the longest-path one kept if the check fails). A tiny weight on
+every tag keeps the waves as early as the least padding allows (latency).
 """
 
 import numpy as np
 
-__all__ = ["TimingError", "solve_tags", "minimum_period"]
+__all__ = ["TimingError", "solve_tags", "minimum_period", "padding"]
 
 #: Largest period tried (subcycles).
 MAX_PERIOD = 4096
@@ -61,52 +70,83 @@ def _longest(n, lower, us, vs, ws, fixed_upper=None):
     return None
 
 
-def solve_tags(n, lower, edges, period, *, fixed=(), weights_out=None, sweeps=4):
-    """Tags for ``n`` nodes, or ``None`` if ``period`` is too short.
+def solve_tags(n, lower, edges, period, *, fixed=(), nets=None):
+    """Tags for ``n`` nodes that need the least padding (module docstring), or ``None`` if
+    ``period`` is too short.
 
-    :param lower: array of lower bounds (right parity).
-    :param edges: list of ``(u, v, lmin, registers)``.
+    :param lower: ``n`` lower bounds (each of its node's parity).
+    :param edges: list of ``(u, v, lmin, registers)``: ``T(v) - T(u) >= lmin - registers *
+        period``.
     :param fixed: nodes whose tag must stay at its lower bound (the start block).
-    :param weights_out: per node, the padding saved per step later (its distinct out nets).
+    :param nets: per edge, the net it belongs to (edges of one net share their trunk's
+        padding); ``None``: every edge its own net.
+    :returns: an ``int64`` array of ``n`` tags.
     """
     lower = np.asarray(lower, dtype=np.int64)
-    if edges:
-        us = np.array([e[0] for e in edges], dtype=np.int64)
-        vs = np.array([e[1] for e in edges], dtype=np.int64)
-        ws = np.array([e[2] - e[3] * period for e in edges], dtype=np.int64)
-    else:
-        us = vs = ws = np.zeros(0, dtype=np.int64)
+    us, vs, ws = _arrays(edges, period)
     fixed = list(fixed)
     upper = (np.array(fixed, dtype=np.int64), lower[fixed]) if fixed else None
     tags = _longest(n, lower, us, vs, ws, upper)
-    if tags is None:
+    if tags is None or not len(edges):
+        return tags
+    balanced = _least_padding(n, lower, us, vs, ws, fixed,
+                              nets if nets is not None else range(len(edges)))
+    return tags if balanced is None else balanced
+
+
+def padding(tags, edges, period, nets=None):
+    """Wires of padding ``tags`` need: the sum over nets of their connections' padding, less
+    what the sinks of a net share on its trunk (module docstring)."""
+    us, vs, ws = _arrays(edges, period)
+    pads = np.asarray(tags)[vs] - np.asarray(tags)[us] - ws
+    groups = {}
+    for e, net in enumerate(nets if nets is not None else range(len(edges))):
+        groups.setdefault(net, []).append(int(pads[e]))
+    return sum(sum(p) - (len(p) - 1) * min(p) for p in groups.values())
+
+
+def _least_padding(n, lower, us, vs, ws, fixed, nets):
+    """The LP of the module docstring (``scipy.optimize.linprog``, HiGHS' dual simplex);
+    ``None`` if it fails or returns a solution that does not check."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+    parity = lower % 2
+    k_low = (lower - parity) // 2
+    # k(v) - k(u) >= b(e): 2 (k(v) - k(u)) + parity(v) - parity(u) >= w(e)
+    bound = -((parity[vs] - parity[us] - ws) // 2)
+    groups = {}
+    for e, net in enumerate(nets):
+        groups.setdefault(net, []).append(e)
+    shared = [g for g in groups.values() if len(g) > 1]
+    ncols = n + len(shared)
+    cost = np.full(ncols, 1e-4)
+    np.add.at(cost, vs, 1.0)
+    np.add.at(cost, us, -1.0)
+    # rows "a - b >= c", written for linprog as "b - a <= -c"
+    big, small, rhs = list(vs), list(us), list(bound)
+    for j, group in enumerate(shared):
+        m, u = n + j, int(us[group[0]])
+        cost[m] -= len(group) - 1
+        cost[u] += len(group) - 1
+        big.append(m), small.append(u), rhs.append(0)              # M >= k(u)
+        for e in group:                                              # M <= k(v) - b(e)
+            big.append(int(vs[e])), small.append(m), rhs.append(int(bound[e]))
+    rows = len(rhs)
+    matrix = coo_matrix((np.concatenate([np.ones(rows), -np.ones(rows)]),
+                         (np.concatenate([np.arange(rows)] * 2),
+                          np.concatenate([small, big]))), shape=(rows, ncols))
+    bounds = [(float(k_low[i]), None) for i in range(n)] + [(None, None)] * len(shared)
+    for i in fixed:
+        bounds[i] = (float(k_low[i]), float(k_low[i]))
+    result = linprog(cost, A_ub=matrix.tocsr(), b_ub=-np.asarray(rhs, dtype=float),
+                     bounds=bounds, method="highs-ds")
+    if result.status != 0:
         return None
-    # Coordinate descent: move nodes to the cheaper end of their feasible range.
-    fixed_set = set(fixed)
-    ins = [[] for _ in range(n)]
-    outs = [[] for _ in range(n)]
-    for i, (u, v, _, _) in enumerate(edges):
-        ins[v].append(i)
-        outs[u].append(i)
-    wl = ws.tolist()
-    ul, vl = us.tolist(), vs.tolist()
-    t = tags.tolist()
-    for _ in range(sweeps):
-        moved = False
-        for x in range(n - 1, -1, -1):
-            if x in fixed_set or not outs[x]:
-                continue
-            w_out = len(outs[x]) if weights_out is None else weights_out[x]
-            w_in = len(ins[x])
-            if w_out <= w_in:
-                continue
-            hi = min(t[vl[i]] - wl[i] for i in outs[x])
-            if hi > t[x]:
-                t[x] = hi
-                moved = True
-        if not moved:
-            break
-    return np.array(t, dtype=np.int64)
+    tags = 2 * np.rint(result.x[:n]).astype(np.int64) + parity
+    if (tags < lower).any() or (tags[vs] - tags[us] < ws).any() \
+            or (fixed and (tags[fixed] != lower[fixed]).any()):
+        return None
+    return tags
 
 
 def minimum_period(n, lower_of, edges, *, fixed=()):
