@@ -25,7 +25,7 @@ lengthened where it stands, as PipeRoute and SPR pad latency after placement:
   sink (rip-up and reroute, as detailed routers do).
 
 :func:`pad_routes` does it for every net and returns the sinks it could not pad; the caller
-(:func:`.backend._compile_on`) tries another placement, or routes every net again with exact
+(:func:`.general.compile_on`) tries another placement, or routes every net again with exact
 targets.
 """
 

@@ -70,7 +70,7 @@ def _longest(n, lower, us, vs, ws, fixed_upper=None):
     return None
 
 
-def solve_tags(n, lower, edges, period, *, fixed=(), nets=None):
+def solve_tags(n, lower, edges, period, *, fixed=(), nets=None, exact=True):
     """Tags for ``n`` nodes that need the least padding (module docstring), or ``None`` if
     ``period`` is too short.
 
@@ -80,6 +80,7 @@ def solve_tags(n, lower, edges, period, *, fixed=(), nets=None):
     :param fixed: nodes whose tag must stay at its lower bound (the start block).
     :param nets: per edge, the net it belongs to (edges of one net share their trunk's
         padding); ``None``: every edge its own net.
+    :param exact: False: the longest-path tags (as soon as possible), without the LP.
     :returns: an ``int64`` array of ``n`` tags.
     """
     lower = np.asarray(lower, dtype=np.int64)
@@ -87,7 +88,7 @@ def solve_tags(n, lower, edges, period, *, fixed=(), nets=None):
     fixed = list(fixed)
     upper = (np.array(fixed, dtype=np.int64), lower[fixed]) if fixed else None
     tags = _longest(n, lower, us, vs, ws, upper)
-    if tags is None or not len(edges):
+    if tags is None or not len(edges) or not exact:
         return tags
     balanced = _least_padding(n, lower, us, vs, ws, fixed,
                               nets if nets is not None else range(len(edges)))

@@ -1,0 +1,512 @@
+"""The general back end: one packed design placed, routed, timed, padded and emitted on any
+grid, region or defect map, with fixed pins (issues 12 and 36; docs/compiler.md, "The
+general back end").
+
+:func:`compile_general` tries placements (:data:`PAD_SEEDS` seeds per grid size, growing the
+grid when none pads) and returns the first program; :func:`compile_on` is one placement:
+
+1. :mod:`.place`: simulated annealing with a wire-length and wave-timing cost;
+2. :mod:`.route`: PathFinder negotiated congestion on the graph of cell outputs, without
+   length targets (to learn what each connection needs);
+3. :mod:`.timing`: wave tags for every cell, the smallest even period ``P`` that every
+   feedback loop can be padded to, and the tags that need the least padding (a linear
+   program); then :mod:`.pad` lengthens each route where it stands (stubs in free wires, a
+   trombone where a stub does not fit, a local negotiation); only if that fails (and
+   ``reroute``) are all nets routed again with exact targets, a connection whose target
+   cannot be met given a longer one and the tags solved again;
+4. the configuration (LUT tables of logic, pass and delay cells) and the port map, with the
+   per-bit skews of inputs and outputs (:mod:`bitgrid.ports`) so that no delay cells are
+   spent on aligning port bits, and the report.
+"""
+
+import math
+import time
+
+import numpy as np
+
+from ..config import Configuration, check_grid_size
+from ..defects import DefectMap
+from ..ports import PortMap
+from .errors import CompileError
+from .pack import prepare
+from .pad import pad_routes
+from .place import connections, place
+from .route import Router, RoutingGraph, _Unroutable
+from .timing import TimingError, minimum_period, solve_tags
+
+__all__ = ["compile_general", "compile_on", "RouteFailure", "WaveTiming", "PAD_SEEDS",
+           "HOPELESS_UNPADDED", "even_up", "auto_size", "allowed_cells"]
+
+#: LUT tables copying one input: N, E, S, W (SPEC section 3).
+_COPY = (0xAAAA, 0xCCCC, 0xF0F0, 0xFF00)
+#: PathFinder iterations without and with length targets.
+UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 30, 40
+#: Placement seeds tried on each grid size with padding alone (stubs, trombones and local
+#: negotiation, :mod:`.pad`: a second each on small designs) before the one attempt that
+#: also routes every net again with exact targets (tens of seconds).
+PAD_SEEDS = 4
+#: As a candidate, more connections than this left unpadded on every seed of a size (or
+#: routing congested before padding) end the attempt (the placer packs as tightly on a
+#: larger grid); failed tries of 41- to 59-LUT machines took 60 to 155 s before.
+HOPELESS_UNPADDED = 12
+#: Net reroutes routing may spend on one grid size: a base plus a share per connection. A
+#: count, not a time, so that a compile gives the same program on every machine and load.
+ROUTE_REROUTES, ROUTE_REROUTES_PER_CONNECTION = 4000, 40
+
+
+class RouteFailure(Exception):
+    """One placement that did not route; ``unpadded``: the connections padding left short
+    (0 when it failed otherwise)."""
+
+    def __init__(self, message, unpadded=0):
+        super().__init__(message)
+        self.unpadded = unpadded
+
+
+def compile_general(netlist, *, width, height, region, defects, fixed, seed, progress,
+                    candidate=False):
+    """Compile ``netlist`` on the general back end: packed (:func:`.pack.prepare`), then
+    placed and routed.
+
+    :func:`compile_on` runs on :data:`PAD_SEEDS` placement seeds per grid size, padded alone,
+    and the first that pads is returned; if none does, on the last size (of 3 when the size
+    is chosen here, else the given one), one more routes every net again with exact targets
+    (slow). As a ``candidate`` beside the sweep it never does, and it stops growing the grid
+    when every placement is far from padding (more than :data:`HOPELESS_UNPADDED` connections
+    short): a few seconds at most on small designs. (Keeping the best of the placements that
+    pad instead of the first: on the sequential designs, 2026-12-06, ``gray8`` 96 to 84 cells
+    and nothing else better, for 2 to 10 times the compile time.)
+
+    :param width, height: grid size, or None: :func:`auto_size` (grown to hold ``fixed``).
+    :param region: ``(x0, y0, x1, y1)`` or None; ``defects``: a
+        :class:`bitgrid.defects.DefectMap` or None.
+    :param fixed: ``{(port, bit): (side, lane)}`` of pinned port bits.
+    :param progress: ``progress(stage, done, total)`` or None.
+    :returns: :class:`.backend.CompileResult`.
+    :raises CompileError: for a bad region or pin lane, or when no placement routes.
+    """
+    times = {}
+    started = time.perf_counter()
+    design = prepare(netlist)
+    times["pack"] = time.perf_counter() - started
+    if progress is not None:
+        progress("pack", 1, 1)
+    auto = width is None or height is None
+    if region is not None:
+        region = tuple(int(v) for v in region)
+        if len(region) != 4:
+            raise CompileError(f"a region is x0,y0,x1,y1, not {region!r}")
+    if auto:
+        width, height = auto_size(design, width, height, region)
+        for side, lane in fixed.values():      # a grid that holds the pins' lanes
+            if side in (0, 2):
+                width = max(width, even_up(lane + 1))
+            else:
+                height = max(height, even_up(lane + 1))
+    for (name, i), (side, lane) in fixed.items():
+        along = width if side in (0, 2) else height
+        if not 0 <= lane < along:
+            raise CompileError(f"pins put {name}[{i}] on lane {lane} of side {'NESW'[side]}, "
+                               f"which a {width} x {height} grid does not have (lanes 0 to "
+                               f"{along - 1}); give a larger --size or another lane")
+    attempts = 3 if auto and region is None else 1
+    last = None
+    for attempt in range(attempts):
+        # a few placements padded alone (fast), then on the last size one that may route
+        # every net again with exact targets (slow)
+        tries = [(seed + k, False) for k in range(PAD_SEEDS)]
+        if attempt == attempts - 1 and not candidate:
+            tries.append((seed, True))
+        fewest = None
+        for try_seed, reroute in tries:
+            try:
+                return compile_on(netlist, design, width, height, region, defects, fixed,
+                                  try_seed, progress, times, started, reroute=reroute)
+            except RouteFailure as failure:
+                last = failure
+                if failure.unpadded:
+                    fewest = min(fewest or failure.unpadded, failure.unpadded)
+        if candidate and (fewest is None or fewest > HOPELESS_UNPADDED):
+            break       # far from fitting (or congested before padding): a larger grid gives
+            #             the placer no more room
+        width, height = width + 6, height + 6
+    raise CompileError(f"{last}; try a larger --size or region")
+
+
+def even_up(v):
+    """``v`` rounded up to an even grid side, at least 2."""
+    return max(2, int(v) + (int(v) % 2))
+
+
+def auto_size(design, width, height, region):
+    """``(width, height)`` for ``design`` where not given: the region's extent, or a square
+    with room for the blocks on their slots and the port bits on the edges."""
+    if region is not None:
+        return (even_up(region[2] + 1) if width is None else width,
+                even_up(region[3] + 1) if height is None else height)
+    n = len(design.blocks)
+    io = max(sum(p.direction == "in" for p in design.pins),
+             sum(p.direction == "out" for p in design.pins))
+    # Logic sits on the odd-odd cells (a quarter of the grid, :mod:`.place`), with room.
+    side = max(4, even_up(2 * math.ceil(math.sqrt(n * 1.4)) + 6), even_up(math.ceil(io / 3)))
+    return (side if width is None else width, side if height is None else height)
+
+
+def allowed_cells(width, height, region, defects):
+    """The usable ``(x, y)`` cells: inside ``region`` (if any), not in ``defects``.
+
+    :raises CompileError: for a region off the grid or a defect map of another size."""
+    cells = {(x, y) for x in range(width) for y in range(height)}
+    if region is not None:
+        x0, y0, x1, y1 = region
+        if not (0 <= x0 <= x1 < width and 0 <= y0 <= y1 < height):
+            raise CompileError(f"region {x0},{y0},{x1},{y1} is not inside the {width} x "
+                               f"{height} grid")
+        cells = {(x, y) for x, y in cells if x0 <= x <= x1 and y0 <= y <= y1}
+    if defects is not None:
+        if not isinstance(defects, DefectMap):
+            raise TypeError(f"defects must be a bitgrid.defects.DefectMap, not {defects!r}")
+        try:
+            defects.check_grid(width, height)
+        except ValueError as error:
+            raise CompileError(str(error)) from None
+        cells -= set(defects.bad_cells)
+    return cells
+
+
+class WaveTiming:
+    """Node numbering and constraint building for :mod:`.timing`."""
+
+    def __init__(self, design, graph, placement):
+        self.design, self.graph, self.pl = design, graph, placement
+        self.nb = len(design.blocks)
+        self.conns = connections(design)
+        self.start = [b for b, block in enumerate(design.blocks) if block.start]
+
+    def node(self, end):
+        kind, i = end
+        return i if kind == "block" else self.nb + i
+
+    def parity(self, end):
+        kind, i = end
+        g = self.graph
+        if kind == "block":
+            c = self.pl.block_cell[i]
+        else:
+            side, lane = self.pl.pin_lane[i]
+            c = g.boundary_cell(side, lane)
+        return (g.xs[c] + g.ys[c]) % 2
+
+    def lower(self, period):
+        """Lower bounds: a cell's parity; a lane's parity - 1; a driver of an output through
+        ``r`` flip-flops ``r * period`` more (the output's row 0 after subcycle 0)."""
+        design = self.design
+        registered = [0] * (self.nb + len(design.pins))
+        for net in design.nets:
+            for sink, registers in net.sinks:
+                if sink[0] == "pin":
+                    u = self.node(net.driver)
+                    registered[u] = max(registered[u], registers)
+        lower = []
+        for b, block in enumerate(design.blocks):
+            # (the start cell's tag is its parity: it steps to 1 on its first update, and
+            # pins read it through flip-flops from a buffer cell, :mod:`.pack`)
+            rows = 0 if block.start else registered[b]
+            lower.append(self.parity(("block", b)) + rows * period)
+        for i, pin in enumerate(design.pins):
+            if pin.direction == "in" and self.pl.pin_lane[i] is not None:
+                lower.append(self.parity(("pin", i)) - 1 + registered[self.nb + i] * period)
+            else:
+                lower.append(0)
+        return lower
+
+    def edges(self, lengths):
+        """Constraint edges for connections into blocks (outputs are free)."""
+        result, index = [], []
+        for k, (n, s, driver, sink, registers) in enumerate(self.conns):
+            if sink[0] != "block":
+                continue
+            result.append((self.node(driver), self.node(sink), lengths[k], registers))
+            index.append(k)
+        return result, index
+
+    def solve(self, lengths, period=None, exact=True):
+        """``(period, tags, targets per connection)``; targets ``None`` for outputs; None if
+        ``period`` (given) is too short."""
+        edges, index = self.edges(lengths)
+        n = self.nb + len(self.design.pins)
+        if period is None:
+            period = minimum_period(n, self.lower, edges, fixed=self.start)
+        tags = solve_tags(n, self.lower(period), edges, period, fixed=self.start,
+                          nets=[self.conns[k][0] for k in index], exact=exact)
+        if tags is None:
+            return None
+        targets = [None] * len(self.conns)
+        for (u, v, _, registers), k in zip(edges, index):
+            targets[k] = int(tags[v] - tags[u] + registers * period)
+        return period, tags, targets
+
+
+def compile_on(netlist, design, width, height, region, defects, fixed, seed, progress,
+                times, started, *, reroute=True, pitch=2, spread_pins=False):
+    try:
+        width, height = check_grid_size(width, height)
+    except ValueError as error:
+        raise CompileError(str(error)) from None
+    allowed = allowed_cells(width, height, region, defects)
+    graph = RoutingGraph(width, height, allowed)
+    nblocks = len(design.blocks)
+    if nblocks > len(allowed):
+        raise CompileError(f"the design needs {nblocks} cells for its logic alone, the "
+                           f"{'region' if region else 'grid'} has {len(allowed)} usable "
+                           f"cells; try --size {even_up(math.ceil(math.sqrt(nblocks * 3)))}x"
+                           f"{even_up(math.ceil(math.sqrt(nblocks * 3)))}")
+    # Placement.
+    t = time.perf_counter()
+    conns = connections(design)
+
+    def place_solve(lengths, current):
+        try:
+            # the longest-path tags at each temperature: as good for the placer as the LP
+            # (placements that padded, sequential designs, 16 seeds: 26 against 28 of 80) and
+            # a third less compile time
+            result = WaveTiming(design, graph, current).solve(lengths, exact=False)
+        except TimingError:
+            return None
+        return None if result is None else [x if x is not None else lengths[k]
+                                            for k, x in enumerate(result[2])]
+
+    try:
+        placement = place(design, graph, allowed, pins=fixed, seed=seed, progress=progress,
+                          solve=place_solve, pitch=pitch, spread_pins=spread_pins)
+    except ValueError as error:
+        raise CompileError(str(error)) from None
+    times["place"] = time.perf_counter() - t
+    timing = WaveTiming(design, graph, placement)
+    # Routing nets.
+    rnets, reserved = [], []
+    for b, block in enumerate(design.blocks):
+        reserved.append(placement.block_cell[b])
+    for net in design.nets:
+        if net.driver[0] == "block":
+            c = placement.block_cell[net.driver[1]]
+            sources = [4 * c + d for d in range(4)]
+        else:
+            side, lane = placement.pin_lane[net.driver[1]]
+            sources = [graph.lane_wire(side, lane)]
+        sinks = []
+        for sink, _ in net.sinks:
+            if sink[0] == "block":
+                sinks.append(("cell", placement.block_cell[sink[1]]))
+            else:
+                side, lane = placement.pin_lane[sink[1]]
+                sinks.append(("wire", graph.output_wire(side, lane)))
+        rnets.append((sources, sinks))
+    router = Router(graph, rnets, reserved)
+    order = sorted(range(len(rnets)), key=lambda n: -len(rnets[n][1]))
+    conn_index = {(n, s): k for k, (n, s, *_rest) in enumerate(conns)}
+    t = time.perf_counter()
+    router.budget = ROUTE_REROUTES + ROUTE_REROUTES_PER_CONNECTION * len(conns)
+    # Stage 1: no targets.
+    none_targets = [[None] * len(sinks) for _, sinks in rnets]
+    try:
+        for it in range(UNTARGETED_ITERATIONS):
+            over, _ = router.iterate(none_targets, order=order)
+            if progress is not None:
+                progress("route", it + 1, 0)
+            if not over:
+                break
+        else:
+            raise RouteFailure(f"routing did not converge ({len(over)} wires wanted by "
+                                f"several signals on a {width} x {height} grid)")
+        lengths = [0] * len(conns)
+        for k, (n, s, *_rest) in enumerate(conns):
+            lengths[k] = router.trees[n][router.goals[n][s]][0]
+        unpadded = _route_cells(router, design, placement)
+        times["route"] = time.perf_counter() - t
+        # Stage 2: timing and exact targets.
+        t = time.perf_counter()
+        lmin = list(lengths)
+        solved = timing.solve(lmin)
+        if solved is None:
+            raise RouteFailure("no timing solution")
+        period, tags, targets = solved
+        per_net = [[targets[conn_index[(n, s)]] for s in range(len(sinks))]
+                   for n, (_, sinks) in enumerate(rnets)]
+        padded = pad_routes(router, per_net)
+        if progress is not None:
+            progress("timing", 1, 0)
+        if padded.failed and not reroute:
+            raise RouteFailure(f"{len(padded.failed)} connections could not be padded to "
+                                f"their wave on a {width} x {height} grid",
+                                len(padded.failed))
+        router.present = 0.5
+        over, failed = [], padded.failed
+        for it in range(TARGETED_ITERATIONS if padded.failed else 0):
+            per_net = [[targets[conn_index[(n, s)]] for s in range(len(sinks))]
+                       for n, (_, sinks) in enumerate(rnets)]
+            over, failed = router.iterate(per_net, order=order)
+            if progress is not None:
+                progress("timing", it + 1, 0)
+            if not over and not failed:
+                break
+            bump = set()
+            for n, s in failed:
+                bump.add(conn_index[(n, s)])
+            if over and it >= 6 and it % 3 == 0:
+                for w in over:
+                    users = router.users(w)
+                    # Later, everyone on an overused wire gets a longer wave.
+                    for n in (users if it >= 20 else users[1:]):
+                        for s in range(len(rnets[n][1])):
+                            k = conn_index[(n, s)]
+                            if targets[k] is not None and w in router.sink_path(n, s):
+                                bump.add(k)
+            if bump:
+                for k in bump:
+                    lmin[k] = max(lmin[k], targets[k] + 2)
+                solved = timing.solve(lmin)
+                if solved is None:
+                    raise RouteFailure("no timing solution")
+                period, tags, targets = solved
+        if padded.failed and (over or failed):
+            raise RouteFailure(f"routing with balanced delays did not converge "
+                                f"({len(over)} wires wanted by several signals, "
+                                f"{len(failed)} connections off their wave) on a {width} x "
+                                f"{height} grid")
+    except TimeoutError:
+        raise RouteFailure(f"routing spent its budget of reroutes on the {width} x {height} grid") from None
+    except _Unroutable:
+        raise RouteFailure(f"a connection cannot be routed on the {width} x {height} grid "
+                            "(no path between its cells)") from None
+    times["timing"] = time.perf_counter() - t
+    config, portmap, cells = _emit(netlist, design, graph, placement, router, timing, tags,
+                                   period, width, height)
+    routing = min(cells["routing"], unpadded)
+    report = {
+        "back_end": "general",
+        "grid": [width, height],
+        "region": list(region) if region is not None else None,
+        "bounding_box": cells["box"],
+        "cells": {"logic": cells["logic"], "routing": routing,
+                  "delay": cells["routing"] - routing,
+                  "total": cells["logic"] + cells["routing"]},
+        "luts": len(netlist.luts), "flip_flops": len(netlist.dffs),
+        "packed_luts": design.luts, "blocks": len(design.blocks),
+        "period": period, "latency": portmap.latency,
+        "times": {**{k: round(v, 4) for k, v in times.items()},
+                  "total": round(time.perf_counter() - started, 4)},
+    }
+    from .backend import CompileResult
+    return CompileResult(config, portmap, report)
+
+
+def _route_cells(router, design, placement):
+    logic = set(placement.block_cell)
+    used = set()
+    for tree in router.trees:
+        for w in tree:
+            owner = router.g.owner[w]
+            if owner >= 0 and owner not in logic:
+                used.add(owner)
+    return len(used)
+
+
+def _emit(netlist, design, graph, placement, router, timing, tags, period, width, height):
+    luts = np.zeros((height, width, 4), dtype=np.uint16)
+    nb = len(design.blocks)
+    # Wire -> (net index, tag).
+    carried = {}
+    for n, tree in enumerate(router.trees):
+        source_tag = int(tags[timing.node(design.nets[n].driver)])
+        for w, (depth, _) in tree.items():
+            carried[w] = (n, source_tag + depth - 1)
+    incoming = {}
+    for w, c in enumerate(graph.dest):
+        if c >= 0 and w in carried:
+            n, tag = carried[w]
+            incoming.setdefault(c, {})[(design.nets[n].name, tag)] = graph.side[w]
+    net_tables = {}
+    for b, block in enumerate(design.blocks):
+        c = placement.block_cell[b]
+        tau = int(tags[b])
+        if block.start:
+            continue
+        sides = []
+        for net, registers in block.inputs:
+            side = incoming.get(c, {}).get((net, tau - 1 + registers * period))
+            if side is None:
+                raise AssertionError(f"block {b}: input {net} (+{registers}) missing at tag "
+                                     f"{tau - 1 + registers * period}")
+            sides.append(side)
+        for net, inputs, table in block.luts:
+            cell_table = 0
+            for a in range(16):
+                addr = 0
+                for bit, i in enumerate(inputs):
+                    addr |= ((a >> sides[i]) & 1) << bit
+                cell_table |= ((table >> addr) & 1) << a
+            net_tables[net] = cell_table
+    for n, tree in enumerate(router.trees):
+        net = design.nets[n]
+        for w, (depth, parent) in tree.items():
+            owner = graph.owner[w]
+            if owner < 0:
+                continue
+            x, y, d = owner % width, owner // width, w % 4
+            if parent == -1:
+                if net.driver[0] != "block":
+                    raise AssertionError("a lane net's source is its lane")
+                table = 0xFFFF if design.blocks[net.driver[1]].start else net_tables[net.name]
+            else:
+                if graph.dest[parent] != owner:
+                    raise AssertionError("broken route tree")
+                table = _COPY[graph.side[parent]]
+            luts[y, x, d] = table
+    # Output bits of nets stored inverted: the cell driving the lane inverts.
+    for n, net in enumerate(design.nets):
+        for s, (sink, _) in enumerate(net.sinks):
+            if sink[0] == "pin" and design.pins[sink[1]].invert:
+                w = router.goals[n][s]
+                owner = graph.owner[w]
+                luts[owner // width, owner % width, w % 4] ^= 0xFFFF
+    config = Configuration(width, height, luts)
+    # Port map.
+    ports = []
+    out_tags = {}
+    for n, net in enumerate(design.nets):
+        source_tag = int(tags[timing.node(net.driver)])
+        for s, (sink, registers) in enumerate(net.sinks):
+            if sink[0] == "pin":
+                depth = router.trees[n][router.goals[n][s]][0]
+                out_tags[sink[1]] = source_tag + depth - 1 - registers * period
+    latency = max([t + 1 for t in out_tags.values()] + [1])
+    bits = {}
+    for i, pin in enumerate(design.pins):
+        side, lane = placement.pin_lane[i]
+        if pin.direction == "in":
+            c = graph.boundary_cell(side, lane)
+            used = any(net.driver == ("pin", i) for net in design.nets)
+            skew = int(tags[nb + i]) + 1 - (graph.xs[c] + graph.ys[c]) % 2 if used else 0
+            if skew < 0:
+                raise AssertionError(f"negative input skew {skew}")
+        else:
+            skew = out_tags[i] + 1 - latency if i in out_tags else 0
+            if i in out_tags and out_tags[i] < 0:
+                raise AssertionError(f"output {pin.port}[{pin.index}] before row 0")
+        bits.setdefault((pin.port, pin.direction), {})[pin.index] = \
+            {"side": "NESW"[side], "lane": lane, **({"skew": skew} if skew else {})}
+    for name, port in netlist.inputs.items():
+        ports.append({"name": name, "direction": "in", "signed": port.signed,
+                      "bits": [bits[(name, "in")][i] for i in range(len(port.bits))]})
+    for name, port in netlist.outputs.items():
+        ports.append({"name": name, "direction": "out", "signed": port.signed,
+                      "bits": [bits[(name, "out")][i] for i in range(len(port.bits))]})
+    portmap = PortMap(width, height, ports, period=period, latency=latency)
+    used = (luts != 0).any(axis=2)
+    logic = {placement.block_cell[b] for b in range(nb)}
+    ys, xs = np.nonzero(used)
+    box = [int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())] if len(xs) else None
+    all_cells = {int(y) * width + int(x) for y, x in zip(ys, xs)} | logic
+    cells = {"logic": len(logic), "routing": len(all_cells - logic), "box": box}
+    return config, portmap, cells
