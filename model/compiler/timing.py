@@ -80,7 +80,9 @@ def solve_tags(n, lower, edges, period, *, fixed=(), nets=None, exact=True):
     :param fixed: nodes whose tag must stay at its lower bound (the start block).
     :param nets: per edge, the net it belongs to (edges of one net share their trunk's
         padding); ``None``: every edge its own net.
-    :param exact: False: the longest-path tags (as soon as possible), without the LP.
+    :param exact: False: not the LP but a greedy descent from the longest-path tags (each
+        node moved to the end of its feasible range that pads fewer nets), cheap enough for
+        the placer to call at every temperature.
     :returns: an ``int64`` array of ``n`` tags.
     """
     lower = np.asarray(lower, dtype=np.int64)
@@ -88,10 +90,12 @@ def solve_tags(n, lower, edges, period, *, fixed=(), nets=None, exact=True):
     fixed = list(fixed)
     upper = (np.array(fixed, dtype=np.int64), lower[fixed]) if fixed else None
     tags = _longest(n, lower, us, vs, ws, upper)
-    if tags is None or not len(edges) or not exact:
+    if tags is None or not len(edges):
         return tags
-    balanced = _least_padding(n, lower, us, vs, ws, fixed,
-                              nets if nets is not None else range(len(edges)))
+    groups = nets if nets is not None else range(len(edges))
+    if not exact:
+        return _descent(n, tags, us, vs, ws, fixed, groups)
+    balanced = _least_padding(n, lower, us, vs, ws, fixed, groups)
     return tags if balanced is None else balanced
 
 
@@ -104,6 +108,33 @@ def padding(tags, edges, period, nets=None):
     for e, net in enumerate(nets if nets is not None else range(len(edges))):
         groups.setdefault(net, []).append(int(pads[e]))
     return sum(sum(p) - (len(p) - 1) * min(p) for p in groups.values())
+
+
+def _descent(n, tags, us, vs, ws, fixed, nets, sweeps=4):
+    """From the longest-path ``tags``, move each node with more nets out than connections in
+    as late as its readers allow (a greedy version of minimum-area retiming)."""
+    fixed = set(fixed)
+    ins = [0] * n
+    outs = [[] for _ in range(n)]
+    out_nets = [set() for _ in range(n)]
+    for e, (u, v, net) in enumerate(zip(us.tolist(), vs.tolist(), nets)):
+        ins[v] += 1
+        outs[u].append(e)
+        out_nets[u].add(net)
+    wl, vl = ws.tolist(), vs.tolist()
+    t = tags.tolist()
+    for _ in range(sweeps):
+        moved = False
+        for x in range(n - 1, -1, -1):
+            if x in fixed or not outs[x] or len(out_nets[x]) <= ins[x]:
+                continue
+            latest = min(t[vl[e]] - wl[e] for e in outs[x])
+            if latest > t[x]:
+                t[x] = latest
+                moved = True
+        if not moved:
+            break
+    return np.array(t, dtype=np.int64)
 
 
 def _least_padding(n, lower, us, vs, ws, fixed, nets):

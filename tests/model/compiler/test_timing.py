@@ -106,3 +106,14 @@ def test_a_loop_longer_than_the_largest_period_is_refused():
 
 def test_no_edges():
     assert list(solve_tags(3, np.array([0, 1, 2]), [], 2)) == [0, 1, 2]
+
+
+def test_the_placers_descent_moves_a_fan_out_as_late_as_its_readers_allow():
+    # a (fixed) -> x, then x drives y and z on two nets whose lower bounds are later: one
+    # connection in, two nets out, so x waits (8 wires padded before it, not 8 on each net)
+    edges = [(0, 1, 1, 0), (1, 2, 1, 0), (1, 3, 1, 0)]
+    lower = [0, 1, 10, 10]
+    fast = solve_tags(4, lower, edges, 2, fixed=[0], nets=[0, 1, 2], exact=False)
+    assert list(fast) == [0, 9, 10, 10]
+    exact = solve_tags(4, lower, edges, 2, fixed=[0], nets=[0, 1, 2])
+    assert padding(exact, edges, 2, [0, 1, 2]) == padding(fast, edges, 2, [0, 1, 2]) == 8
