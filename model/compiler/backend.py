@@ -32,9 +32,10 @@ from .general import allowed_cells, compile_general, even_up
 
 __all__ = ["CompileError", "CompileResult", "compile_netlist"]
 
-#: Largest sequential design (Yosys LUT4s) on which the general back end is tried beside the
-#: sweep by default (its period is set by the placed loops, the sweep's by its rows: issue 36
-#: item 4; ``bitgrid bench compile``, series ``sequential``).
+#: Largest design (Yosys LUT4s) no block takes on which the general back end is tried beside
+#: the sweep by default (its period is set by the placed loops, the sweep's by its rows, and
+#: it uses every side of a cell: issue 36; ``bitgrid bench compile``, series ``sequential``
+#: and the test designs).
 GENERAL_CANDIDATE_LUTS = 32
 
 
@@ -75,8 +76,8 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     and the program with the fewest cells x period is kept (:func:`_figure_of_merit`); only
     ``netlist`` falls back to the older back ends (fixed pins; a region or defect map the
     sweep does not fit); a small state machine is also tried in one cell
-    (:mod:`.onecell`) and, up to :data:`GENERAL_CANDIDATE_LUTS` LUT4s, on the general back
-    end with padding alone (``lut4, general``). The report names the mapping kept
+    (:mod:`.onecell`) and a design no block takes, up to :data:`GENERAL_CANDIDATE_LUTS`
+    LUT4s, on the general back end with padding alone (``lut4, general``). The report names the mapping kept
     (``mapping``: ``lut4``, ``lut3``, ``lut2``, ``blocks``, ``one-cell``, ``lut4, general``
     or a mapping ``, retimed``) and lists every candidate's back end, cells and period
     (``candidates``); ``times["total"]`` covers them all.
@@ -103,7 +104,7 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     started = time.perf_counter()
     options = dict(width=width, height=height, region=region, defects=defects, pins=pins,
                    seed=seed, progress=progress)
-    candidates, errors = [], []
+    candidates, errors, optional = [], [], []
     if operation is not None and region is None and defects is None and not pins:
         from .blocks import compile_operation
         try:
@@ -119,15 +120,16 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
         retimed = compile_retimed(netlist, alternatives, **options)
         if retimed is not None:
             candidates.append((f"{retimed.report.get('mapping', 'lut4')}, retimed", retimed))
-    if netlist.dffs and region is None and defects is None and not pins and retimed is None \
-            and not block_only and len(netlist.luts) <= GENERAL_CANDIDATE_LUTS:
-        # a small state machine: the general back end's loops are short when it pads
+    if region is None and defects is None and not pins and retimed is None and not candidates \
+            and len(netlist.luts) <= GENERAL_CANDIDATE_LUTS:
+        # a small design no block takes: the general back end's loops are short and its
+        # logic dense when it pads
         try:
-            candidates.append(("lut4, general", _compile_older(
-                netlist, width, height, None, None, None, seed, progress,
-                candidate=True)))
+            candidates.append(("lut4, general", compile_general(
+                netlist, width=width, height=height, region=None, defects=None, fixed={},
+                seed=seed, progress=progress, candidate=True)))
         except CompileError as error:
-            errors.append(error)
+            optional.append(error)
     if region is None and defects is None and not pins and retimed is None:
         from .onecell import compile_one_cell
         one = compile_one_cell(netlist, width=width, height=height)
@@ -148,8 +150,9 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
             errors.append(error)
     if not candidates:
         # the mapping that needs the smallest grid names the size (the sweep's errors say
-        # what it needs: ``needs``); else the LUT4 mapping's error
-        raise min(errors, key=lambda e: getattr(e, "needs", (float("inf"),)))
+        # what it needs: ``needs``); else the LUT4 mapping's error (the general back end's
+        # only if nothing else was tried)
+        raise min(errors + optional, key=lambda e: getattr(e, "needs", (float("inf"),)))
     name, best = min(candidates, key=lambda c: _figure_of_merit(c[1]))
     report = dict(best.report, mapping=name,
                   candidates=[{"mapping": n, "back_end": r.report.get("back_end"),
@@ -179,8 +182,7 @@ def _compile_mapping(netlist, *, width, height, region, defects, pins, seed, pro
     return _compile_older(netlist, width, height, region, defects, pins, seed, progress)
 
 
-def _compile_older(netlist, width, height, region, defects, pins, seed, progress, *,
-                   candidate=False):
+def _compile_older(netlist, width, height, region, defects, pins, seed, progress):
     """The systolic back end (combinational) or the general one (flip-flops, or a netlist
     reading ``start``: :func:`.general.compile_general`): they take fixed pins and place
     around any region or defect map, for small designs."""
@@ -190,7 +192,7 @@ def _compile_older(netlist, width, height, region, defects, pins, seed, progress
         return _compile_systolic(netlist, width, height, region, defects, pins, progress)
     return compile_general(netlist, width=width, height=height, region=region,
                            defects=defects, fixed=_check_pins(netlist, pins), seed=seed,
-                           progress=progress, candidate=candidate)
+                           progress=progress)
 
 
 def _compile_sweep(netlist, width, height, region, defects, progress):

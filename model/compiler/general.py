@@ -45,6 +45,10 @@ UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 30, 40
 #: negotiation, :mod:`.pad`: a second each on small designs) before the one attempt that
 #: also routes every net again with exact targets (tens of seconds).
 PAD_SEEDS = 4
+#: Then placement seeds tried with more room: logic on a lattice of pitch 3 (one cell in 9,
+#: none next to the edge) and port bits on every other lane (:func:`.place.place`). Denser
+#: placements pad with fewer cells when they pad; these pad more often.
+ROOMY_SEEDS = 2
 #: As a candidate, more connections than this left unpadded on every seed of a size (or
 #: routing congested before padding) end the attempt (the placer packs as tightly on a
 #: larger grid); failed tries of 41- to 59-LUT machines took 60 to 155 s before.
@@ -68,10 +72,11 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
     """Compile ``netlist`` on the general back end: packed (:func:`.pack.prepare`), then
     placed and routed.
 
-    :func:`compile_on` runs on :data:`PAD_SEEDS` placement seeds per grid size, padded alone,
-    and the first that pads is returned; if none does, on the last size (of 3 when the size
-    is chosen here, else the given one), one more routes every net again with exact targets
-    (slow). As a ``candidate`` beside the sweep it never does, and it stops growing the grid
+    :func:`compile_on` runs on :data:`PAD_SEEDS` placement seeds per grid size (3 sizes when
+    the size is chosen here, else the given one) and :data:`ROOMY_SEEDS` per size with more
+    room between blocks (in the order below), padded alone, and the first that pads is
+    returned; if none does, one more on the largest size
+    routes every net again with exact targets (slow). As a ``candidate`` beside the sweep it never does, and it stops growing the grid
     when every placement is far from padding (more than :data:`HOPELESS_UNPADDED` connections
     short): a few seconds at most on small designs. (Keeping the best of the placements that
     pad instead of the first: on the sequential designs, 2026-12-06, ``gray8`` 96 to 84 cells
@@ -111,25 +116,42 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
                                f"{along - 1}); give a larger --size or another lane")
     attempts = 3 if auto and region is None else 1
     last = None
-    for attempt in range(attempts):
-        # a few placements padded alone (fast), then on the last size one that may route
-        # every net again with exact targets (slow)
-        tries = [(seed + k, False) for k in range(PAD_SEEDS)]
-        if attempt == attempts - 1 and not candidate:
-            tries.append((seed, True))
+    # dense placements (logic on a quarter of the cells) and roomy ones (they pad more
+    # often, with more cells and longer loops): with flip-flops, dense on every size first
+    # (short loops); without, dense on the first size, roomy on every size, then dense on
+    # the larger sizes (on 15 random expressions of 10 to 28 LUT4s, 2026-12-07: 0.7 to 8 s a
+    # compile, against up to 18 s dense first, for 6 % more cells). A pitch stops growing
+    # after a size where every seed was congested or far from padding (as a candidate);
+    # last, one that routes every net again with exact targets (slow; not as a candidate).
+    dense = [(2, a, PAD_SEEDS) for a in range(attempts)]
+    roomy = [(3, a, ROOMY_SEEDS) for a in range(attempts)]
+    stages = dense + roomy if netlist.dffs else dense[:1] + roomy + dense[1:]
+    hopeless = set()
+    for pitch, attempt, seeds in stages:
+        if pitch in hopeless:
+            continue
+        w, h = width + 6 * attempt, height + 6 * attempt
+        if auto and region is None and defects is None and pitch > 2:
+            w, h = even_up(w * 3 // 2), even_up(h * 3 // 2)     # half as large again
         fewest = None
-        for try_seed, reroute in tries:
+        for k in range(seeds):
             try:
-                return compile_on(netlist, design, width, height, region, defects, fixed,
-                                  try_seed, progress, times, started, reroute=reroute)
+                return compile_on(netlist, design, w, h, region, defects, fixed, seed + k,
+                                  progress, times, started, reroute=False, pitch=pitch,
+                                  spread_pins=pitch > 2)
             except RouteFailure as failure:
                 last = failure
                 if failure.unpadded:
                     fewest = min(fewest or failure.unpadded, failure.unpadded)
         if candidate and (fewest is None or fewest > HOPELESS_UNPADDED):
-            break       # far from fitting (or congested before padding): a larger grid gives
-            #             the placer no more room
-        width, height = width + 6, height + 6
+            hopeless.add(pitch)     # a larger grid gives the placer no more room
+    if not candidate:               # on the largest dense size
+        grow = 6 * (attempts - 1)
+        try:
+            return compile_on(netlist, design, width + grow, height + grow, region, defects,
+                              fixed, seed, progress, times, started, reroute=True)
+        except RouteFailure as failure:
+            last = failure
     raise CompileError(f"{last}; try a larger --size or region")
 
 

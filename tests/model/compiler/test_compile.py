@@ -24,6 +24,7 @@ from bitgrid import bitstream, ports
 from bitgrid.cli import main
 from bitgrid.compiler import CompileError, compile_netlist, designs, synthesize
 from bitgrid.compiler.expr import expression_design
+from bitgrid.compiler.backend import _compile_sweep
 from bitgrid.evaluate import edge_inputs, evaluate, sample
 from support.design_models import (BLOCK_DESIGNS, eval_expression, input_bits,
                                    machines_design, machines_rows, model_rows,
@@ -337,10 +338,13 @@ def test_size_region_and_defects(synthesized):
     rows = rows_for(netlist)
     expected = model_rows("adder", {"n": 2}, rows)
     free = compile_netlist(netlist, seed=1)
-    x0, y0, x1, y1 = free.report["bounding_box"]
     # A region along the west side of a larger grid (its ports on the grid's edge lanes
-    # there: inputs enter by N and W, outputs leave by S): no cell outside it is configured.
-    width, height = free.config.width + 8, free.config.height + 8
+    # there: inputs enter by N and W, outputs leave by S), sized for the sweep's layout (the
+    # general back end's, smaller, is not tried in a region): no cell outside it is
+    # configured.
+    sweep = _compile_sweep(netlist, None, None, None, None, None)
+    x0, y0, x1, y1 = sweep.report["bounding_box"]
+    width, height = sweep.config.width + 8, sweep.config.height + 8
     region = (0, 0, x1 - x0 + 3, height - 1)
     boxed = compile_netlist(netlist, width=width, height=height, region=region, seed=1)
     assert (boxed.config.width, boxed.config.height) == (width, height)
