@@ -81,9 +81,9 @@ def _summary(report, paths):
                    "enough for the region).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Placement seed of the general back end (tried beside the sweep on "
-                   "small state machines, and for fixed pins or a region or defect map the "
-                   "sweep cannot fit); the sweep ignores it. The same seed gives the same "
-                   "program.")
+                   "small designs no library block takes, and for fixed pins or a region or "
+                   "defect map the sweep cannot fit); the sweep ignores it. The same seed "
+                   "gives the same program.")
 @click.option("-o", "--output", type=click.Path(file_okay=False), required=True,
               metavar="DIR", help="Folder for NAME.bgbs, NAME.ports.json, NAME.report.json.")
 @click.option("--check/--no-check", default=True, show_default=True,
