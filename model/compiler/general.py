@@ -45,7 +45,7 @@ UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 30, 40
 #: negotiation, :mod:`.pad`: a second each on small designs) before the one attempt that
 #: also routes every net again with exact targets (tens of seconds).
 PAD_SEEDS = 4
-#: Then placement seeds tried with more room: logic on a lattice of pitch 3 (one cell in 9,
+#: Placement seeds tried per grid size with more room: logic on a lattice of pitch 3 (one cell in 9,
 #: none next to the edge) and port bits on every other lane (:func:`.place.place`). Denser
 #: placements pad with fewer cells when they pad; these pad more often.
 ROOMY_SEEDS = 2
@@ -137,8 +137,7 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
         for k in range(seeds):
             try:
                 return compile_on(netlist, design, w, h, region, defects, fixed, seed + k,
-                                  progress, times, started, reroute=False, pitch=pitch,
-                                  spread_pins=pitch > 2)
+                                  progress, times, started, reroute=False, pitch=pitch)
             except RouteFailure as failure:
                 last = failure
                 if failure.unpadded:
@@ -270,7 +269,15 @@ class WaveTiming:
 
 
 def compile_on(netlist, design, width, height, region, defects, fixed, seed, progress,
-                times, started, *, reroute=True, pitch=2, spread_pins=False):
+                times, started, *, reroute=True, pitch=2):
+    """One placement (seed ``seed``, logic slots of ``pitch``: 3 also spreads the port bits,
+    :func:`.place.place`) routed, timed, padded and emitted on a ``width`` x ``height`` grid.
+
+    :param reroute: where padding fails, route every net again with exact targets (slow).
+    :returns: :class:`.backend.CompileResult`.
+    :raises RouteFailure: when routing or padding fails (``unpadded``: the connections left
+        short); :raises CompileError: for a grid that cannot hold the design.
+    """
     try:
         width, height = check_grid_size(width, height)
     except ValueError as error:
@@ -300,7 +307,7 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
 
     try:
         placement = place(design, graph, allowed, pins=fixed, seed=seed, progress=progress,
-                          solve=place_solve, pitch=pitch, spread_pins=spread_pins)
+                          solve=place_solve, pitch=pitch, spread_pins=pitch > 2)
     except ValueError as error:
         raise CompileError(str(error)) from None
     times["place"] = time.perf_counter() - t

@@ -97,8 +97,9 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
     # when the slots are too few.
     slots = [c for c in cell_ids if graph.xs[c] % pitch == pitch - 1
              and graph.ys[c] % pitch == pitch - 1]
+    unit = pitch                    # the annealer's move step
     if len(slots) < nblocks:
-        slots = list(cell_ids)
+        slots, unit = list(cell_ids), 1
     slot_set = set(slots)
     lanes = []
     for side in range(4):
@@ -191,7 +192,7 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
                     if (p.port, p.index) not in pins and not (p.direction == "out"
                                                               and p.net is None)]
     _anneal(design, graph, placement, conns, occupied, lanes, spread, movable_pins, rng,
-            solve, progress, effort, slot_set, pitch)
+            solve, progress, effort, slot_set, unit)
     return placement
 
 
@@ -219,7 +220,7 @@ def _levels(design):
 
 
 def _anneal(design, graph, pl, conns, occupied, lanes, spread, movable_pins, rng, solve,
-            progress, effort, slot_set, pitch):
+            progress, effort, slot_set, unit):
     nb = len(design.blocks)
     fanout = [len(net.sinks) for net in design.nets]
     weight = [1.0 / math.sqrt(fanout[n]) for n, *_ in conns]
@@ -487,8 +488,6 @@ def _anneal(design, graph, pl, conns, occupied, lanes, spread, movable_pins, rng
         return False
 
     movable_set = set(movable_pins)
-    unit = pitch if all(xs[c] % pitch == pitch - 1 and ys[c] % pitch == pitch - 1
-                        for c in slot_set) else 1
     # Initial temperature: 20 x the standard deviation of random move deltas (VPR).
     samples = []
     for _ in range(min(200, 4 * n)):

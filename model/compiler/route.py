@@ -34,8 +34,8 @@ NEW_CELL_COST = 0.6
 #: States a targeted search may expand before it gives up on a sink.
 MAX_EXPANSIONS = 60000
 #: PathFinder's schedule: the history cost an overused wire gains per extra user and
-#: iteration, the factor of the present-congestion cost per iteration, and its cap.
-HISTORY_FACTOR, PRESENT_GROWTH, PRESENT_MAX = 1.0, 1.3, 1e12
+#: iteration, and the factor of the present-congestion cost per iteration.
+HISTORY_FACTOR, PRESENT_GROWTH = 1.0, 1.3
 
 _STEP = ((0, -1), (1, 0), (0, 1), (-1, 0))
 
@@ -122,7 +122,6 @@ class Router:
         self.trees = [dict() for _ in nets]       # wire -> (depth, parent wire or -1)
         self.goals = [[None] * len(sinks) for _, sinks in nets]
         self.present = 0.5
-        self.history_factor, self.present_growth = HISTORY_FACTOR, PRESENT_GROWTH
         self.counter = itertools.count()
         self.budget = None                        # net reroutes left, or None (no limit)
         self.reroutes = 0                         # net reroutes so far
@@ -338,8 +337,8 @@ class Router:
                 failed.append((net, i))
         over = self.overused()
         for w in over:
-            self.hist[w] += self.history_factor * (self.occ[w] - 1)
-        self.present = min(self.present * self.present_growth, PRESENT_MAX)
+            self.hist[w] += HISTORY_FACTOR * (self.occ[w] - 1)
+        self.present *= PRESENT_GROWTH
         return over, failed
 
     def users(self, wire):

@@ -27,8 +27,9 @@ first outputs 1 on its first update). Output pins take whatever tag their route 
 skew in the port map).
 
 Among the tags that satisfy the constraints, :func:`solve_tags` finds those that need the least
-padding, exactly: the minimum-area retiming of Leiserson and Saxe with shared fan-out, as a
-small linear program solved by HiGHS (``scipy.optimize.linprog``) (as superconducting-logic path balancing is). With tags
+padding, exactly: the minimum-area retiming of Leiserson and Saxe with shared fan-out (as in
+superconducting-logic path balancing), a small linear program solved by HiGHS
+(``scipy.optimize.linprog``). With tags
 ``T = 2 k + parity`` (``k`` an integer), a connection ``e`` from ``u`` to ``v`` needs
 ``pad(e) = T(v) - T(u) + r P - l(e) >= 0`` wires of padding; a net's sinks share the padding
 of its trunk, the smallest of theirs (the padding stage, :mod:`.pad`, puts it there), so a net
@@ -182,7 +183,7 @@ def _least_padding(n, lower, us, vs, ws, fixed, nets):
 
 
 def minimum_period(n, lower_of, edges, *, fixed=()):
-    """The smallest even period with a solution and its tags: ``(period, tags)``.
+    """The smallest even period with a solution.
 
     :param lower_of: callable ``period -> lower bounds`` (gate cells depend on the period).
     :raises TimingError: if no period up to :data:`MAX_PERIOD` works.
