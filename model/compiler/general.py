@@ -32,7 +32,7 @@ from .pack import prepare
 from .pad import pad_routes
 from .place import connections, place
 from .route import Router, RoutingGraph, _Unroutable
-from .timing import TimingError, minimum_period, solve_tags
+from .timing import TimingError, minimum_period, solve_tags, solve_waves
 
 __all__ = ["compile_general", "compile_on", "RouteFailure", "WaveTiming", "PAD_SEEDS",
            "HOPELESS_UNPADDED", "even_up", "auto_size", "allowed_cells"]
@@ -203,6 +203,7 @@ class WaveTiming:
         self.nb = len(design.blocks)
         self.conns = connections(design)
         self.start = [b for b, block in enumerate(design.blocks) if block.start]
+        self.held = [self.nb + i for i, pin in enumerate(design.pins) if pin.direction == "in"]
 
     def node(self, end):
         kind, i = end
@@ -253,23 +254,37 @@ class WaveTiming:
 
     def solve(self, lengths, period=None, exact=True):
         """``(period, tags, targets per connection)``; targets ``None`` for outputs; None if
-        ``period`` (given) is too short."""
+        ``period`` (given) is too short.
+
+        ``exact``: the wave windows of :func:`.timing.solve_waves` (every row held for the
+        whole period, operands within ``period - 2`` subcycles of each other; ``tags`` are
+        the late ends); False: exactly balanced tags by :func:`.timing.solve_tags`' greedy
+        descent (the placer's estimate)."""
         edges, index = self.edges(lengths)
         n = self.nb + len(self.design.pins)
         if period is None:
             period = minimum_period(n, self.lower, edges, fixed=self.start)
-        tags = solve_tags(n, self.lower(period), edges, period, fixed=self.start,
-                          nets=[self.conns[k][0] for k in index], exact=exact)
+        nets = [self.conns[k][0] for k in index]
+        targets = [None] * len(self.conns)
+        if exact:
+            waves = solve_waves(n, self.lower(period), edges, period, fixed=self.start,
+                                equal=self.held, nets=nets)
+            if waves is None:
+                return None
+            for delay, k in zip(waves.delays.tolist(), index):
+                targets[k] = delay
+            return period, waves.late, targets
+        tags = solve_tags(n, self.lower(period), edges, period, fixed=self.start, nets=nets,
+                          exact=False)
         if tags is None:
             return None
-        targets = [None] * len(self.conns)
         for (u, v, _, registers), k in zip(edges, index):
             targets[k] = int(tags[v] - tags[u] + registers * period)
         return period, tags, targets
 
 
 def compile_on(netlist, design, width, height, region, defects, fixed, seed, progress,
-                times, started, *, reroute=True, pitch=2):
+                times, started, *, reroute=True, pitch=2, period=None):
     """One placement (seed ``seed``, logic slots of ``pitch``: 3 also spreads the port bits,
     :func:`.place.place`) routed, timed, padded and emitted on a ``width`` x ``height`` grid.
 
@@ -356,7 +371,7 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
         # Stage 2: timing and exact targets.
         t = time.perf_counter()
         lmin = list(lengths)
-        solved = timing.solve(lmin)
+        solved = timing.solve(lmin, period)
         if solved is None:
             raise RouteFailure("no timing solution")
         period, tags, targets = solved
@@ -394,7 +409,7 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
             if bump:
                 for k in bump:
                     lmin[k] = max(lmin[k], targets[k] + 2)
-                solved = timing.solve(lmin)
+                solved = timing.solve(lmin, period)
                 if solved is None:
                     raise RouteFailure("no timing solution")
                 period, tags, targets = solved
@@ -444,30 +459,17 @@ def _route_cells(router, design, placement):
 def _emit(netlist, design, graph, placement, router, timing, tags, period, width, height):
     luts = np.zeros((height, width, 4), dtype=np.uint16)
     nb = len(design.blocks)
-    # Wire -> (net index, tag).
-    carried = {}
-    for n, tree in enumerate(router.trees):
-        source_tag = int(tags[timing.node(design.nets[n].driver)])
-        for w, (depth, _) in tree.items():
-            carried[w] = (n, source_tag + depth - 1)
-    incoming = {}
-    for w, c in enumerate(graph.dest):
-        if c >= 0 and w in carried:
-            n, tag = carried[w]
-            incoming.setdefault(c, {})[(design.nets[n].name, tag)] = graph.side[w]
+    # The side each operand enters by: its route's last wire (the goal).
+    entering = {}
+    for n, net in enumerate(design.nets):
+        for s, (sink, registers) in enumerate(net.sinks):
+            if sink[0] == "block":
+                entering[(sink[1], net.name, registers)] = graph.side[router.goals[n][s]]
     net_tables = {}
     for b, block in enumerate(design.blocks):
-        c = placement.block_cell[b]
-        tau = int(tags[b])
         if block.start:
             continue
-        sides = []
-        for net, registers in block.inputs:
-            side = incoming.get(c, {}).get((net, tau - 1 + registers * period))
-            if side is None:
-                raise AssertionError(f"block {b}: input {net} (+{registers}) missing at tag "
-                                     f"{tau - 1 + registers * period}")
-            sides.append(side)
+        sides = [entering[(b, net, registers)] for net, registers in block.inputs]
         for net, inputs, table in block.luts:
             cell_table = 0
             for a in range(16):

@@ -43,7 +43,10 @@ every tag keeps the waves as early as the least padding allows (latency).
 
 import numpy as np
 
-__all__ = ["TimingError", "solve_tags", "minimum_period", "padding"]
+import typing
+
+__all__ = ["TimingError", "Waves", "solve_tags", "solve_waves", "check_waves", "minimum_period",
+           "padding"]
 
 #: Largest period tried (subcycles).
 MAX_PERIOD = 4096
@@ -180,6 +183,131 @@ def _least_padding(n, lower, us, vs, ws, fixed, nets):
             or (fixed and (tags[fixed] != lower[fixed]).any()):
         return None
     return tags
+
+
+class Waves(typing.NamedTuple):
+    """Wave windows (:func:`solve_waves`): per node its ``late`` tag (the first update that
+    computes a row, from which it is read) and its ``early`` one (the row's window ends at
+    ``early + P - 2``), ``int64`` arrays of ``n``; per edge its ``delay`` in subcycles (the
+    route's length with padding, at least ``lmin``)."""
+    late: np.ndarray
+    early: np.ndarray
+    delays: np.ndarray
+
+
+def solve_waves(n, lower, edges, period, *, fixed=(), equal=(), nets=None):
+    """Windows and delays that need the least padding when every row of a design's inputs is
+    held for the whole ``period`` (SPEC section 4), or ``None`` if there are none.
+
+    A row held ``P`` subcycles reaches each cell as a *window* of updates, not one: a cell
+    whose operands carry row ``k`` over updates ``[late(u) + a, early(u) + a + P - 2]`` (``a``
+    the connection's delay) computes it over the intersection, so ``late(v)`` is the latest of
+    its operands' ``late + a - r P`` and ``early(v)`` the earliest of their ``early + a -
+    r P``, and the design is right while every window holds an update: ``late(v) - early(v) <=
+    P - 2``. Operands need not arrive together, only within ``P - 2`` subcycles of each
+    other; with ``P = 2`` this is :func:`solve_tags`' exact balance. Around a loop both sums
+    are ``r P`` (a loop is exact), and a flip-flop gate's window is one row's, so register
+    gating (:mod:`.pack`) holds as with exact tags.
+
+    A mixed-integer program (HiGHS through ``scipy.optimize.milp``), in half-subcycles (every
+    tag ``2 k + parity``, every padding ``2 p``): minimise the padding, shared on a net's trunk
+    as in :func:`solve_tags`, subject to ``late(v) - late(u) - 2 p(e) >= w(e)``, ``early(v) -
+    early(u) - 2 p(e) <= w(e)`` (``w = lmin - r P``), ``0 <= late(v) - early(v) <= P - 2``,
+    the lower bounds on ``late``, ``early = late`` on the ``equal`` nodes (an input bit's
+    window is the whole period) and both at the lower bound on the ``fixed`` ones.
+
+    :param lower, edges, fixed, nets: as for :func:`solve_tags` (``edges``: ``(u, v, lmin,
+        registers)``, whose ``lmin - registers * period`` has the parity of ``lower[v] -
+        lower[u]``).
+    :param equal: nodes whose window is the whole period (input pins).
+    :returns: :class:`Waves`, checked by :func:`check_waves`.
+    :raises ValueError: for an edge of the wrong parity.
+    """
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_matrix
+    lower = np.asarray(lower, dtype=np.int64)
+    us, vs, ws = _arrays(edges, period)
+    m = len(edges)
+    parity = lower % 2
+    odd = (ws + parity[us] - parity[vs]) % 2
+    if odd.any():
+        raise ValueError(f"edge {int(np.flatnonzero(odd)[0])} has the wrong parity")
+    bound = (ws + parity[us] - parity[vs]) // 2
+    k_low = (lower - parity) // 2
+    half = (period - 2) // 2
+    groups = {}
+    for e, net in enumerate(nets if nets is not None else range(m)):
+        groups.setdefault(net, []).append(e)
+    shared = [g for g in groups.values() if len(g) > 1]
+    L, E, Pd, Mt = 0, n, 2 * n, 2 * n + m          # column offsets
+    ncols = Mt + len(shared)
+    cost = np.zeros(ncols)
+    cost[Pd:Mt] = 1.0
+    cost[L:E] = 1e-4                               # as early as the least padding allows
+    rows, cols, vals, lo, hi = [], [], [], [], []
+
+    def row(entries, low, high):
+        r = len(lo)
+        for c, v in entries:
+            rows.append(r), cols.append(c), vals.append(v)
+        lo.append(low), hi.append(high)
+
+    for e in range(m):
+        u, v, b = int(us[e]), int(vs[e]), float(bound[e])
+        row([(L + v, 1), (L + u, -1), (Pd + e, -1)], b, np.inf)
+        row([(E + v, 1), (E + u, -1), (Pd + e, -1)], -np.inf, b)
+    equal = set(equal) | set(fixed)
+    for v in range(n):
+        row([(L + v, 1), (E + v, -1)], 0, 0 if v in equal else half)
+    for j, group in enumerate(shared):
+        cost[Mt + j] = -(len(group) - 1)
+        for e in group:
+            row([(Mt + j, 1), (Pd + e, -1)], -np.inf, 0)
+    lb = np.full(ncols, -np.inf)
+    ub = np.full(ncols, np.inf)
+    lb[L:E] = k_low
+    lb[Pd:] = 0
+    for v in fixed:
+        ub[L + v] = k_low[v]
+    matrix = coo_matrix((vals, (rows, cols)), shape=(len(lo), ncols)).tocsr()
+    result = milp(cost, constraints=LinearConstraint(matrix, lo, hi),
+                  integrality=np.ones(ncols), bounds=Bounds(lb, ub))
+    if result.status != 0 or result.x is None:
+        return None
+    x = np.rint(result.x).astype(np.int64)
+    late = 2 * x[L:E] + parity
+    early = 2 * x[E:Pd] + parity
+    delays = np.array([e[2] for e in edges], dtype=np.int64) + 2 * x[Pd:Mt]
+    waves = Waves(late, early, delays)
+    problem = check_waves(waves, lower, edges, period, fixed=fixed, equal=equal)
+    if problem:
+        raise AssertionError(f"wave windows do not check: {problem}")
+    return waves
+
+
+def check_waves(waves, lower, edges, period, *, fixed=(), equal=()):
+    """What is wrong with ``waves`` (:func:`solve_waves`' conditions, module docstring), or
+    ``""``: every delay at least its ``lmin`` and of its parity, every window inside its
+    operands' and holding an update, the bounds."""
+    late, early, delays = (np.asarray(a, dtype=np.int64) for a in waves)
+    lower = np.asarray(lower, dtype=np.int64)
+    for e, (u, v, lmin, registers) in enumerate(edges):
+        arrive = delays[e] - registers * period
+        if delays[e] < lmin or (delays[e] - lmin) % 2:
+            return f"edge {e}: delay {delays[e]} for a route of {lmin}"
+        if late[v] < late[u] + arrive or early[v] > early[u] + arrive:
+            return f"edge {e}: window [{late[v]}, {early[v]}] not inside its operand's"
+    for v in range(len(late)):
+        if (late[v] - lower[v]) % 2 or (early[v] - lower[v]) % 2 or late[v] < lower[v]:
+            return f"node {v}: tags {late[v]}, {early[v]} against lower bound {lower[v]}"
+        if not 0 <= late[v] - early[v] <= period - 2:
+            return f"node {v}: window {late[v] - early[v]} for period {period}"
+        if v in equal and late[v] != early[v]:
+            return f"node {v}: a held input's window is the whole period"
+    for v in fixed:
+        if late[v] != lower[v]:
+            return f"node {v} moved from {lower[v]}"
+    return ""
 
 
 def minimum_period(n, lower_of, edges, *, fixed=()):

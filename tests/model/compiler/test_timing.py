@@ -1,5 +1,7 @@
 """The wave timing alone (bitgrid.compiler.timing): the least-padding tags on hand-made graphs
-with known optima, against an exhaustive search on random small graphs, and the period."""
+with known optima, against an exhaustive search on random small graphs, and the period; the
+wave windows of rows held for a whole period, against a search over every padding with the
+windows propagated as a cell would compute them."""
 
 import itertools
 import random
@@ -7,7 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from bitgrid.compiler.timing import TimingError, minimum_period, padding, solve_tags
+from bitgrid.compiler.timing import (TimingError, Waves, check_waves, minimum_period, padding,
+                                    solve_tags, solve_waves)
 
 
 def _net_padding(tags, edges, period, nets):
@@ -117,3 +120,105 @@ def test_the_placers_descent_moves_a_fan_out_as_late_as_its_readers_allow():
     assert list(fast) == [0, 9, 10, 10]
     exact = solve_tags(4, lower, edges, 2, fixed=[0], nets=[0, 1, 2])
     assert padding(exact, edges, 2, [0, 1, 2]) == padding(fast, edges, 2, [0, 1, 2]) == 8
+
+
+# Wave windows (rows held for the whole period) --------------------------------------------------
+
+def _windows(n, lower, edges, pads, sources):
+    """Each node's window ``(late, early)`` as cells compute it, by propagation in node order
+    (edges go from lower to higher nodes): the ``sources`` at their lower bound, every other
+    node the latest and earliest arrival of its operands."""
+    late, early = {v: lower[v] for v in sources}, {v: lower[v] for v in sources}
+    for v in range(n):
+        if v in sources:
+            continue
+        arrivals = [(late[u] + lmin + 2 * p, early[u] + lmin + 2 * p)
+                    for (u, w, lmin, _), p in zip(edges, pads) if w == v]
+        late[v] = max(max(a for a, _ in arrivals), lower[v])
+        early[v] = min(e for _, e in arrivals)
+    return late, early
+
+
+def test_a_window_takes_the_skew_a_period_allows():
+    # 0 -> 1 -> 2 (1 + 1 wires) beside 0 -> 2 (6 wires): the two operands of 2 arrive 4
+    # subcycles apart. Period 2 pads the short path by 4; period 4 by 2; period 6 not at all.
+    edges = [(0, 1, 1, 0), (0, 2, 6, 0), (1, 2, 1, 0)]
+    lower = [0, 1, 0]
+    for period, pad in ((2, 4), (4, 2), (6, 0), (8, 0)):
+        waves = solve_waves(3, lower, edges, period, equal=[0])
+        assert int(waves.delays[2] - 1 + waves.delays[0] - 1) == pad
+        assert list(waves.late) == [0, 1, 6]
+        assert waves.late[2] - waves.early[2] == min(4, period - 2)
+        assert check_waves(waves, lower, edges, period, equal=[0]) == ""
+
+
+def test_period_2_windows_are_the_exact_tags():
+    edges = [(0, 1, 2, 0), (0, 2, 6, 0), (1, 3, 2, 0), (2, 3, 2, 0)]
+    nets = [0, 0, 1, 2]
+    waves = solve_waves(4, [0, 0, 0, 0], edges, 2, equal=[0], nets=nets)
+    assert list(waves.late) == list(waves.early)
+    tags = solve_tags(4, [0, 0, 0, 0], edges, 2, nets=nets)
+    assert int((waves.delays - [e[2] for e in edges]).sum()) == padding(tags, edges, 2, nets)
+
+
+def test_a_loop_is_exact_whatever_its_window():
+    # 0 -> 1 -> 0 through a flip-flop: 3 + 3 wires, so period 6 exactly; 4 is too short
+    edges = [(0, 1, 3, 0), (1, 0, 3, 1)]
+    waves = solve_waves(2, [0, 1], edges, 6)
+    assert list(waves.delays) == [3, 3]
+    assert solve_waves(2, [0, 1], edges, 4) is None
+    # period 8: the loop is padded to 8
+    assert int(solve_waves(2, [0, 1], edges, 8).delays.sum()) == 8
+
+
+def test_check_waves_names_what_is_wrong():
+    edges = [(0, 1, 1, 0), (0, 2, 6, 0), (1, 2, 1, 0)]
+    lower = [0, 1, 0]
+    good = solve_waves(3, lower, edges, 6, equal=[0])
+    assert check_waves(good, lower, edges, 6, equal=[0]) == ""
+    assert "window" in check_waves(good, lower, edges, 4, equal=[0])
+    short = Waves(good.late, good.early, good.delays - [0, 2, 0])
+    assert "delay" in check_waves(short, lower, edges, 6, equal=[0])
+    held = Waves(good.late, good.early - [2, 0, 0], good.delays)
+    assert check_waves(held, lower, edges, 6, equal=[0]) != ""
+    with pytest.raises(ValueError, match="parity"):
+        solve_waves(3, lower, [(0, 1, 2, 0)], 6)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_least_window_padding_against_an_exhaustive_search(seed):
+    rng = random.Random(seed)
+    n = rng.randint(3, 4)
+    period = rng.choice((2, 4, 6, 8))
+    lower = [rng.choice((0, 1)) for _ in range(n)]
+    sources = {0} | ({1} if rng.random() < 0.5 else set())
+    edges, nets = [], []
+    for v in range(n):
+        if v in sources:
+            continue
+        for u in rng.sample(range(v), rng.randint(1, min(2, v))):
+            lmin = rng.randint(1, 6)
+            lmin += (lmin - (lower[v] - lower[u])) % 2
+            edges.append((u, v, lmin, 0))
+            nets.append(u)
+    waves = solve_waves(n, lower, edges, period, fixed=sorted(sources), nets=nets)
+    assert check_waves(waves, lower, edges, period, fixed=sorted(sources)) == ""
+
+    def cost(pads):
+        per_net = {}
+        for p, net in zip(pads, nets):
+            per_net.setdefault(net, []).append(2 * p)
+        return sum(sum(p) - (len(p) - 1) * min(p) for p in per_net.values())
+
+    # (no path is longer than 7 (n - 1) wires, so no edge needs more padding than that)
+    best = None
+    for pads in itertools.product(range(7 * (n - 1) // 2 + 1), repeat=len(edges)):
+        late, early = _windows(n, lower, edges, pads, sources)
+        if all(late[v] - early[v] <= period - 2 for v in range(n)):
+            best = cost(pads) if best is None else min(best, cost(pads))
+    got = cost([(int(d) - e[2]) // 2 for d, e in zip(waves.delays, edges)])
+    assert got == best
+    # the propagated windows of the solver's own delays hold an update everywhere
+    late, early = _windows(n, lower, edges, [(int(d) - e[2]) // 2 for d, e in
+                                             zip(waves.delays, edges)], sources)
+    assert all(late[v] - early[v] <= period - 2 for v in range(n))
