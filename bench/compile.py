@@ -20,8 +20,10 @@ every 15 s while a design runs for long.
 Outside designs (issue 23: small public benchmark circuits, such as the EPFL suite's
 ``random_control`` folder, github.com/lsils/benchmarks): ``--outside DIR`` compiles every
 ``*.v`` file of ``DIR`` too (the file's only module, or the one named as the file), in a
-series ``outside`` of the same table. The circuits are not part of the project; point ``DIR``
-at a checkout.
+series ``outside`` of the same table, with the ``area`` objective (the fewest cells: issue
+36's goals are cells per Yosys LUT4), each row followed by the other candidates' figures (the
+sweep's cells and period beside the general back end's). The circuits are not part of the
+project; point ``DIR`` at a checkout.
 
 Every program, test design or outside, is checked against its design as ``bitgrid compile``
 checks it (:func:`bitgrid.compiler.check.check_program`, the same function, issue 36 item
@@ -153,7 +155,8 @@ def _label(name, params):
     return name + "".join(f" {k}={v}" for k, v in params.items())
 
 
-def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None, check=True):
+def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None, check=True,
+                objective="area-time"):
     """Compile test design ``name`` with ``params`` (its Verilog written to ``folder``) and
     return its row's figures (see :func:`measure`) without ``series``.
 
@@ -165,6 +168,8 @@ def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None
     :param progress: ``progress(stage, done, total)`` of the back end and the check, or None.
     :param synthesized: called with ``{"yosys_luts", "flip_flops"}`` (figures) once synthesis
         has finished, before the back end starts.
+    :param objective: :func:`bitgrid.compiler.compile_netlist`'s (outside designs: ``area``,
+        and the row's ``beside`` lists the other candidates, the sweep among them).
     :raises bitgrid.compiler.CompileError: if the design does not compile, or the program
         differs from the design (``compiler bug: ...``, naming the row and port).
     """
@@ -186,7 +191,7 @@ def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None
         synthesized(counts)
     result = compile_netlist(synthesis.netlist, seed=seed, progress=progress,
                              alternatives=synthesis.alternatives,
-                             operation=synthesis.operation)
+                             operation=synthesis.operation, objective=objective)
     seconds = timer() - start
     report = result.report
     times = {**stats.get("times", {}), **report.get("times", {})}
@@ -215,6 +220,12 @@ def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None
         "seconds": figure(seconds, "s"),
         "stage_seconds": {k: figure(v, "s") for k, v in times.items()},
         "checked": checked,
+        "objective": objective,
+        "beside": [{"mapping": c["mapping"], "back_end": c["back_end"],
+                    "cells": figure(c["cells"], "cells"),
+                    "period": figure(c["period"], "subcycles")}
+                   for c in report.get("candidates", ())
+                   if (c["cells"], c["period"]) != (cells["total"], report["period"])],
     }
 
 
@@ -240,6 +251,7 @@ def _child(connection, name, params, folder, seed, show):
     os.setpgid(0, 0)
     try:
         row = compile_row(name, params, folder, seed=seed,
+                          objective="area" if _is_file(name) else "area-time",
                           progress=_stage_printer(_label(name, params)) if show else None,
                           synthesized=lambda counts: connection.send(("synthesized", counts)))
         connection.send(("row", row))
@@ -398,6 +410,10 @@ def format_part(part):
             f"{value(r['seconds']):>7.1f}  "
             + " ".join(f"{value(r['stage_seconds'][s]):>7.2f}" if s in r["stage_seconds"]
                        else f"{'':>7}" for s in stages))
+        if r.get("objective") == "area" and r.get("beside"):
+            lines.append(f"{'':<4}(objective area; beside it: " + ", ".join(
+                f"{c['back_end']} {value(c['cells'])} cells ({value(c['cells']) / value(r['yosys_luts']):.1f}"
+                f"/LUT) at period {value(c['period'])}" for c in r["beside"]) + ")")
     fits = part.get("lut_exponents") or {}
     if fits:
         lines.append("Compile time against design size: seconds = a * LUTs**b")

@@ -36,6 +36,9 @@ TARGETS = {
     "compile_acc8": "acc8: a period of at most 24 subcycles",
     "compile_detector": "detector: a period of at most 8 subcycles",
     "compile_1000": "a design of about 1,000 LUTs compiled in < 60 s",
+    "compile_outside_median": "outside circuits (--outside: ISCAS-85, EPFL control) at a median "
+                              "of at most 15 cells per Yosys LUT4 (objective area)",
+    "compile_outside_40": "no outside circuit over 40 cells per Yosys LUT4",
     "arith_sop": "sums of products (multiply-add, multiply-accumulate) within 4x their Yosys "
                  "LUT4 count, at period 2",
     "arith_adder_shapes": "adders in any port shape ({cout, s} = a + b) within 1.5x of the "
@@ -162,6 +165,17 @@ def _compile_targets(part, add):
         row = next((r for r in tests if r["top"] == top), None)
         add(name, row and row["period"], lambda v, limit=limit: v <= limit,
             row and f"{value(row['total_cells'])} cells, back end {row.get('back_end')}")
+    outside = [r for r in (part or {}).get("rows", ()) if r["series"] == "outside"]
+    done = sorted((r for r in outside if "error" not in r),
+                  key=lambda r: value(r["cells_per_lut"]))
+    missing = len(outside) - len(done)
+    note = f"{len(done)} circuits" + (f", {missing} not compiled" if missing else "")
+    middle = done[len(done) // 2] if done else None
+    add("compile_outside_median", middle and middle["cells_per_lut"],
+        lambda v: v <= 15 and not missing, middle and f"median {middle['top']}, {note}")
+    last = done[-1] if done else None
+    add("compile_outside_40", last and last["cells_per_lut"],
+        lambda v: v <= 40 and not missing, last and f"worst {last['top']}, {note}")
     # A design stopped at the bench's time limit counts, with the limit as its time.
     big = [r for r in (part or {}).get("rows", ()) if value(r.get("yosys_luts")) is not None
            and value(r["yosys_luts"]) >= 900 and ("error" not in r or "timeout" in r)]

@@ -84,6 +84,12 @@ def _summary(report, paths):
                    "small designs no library block takes, and for fixed pins or a region or "
                    "defect map the sweep cannot fit); the sweep ignores it. The same seed "
                    "gives the same program.")
+@click.option("--objective", type=click.Choice(["area-time", "area"]), default="area-time",
+              show_default=True,
+              help="What to minimise: cells x period (area-time), or cells (area: the "
+                   "general back end also on designs of up to 400 LUT4s, with a period of "
+                   "tens of subcycles where that saves cells). With --size, a program the "
+                   "sweep cannot fit goes to the general back end either way.")
 @click.option("-o", "--output", type=click.Path(file_okay=False), required=True,
               metavar="DIR", help="Folder for NAME.bgbs, NAME.ports.json, NAME.report.json.")
 @click.option("--check/--no-check", default=True, show_default=True,
@@ -93,7 +99,7 @@ def _summary(report, paths):
                    "exit 2, nothing written.")
 @progress_options
 def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_path, region,
-             seed, output, check, show_progress):
+             seed, objective, output, check, show_progress):
     """Compile a design into a BitGrid program (.bgbs) with its port map and a report.
 
     One design: Verilog/SystemVerilog SOURCE files with --top (through Yosys), an Amaranth
@@ -162,7 +168,8 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
             list(sources) or None, top=top, amaranth=amaranth, expr=expr, vars=variables,
             parameters=dict(_parameter(p) for p in parameters) or None,
             width=size[0] if size else None, height=size[1] if size else None,
-            region=region, defects=defects, seed=seed, progress=progress, check=check)
+            region=region, defects=defects, seed=seed, progress=progress, check=check,
+            objective=objective)
     paths = write_outputs(result, output)
     note = dropped_note(result.report.get("dropped"))
     if note:

@@ -1,18 +1,21 @@
 """The compiler's back end: a LUT netlist to a BitGrid program and its port map (issue 12).
 
 :func:`compile_netlist` compiles every candidate for the design and keeps the one with the
-fewest cells x period (docs/compiler.md describes each back end with the papers and tools it
-follows):
+fewest cells x period, or with the ``area`` objective the fewest cells (docs/compiler.md
+describes each back end with the papers and tools it follows):
 
 * the library block of the operation the design is (:mod:`.blocks`), one cell for a small
   state machine (:mod:`.onecell`), registers retimed away (:mod:`.retime`);
 * the sweep (:mod:`.sweep`) for each LUT mapping (the default);
-* the general back end (:mod:`.general`: place, route, time, pad) for small state machines,
-  and with the systolic one (:mod:`.systolic`, combinational) where pins are fixed or the
-  sweep does not fit a region or defect map.
+* the general back end (:mod:`.general`: place, route, time, pad) for small designs no
+  block takes (up to :data:`GENERAL_AREA_LUTS` LUT4s with the ``area`` objective), and with
+  the systolic one (:mod:`.systolic`, combinational) where pins are fixed or the
+  sweep does not fit a region, defect map or grid size.
 
-Every program is fully pipelined: a new row of inputs every ``P`` subcycles (``P = 2``, one
-full cycle, for a design without feedback), every row's outputs ``latency`` subcycles later,
+Every program is pipelined: a new row of inputs every ``P`` subcycles (``P = 2``, one full
+cycle, for a design without feedback; longer only with the ``area`` objective or where the
+design must fit a region, defect map, grid size or pins: each row is then held ``P``
+subcycles, :func:`.timing.solve_waves`), every row's outputs ``latency`` subcycles later,
 each output bit ``skew`` subcycles earlier or later as the port map says; a flip-flop holds
 its ``init`` in design cycle 0 (:mod:`.pack`, register gating). The result is checked
 against :meth:`bitgrid.netlist.Netlist.simulate` by the tests in tests/model/compiler.
@@ -58,16 +61,29 @@ class CompileResult(typing.NamedTuple):
 
 
 
-def _figure_of_merit(result):
+#: What :func:`compile_netlist` can minimise: ``area-time`` (cells x period: area x time per
+#: row), ``area`` (cells, then period: the smallest program, for a grid it must fit).
+OBJECTIVES = ("area-time", "area")
+
+#: With the ``area`` objective, the general back end is also tried on designs no block takes
+#: of up to this many Yosys LUT4s (its compile time grows faster than the sweep's).
+GENERAL_AREA_LUTS = 400
+
+
+def _figure_of_merit(result, objective="area-time"):
     """What :func:`compile_netlist` minimises among the programs of one design: cells used
-    times the period (area x time per row; the period is 2 for every combinational program),
-    then the cells, then the grid's area."""
-    cells = result.report["cells"]["total"]
-    return (cells * result.portmap.period, cells, result.config.width * result.config.height)
+    times the period (area x time per row), then the cells, then the grid's area; for the
+    ``area`` objective the cells, then the period, then the grid's area."""
+    cells, period = result.report["cells"]["total"], result.portmap.period
+    grid = result.config.width * result.config.height
+    if objective == "area":
+        return cells, period, grid
+    return cells * period, cells, grid
 
 
 def compile_netlist(netlist, *, width=None, height=None, region=None, defects=None,
-                    pins=None, seed=0, progress=None, alternatives=None, operation=None):
+                    pins=None, seed=0, progress=None, alternatives=None, operation=None,
+                    objective="area-time"):
     """Pack, place, route and time ``netlist`` into a program (module docstring).
 
     Each mapping of the design (``netlist`` and the ``alternatives``) is compiled, and so is
@@ -96,12 +112,18 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
         bits kept on those lanes.
     :param seed: placement seed.
     :param progress: ``progress(stage, done, total)`` (total 0 when unknown), or ``None``.
+    :param objective: one of :data:`OBJECTIVES`: ``area`` also tries the general back end on
+        designs of up to :data:`GENERAL_AREA_LUTS` LUT4s and keeps the fewest cells (its
+        period may be tens of subcycles: every row held until the slowest path has read it,
+        :func:`.timing.solve_waves`).
     :returns: :class:`CompileResult`.
     :raises CompileError: if the design does not fit the size or region (naming how many cells
         or lanes it needs and has), or cannot be routed there (the LUT4 mapping's error when
         no mapping fits).
     """
     started = time.perf_counter()
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective is one of {', '.join(OBJECTIVES)}, not {objective!r}")
     options = dict(width=width, height=height, region=region, defects=defects, pins=pins,
                    seed=seed, progress=progress)
     candidates, errors, optional = [], [], []
@@ -120,14 +142,16 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
         retimed = compile_retimed(netlist, alternatives, **options)
         if retimed is not None:
             candidates.append((f"{retimed.report.get('mapping', 'lut4')}, retimed", retimed))
+    general_luts = GENERAL_AREA_LUTS if objective == "area" else GENERAL_CANDIDATE_LUTS
     if region is None and defects is None and not pins and retimed is None and not candidates \
-            and len(netlist.luts) <= GENERAL_CANDIDATE_LUTS:
+            and len(netlist.luts) <= general_luts:
         # a small design no block takes: the general back end's loops are short and its
         # logic dense when it pads
         try:
             candidates.append(("lut4, general", compile_general(
                 netlist, width=width, height=height, region=None, defects=None, fixed={},
-                seed=seed, progress=progress, candidate=True)))
+                seed=seed, progress=progress, candidate=True,
+                any_period=objective == "area")))
         except CompileError as error:
             optional.append(error)
     if region is None and defects is None and not pins and retimed is None:
@@ -145,7 +169,7 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
             continue
         try:
             candidates.append((name, _compile_mapping(candidate, fallback=candidate is netlist,
-                                                      **options)))
+                                                      objective=objective, **options)))
         except CompileError as error:
             errors.append(error)
     if not candidates:
@@ -153,7 +177,7 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
         # what it needs: ``needs``); else the LUT4 mapping's error (the general back end's
         # only if nothing else was tried)
         raise min(errors + optional, key=lambda e: getattr(e, "needs", (float("inf"),)))
-    name, best = min(candidates, key=lambda c: _figure_of_merit(c[1]))
+    name, best = min(candidates, key=lambda c: _figure_of_merit(c[1], objective))
     report = dict(best.report, mapping=name,
                   candidates=[{"mapping": n, "back_end": r.report.get("back_end"),
                                "cells": r.report["cells"]["total"],
@@ -164,35 +188,50 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
 
 
 def _compile_mapping(netlist, *, width, height, region, defects, pins, seed, progress,
-                     fallback):
+                     fallback, objective="area-time"):
     """One mapping of the design: the sweep; the older back ends with fixed pins, or (with
-    ``fallback``) where the sweep does not fit a region or defect map."""
+    ``fallback``) where the sweep does not fit a region, defect map or grid size."""
     if not pins:
         try:
             return _compile_sweep(netlist, width, height, region, defects, progress)
         except CompileError as error:
-            if region is None and defects is None or not fallback:
+            if region is None and defects is None and width is None or not fallback:
                 raise
-            first = error       # a region or defects: the older back ends route around them
+            # a region, defects or a grid the sweep does not fit: the other back ends place
+            # around them, denser
+            first = error
         try:
             return _compile_older(netlist, width, height, region, defects, pins, seed,
-                                  progress)
+                                  progress, objective)
         except CompileError:
             raise first from None
-    return _compile_older(netlist, width, height, region, defects, pins, seed, progress)
+    return _compile_older(netlist, width, height, region, defects, pins, seed, progress,
+                          objective)
 
 
-def _compile_older(netlist, width, height, region, defects, pins, seed, progress):
-    """The systolic back end (combinational) or the general one (flip-flops, or a netlist
-    reading ``start``: :func:`.general.compile_general`): they take fixed pins and place
-    around any region or defect map, for small designs."""
+def _compile_older(netlist, width, height, region, defects, pins, seed, progress,
+                   objective="area-time"):
+    """The general back end (:func:`.general.compile_general`, at any period: fitting comes
+    first here) and, for a combinational netlist whose fixed pins suit it, the systolic one
+    (the better of the two for ``objective``): they take fixed pins and place around any
+    region, defect map or grid size."""
+    fixed = _check_pins(netlist, pins)
     reads_start = any(START in lut.inputs for lut in netlist.luts.values())
-    if not netlist.dffs and not reads_start \
-            and _systolic_sides(netlist, _check_pins(netlist, pins)):
-        return _compile_systolic(netlist, width, height, region, defects, pins, progress)
-    return compile_general(netlist, width=width, height=height, region=region,
-                           defects=defects, fixed=_check_pins(netlist, pins), seed=seed,
-                           progress=progress)
+    results, first = [], None
+    if not netlist.dffs and not reads_start and _systolic_sides(netlist, fixed):
+        try:
+            results.append(_compile_systolic(netlist, width, height, region, defects, pins,
+                                             progress))
+        except CompileError as error:
+            first = error
+    try:
+        results.append(compile_general(netlist, width=width, height=height, region=region,
+                                       defects=defects, fixed=fixed, seed=seed,
+                                       progress=progress, any_period=True))
+    except CompileError as error:
+        if not results:
+            raise first or error from None
+    return min(results, key=lambda r: _figure_of_merit(r, objective))
 
 
 def _compile_sweep(netlist, width, height, region, defects, progress):

@@ -145,7 +145,7 @@ def front_end(design=None, *, top=None, amaranth=None, expr=None, vars=None,
 
 def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, parameters=None,
             ports=None, width=None, height=None, region=None, defects=None, pins=None,
-            seed=0, progress=None, check=True):
+            seed=0, progress=None, check=True, objective="area-time"):
     """Compile a design into a BitGrid program (issue 12): one of
 
     * ``design``: Verilog/SystemVerilog source paths (a path or a list; ``.il`` files are
@@ -159,7 +159,8 @@ def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, param
     ``height`` (the grid in cells; default the smallest that fits), ``region`` (``(x0, y0,
     x1, y1)`` or ``"x0,y0,x1,y1"``, corners inclusive: only those cells are used), ``defects``
     (a :class:`~bitgrid.defects.DefectMap` or the path of a ``bitgrid-defects-v1`` file: its
-    cells are avoided), ``pins``, ``seed`` (placement), ``progress`` (``progress(stage, done,
+    cells are avoided), ``pins``, ``seed`` (placement), ``objective`` (``"area-time"``: the
+    fewest cells x period; ``"area"``: the fewest cells), ``progress`` (``progress(stage, done,
     total)``; the front end reports stage ``"synthesis"``, the check ``"check"``).
 
     With ``check`` (the default) the program is run on the bit-parallel emulator against the
@@ -197,7 +198,7 @@ def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, param
     result = compile_netlist(netlist, width=width, height=height, region=region,
                              defects=defects, pins=pins, seed=seed, progress=progress,
                              alternatives=synthesis.alternatives,
-                             operation=synthesis.operation)
+                             operation=synthesis.operation, objective=objective)
     checked = 0
     if check:
         from .check import check_program

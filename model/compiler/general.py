@@ -32,15 +32,16 @@ from .pack import prepare
 from .pad import pad_routes
 from .place import connections, place
 from .route import Router, RoutingGraph, _Unroutable
-from .timing import TimingError, minimum_period, solve_tags, solve_waves
+from .timing import TimingError, free_period, minimum_period, solve_tags, solve_waves
 
 __all__ = ["compile_general", "compile_on", "RouteFailure", "WaveTiming", "PAD_SEEDS",
            "HOPELESS_UNPADDED", "even_up", "auto_size", "allowed_cells"]
 
 #: LUT tables copying one input: N, E, S, W (SPEC section 3).
 _COPY = (0xAAAA, 0xCCCC, 0xF0F0, 0xFF00)
-#: PathFinder iterations without and with length targets.
-UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 30, 40
+#: PathFinder iterations without and with length targets (on the EPFL `router` circuit, 60
+#: LUT4s on a roomy 36 x 36 grid, 2026-12-07, the last overused wire went after 12 to 35).
+UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 45, 40
 #: Placement seeds tried on each grid size with padding alone (stubs, trombones and local
 #: negotiation, :mod:`.pad`: a second each on small designs) before the one attempt that
 #: also routes every net again with exact targets (tens of seconds).
@@ -49,6 +50,9 @@ PAD_SEEDS = 4
 #: none next to the edge) and port bits on every other lane (:func:`.place.place`). Denser
 #: placements pad with fewer cells when they pad; these pad more often.
 ROOMY_SEEDS = 2
+#: Designs without flip-flops of more logic cells than this try roomy placements first (on
+#: the EPFL control circuits of 47 to 82 LUT4s, 2026-12-07, no dense placement routed).
+ROOMY_FIRST_BLOCKS = 24
 #: As a candidate, more connections than this left unpadded on every seed of a size (or
 #: routing congested before padding) end the attempt (the placer packs as tightly on a
 #: larger grid); failed tries of 41- to 59-LUT machines took 60 to 155 s before.
@@ -68,7 +72,7 @@ class RouteFailure(Exception):
 
 
 def compile_general(netlist, *, width, height, region, defects, fixed, seed, progress,
-                    candidate=False):
+                    candidate=False, any_period=False):
     """Compile ``netlist`` on the general back end: packed (:func:`.pack.prepare`), then
     placed and routed.
 
@@ -87,6 +91,9 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
         :class:`bitgrid.defects.DefectMap` or None.
     :param fixed: ``{(port, bit): (side, lane)}`` of pinned port bits.
     :param progress: ``progress(stage, done, total)`` or None.
+    :param any_period: a placement may pad at a longer period than its loops need (a design
+        without flip-flops: longer than 2), :meth:`WaveTiming.periods`; else only at the
+        shortest (a combinational program stays fully pipelined).
     :returns: :class:`.backend.CompileResult`.
     :raises CompileError: for a bad region or pin lane, or when no placement routes.
     """
@@ -125,8 +132,14 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
     # last, one that routes every net again with exact targets (slow; not as a candidate).
     dense = [(2, a, PAD_SEEDS) for a in range(attempts)]
     roomy = [(3, a, ROOMY_SEEDS) for a in range(attempts)]
-    stages = dense + roomy if netlist.dffs else dense[:1] + roomy + dense[1:]
+    if netlist.dffs:
+        stages = dense + roomy
+    elif len(design.blocks) > ROOMY_FIRST_BLOCKS:
+        stages = roomy + dense      # dense placements of larger logic did not route
+    else:
+        stages = dense[:1] + roomy + dense[1:]
     hopeless = set()
+    best = None
     for pitch, attempt, seeds in stages:
         if pitch in hopeless:
             continue
@@ -136,15 +149,24 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
         fewest = None
         for k in range(seeds):
             try:
-                return compile_on(netlist, design, w, h, region, defects, fixed, seed + k,
-                                  progress, times, started, reroute=False, pitch=pitch)
+                result = compile_on(netlist, design, w, h, region, defects, fixed, seed + k,
+                                    progress, times, started, reroute=False, pitch=pitch,
+                                    period="any" if any_period else None)
             except RouteFailure as failure:
                 last = failure
                 if failure.unpadded:
                     fewest = min(fewest or failure.unpadded, failure.unpadded)
+                continue
+            if len(result.report["periods_tried"]) == 1:
+                return result           # padded at the shortest period the loops allow
+            if best is None or _merit(result) < _merit(best):
+                best = result           # padded at a longer one: the rest of this stage
+        if best is not None:
+            return best
         if candidate and (fewest is None or fewest > HOPELESS_UNPADDED):
             hopeless.add(pitch)     # a larger grid gives the placer no more room
-    if not candidate:               # on the largest dense size
+    if not candidate and (netlist.dffs or not any_period):   # on the largest dense size (a
+        # design without flip-flops pads at any period: at the last, nothing needs padding)
         grow = 6 * (attempts - 1)
         try:
             return compile_on(netlist, design, width + grow, height + grow, region, defects,
@@ -152,6 +174,12 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
         except RouteFailure as failure:
             last = failure
     raise CompileError(f"{last}; try a larger --size or region")
+
+
+def _merit(result):
+    """Cells x period (as :func:`.backend.compile_netlist` chooses), then cells."""
+    cells = result.report["cells"]["total"]
+    return cells * result.portmap.period, cells
 
 
 def even_up(v):
@@ -252,6 +280,19 @@ class WaveTiming:
             index.append(k)
         return result, index
 
+    def periods(self, lengths):
+        """The periods worth padding for, shortest first: the loops' minimum, then doublings
+        up to the period at which nothing needs padding (designs without flip-flops only;
+        :func:`.timing.free_period`)."""
+        edges, _ = self.edges(lengths)
+        n = self.nb + len(self.design.pins)
+        first = minimum_period(n, self.lower, edges, fixed=self.start)
+        free = free_period(n, self.lower(first), edges, fixed=self.start, equal=self.held)
+        periods = [first]
+        while free is not None and periods[-1] < free:
+            periods.append(min(free, 2 * periods[-1]))
+        return periods
+
     def solve(self, lengths, period=None, exact=True):
         """``(period, tags, targets per connection)``; targets ``None`` for outputs; None if
         ``period`` (given) is too short.
@@ -289,6 +330,9 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
     :func:`.place.place`) routed, timed, padded and emitted on a ``width`` x ``height`` grid.
 
     :param reroute: where padding fails, route every net again with exact targets (slow).
+    :param period: subcycles per row (even), or None: the shortest the loops allow, or
+        ``"any"``: the shortest of :meth:`WaveTiming.periods` at which padding succeeds on
+        these routes (a design without flip-flops always pads at the last, which needs none).
     :returns: :class:`.backend.CompileResult`.
     :raises RouteFailure: when routing or padding fails (``unpadded``: the connections left
         short); :raises CompileError: for a grid that cannot hold the design.
@@ -346,7 +390,9 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
                 side, lane = placement.pin_lane[sink[1]]
                 sinks.append(("wire", graph.output_wire(side, lane)))
         rnets.append((sources, sinks))
-    router = Router(graph, rnets, reserved)
+    closed = [placement.block_cell[b] for b, block in enumerate(design.blocks)
+              if len(block.inputs) >= 4]
+    router = Router(graph, rnets, reserved, closed)
     order = sorted(range(len(rnets)), key=lambda n: -len(rnets[n][1]))
     conn_index = {(n, s): k for k, (n, s, *_rest) in enumerate(conns)}
     t = time.perf_counter()
@@ -371,13 +417,21 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
         # Stage 2: timing and exact targets.
         t = time.perf_counter()
         lmin = list(lengths)
-        solved = timing.solve(lmin, period)
-        if solved is None:
-            raise RouteFailure("no timing solution")
-        period, tags, targets = solved
-        per_net = [[targets[conn_index[(n, s)]] for s in range(len(sinks))]
-                   for n, (_, sinks) in enumerate(rnets)]
-        padded = pad_routes(router, per_net)
+        periods = [period] if period != "any" else timing.periods(lmin)
+        for p in periods:
+            # the shortest period that pads (a longer one widens every window, so fewer
+            # connections need padding, :func:`.timing.solve_waves`)
+            before = router.state() if p != periods[-1] else None
+            solved = timing.solve(lmin, p if p != "any" else None)
+            if solved is None:
+                raise RouteFailure("no timing solution")
+            period, tags, targets = solved
+            per_net = [[targets[conn_index[(n, s)]] for s in range(len(sinks))]
+                       for n, (_, sinks) in enumerate(rnets)]
+            padded = pad_routes(router, per_net)
+            if not padded.failed or before is None:
+                break
+            router.restore(before)
         if progress is not None:
             progress("timing", 1, 0)
         if padded.failed and not reroute:
@@ -438,6 +492,7 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
         "luts": len(netlist.luts), "flip_flops": len(netlist.dffs),
         "packed_luts": design.luts, "blocks": len(design.blocks),
         "period": period, "latency": portmap.latency,
+        "periods_tried": periods[:periods.index(period) + 1] if period in periods else [period],
         "times": {**{k: round(v, 4) for k, v in times.items()},
                   "total": round(time.perf_counter() - started, 4)},
     }

@@ -95,8 +95,11 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
     # Logic slots: cells on a lattice of ``pitch``, so that blocks never touch and the cells
     # between them form connected routing channels (as in an island-style FPGA); all cells
     # when the slots are too few.
+    margin = pitch - 1 if pitch > 2 else 0      # roomy: as far from every edge
     slots = [c for c in cell_ids if graph.xs[c] % pitch == pitch - 1
-             and graph.ys[c] % pitch == pitch - 1]
+             and graph.ys[c] % pitch == pitch - 1
+             and margin <= graph.xs[c] < graph.width - margin
+             and margin <= graph.ys[c] < graph.height - margin]
     unit = pitch                    # the annealer's move step
     if len(slots) < nblocks:
         slots, unit = list(cell_ids), 1

@@ -108,11 +108,16 @@ class Router:
         driver cell's 4 outputs, or its lane), ``sinks`` a list of ``("cell", index)`` or
         ``("wire", w)`` goals.
     :param reserved: cells whose outputs are the nets' sources (logic cells): counted as used.
+    :param closed: cells no net may enter unless the cell is one of its sinks (logic cells
+        whose LUTs read all 4 sides: a signal passing through would take an operand's side).
     """
 
-    def __init__(self, graph, nets, reserved=()):
+    def __init__(self, graph, nets, reserved=(), closed=()):
         self.g = graph
         self.nets = nets
+        self.closed = frozenset(closed)
+        self.sink_cells = [frozenset(goal for kind, goal in sinks if kind == "cell")
+                           for _, sinks in nets]
         n = graph.wires
         self.occ = [0] * n
         self.hist = [0.0] * n
@@ -141,6 +146,18 @@ class Router:
         owner = self.g.owner[wire]
         if owner >= 0:
             self.cell_use[owner] -= 1
+
+    def state(self):
+        """A copy of what routing and padding change (:meth:`restore` puts it back): to try
+        padding for another period on the same routes."""
+        return (list(self.occ), list(self.hist), list(self.cell_use),
+                [dict(t) for t in self.trees], [list(g) for g in self.goals], self.present,
+                self.reroutes)
+
+    def restore(self, state):
+        occ, hist, cell_use, trees, goals, self.present, self.reroutes = state
+        self.occ, self.hist, self.cell_use = list(occ), list(hist), list(cell_use)
+        self.trees, self.goals = [dict(t) for t in trees], [list(g) for g in goals]
 
     def rip_up(self, net):
         for wire in list(self.trees[net]):
@@ -189,6 +206,7 @@ class Router:
         occ = self.occ
         dest, allowed, xs, ys = g.dest, g.allowed, g.xs, g.ys
         tree = self.trees[net]
+        closed = self.closed - self.sink_cells[net]
         kind, goal = sink
         if kind == "cell":
             gx, gy, extra, goal_wire = xs[goal], ys[goal], 0, -1
@@ -288,7 +306,7 @@ class Router:
                 w2 = base + d
                 c2 = dest[w2]
                 if w2 != goal_wire:
-                    if c2 < 0 or not allowed[c2]:
+                    if c2 < 0 or not allowed[c2] or c2 in closed:
                         continue
                 if w2 in tree:
                     continue            # a tree wire: a start state, or at another depth

@@ -46,7 +46,7 @@ import numpy as np
 import typing
 
 __all__ = ["TimingError", "Waves", "solve_tags", "solve_waves", "check_waves", "minimum_period",
-           "padding"]
+           "free_period", "padding"]
 
 #: Largest period tried (subcycles).
 MAX_PERIOD = 4096
@@ -343,6 +343,54 @@ def minimum_period(n, lower_of, edges, *, fixed=()):
     if lo >= 2 and lo % 2 == 0 and ok(lo):
         hi = lo
     return hi
+
+
+def free_period(n, lower, edges, *, fixed=(), equal=()):
+    """The smallest even period at which no connection needs padding (:func:`solve_waves`
+    with every delay its ``lmin``), for a design without flip-flops; ``None`` when an edge
+    goes through a flip-flop (its loops must be exact whatever the period).
+
+    With the delays fixed, the windows are difference constraints (``late(v) >= late(u) + l``,
+    ``early(u) >= early(v) - l``, ``early(v) >= late(v) - (P - 2)``, ``late(v) >= early(v)``),
+    feasible when their graph has no positive cycle (Bellman-Ford, as :func:`minimum_period`),
+    and more so the longer the period: a doubling, then a bisection.
+
+    :raises TimingError: if no period up to :data:`MAX_PERIOD` works.
+    """
+    if any(e[3] for e in edges):
+        return None
+    lower = np.asarray(lower, dtype=np.int64)
+    us, vs, ws = _arrays(edges, 2)
+    nodes = np.arange(n, dtype=np.int64)
+    tied = np.array(sorted(set(equal) | set(fixed)), dtype=np.int64)
+    far = 2 * (int(np.abs(ws).sum()) + int(np.abs(lower).sum()) + 2)
+    start = np.concatenate([lower, lower - far])          # late, then early (same parity)
+    fixed = np.array(sorted(fixed), dtype=np.int64)
+    upper = (fixed, lower[fixed]) if len(fixed) else None
+
+    def ok(period):
+        a = np.concatenate([us, n + vs, nodes, n + nodes, n + tied])
+        b = np.concatenate([vs, n + us, n + nodes, nodes, tied])
+        w = np.concatenate([ws, -ws, np.full(n, -(period - 2)), np.zeros(n, np.int64),
+                            np.zeros(len(tied), np.int64)])
+        return _longest(2 * n, start, a, b, w, upper) is not None
+
+    period = 2
+    while not ok(period):
+        period *= 2
+        if period > MAX_PERIOD:
+            raise TimingError(f"rows need a period of more than {MAX_PERIOD} subcycles")
+    lo = period // 2                # fails (or is 1)
+    while period - lo > 2:
+        mid = (period + lo) // 2
+        mid += mid % 2
+        if mid >= period:
+            break
+        if ok(mid):
+            period = mid
+        else:
+            lo = mid
+    return period
 
 
 def _arrays(edges, period):
