@@ -60,14 +60,13 @@ def test_windows_at_every_period_give_the_right_rows(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_any_period_is_the_shortest_that_pads(seed):
+def test_any_period_is_the_shortest_attempted_that_pads(seed):
     rng = random.Random(100 + seed)
     netlist = random_netlist(rng, inputs=6, luts=rng.randint(10, 18), outputs=3)
     result = _on(netlist, period="any", seed=seed, size=(16, 16))
     assert result is not None
     tried = result.report["periods_tried"]
-    assert tried[0] == 2 and tried == sorted(tried) and tried[-1] == result.portmap.period
-    assert all(b <= 2 * a for a, b in zip(tried, tried[1:]))
+    assert tried == sorted(set(tried)) and tried[-1] == result.portmap.period
     _same(netlist, result, seed=seed)
     if len(tried) > 1:          # the one before did not pad on the same placement
         assert _on(netlist, period=tried[-2], seed=seed, size=(16, 16)) is None
