@@ -56,7 +56,8 @@ ROOMY_SEEDS = 2
 #: ``barrel8`` padded at 5 %, ``crc8`` at period 2 with 31 %).
 PAD_TRY_SHARE = 0.25
 #: Designs without flip-flops of more logic cells than this try roomy placements first (on
-#: the EPFL control circuits of 47 to 82 LUT4s, 2026-12-07, no dense placement routed).
+#: the EPFL ``ctrl`` and ``router`` circuits, 47 and 60 LUT4s, 2026-12-07, dense placements
+#: on the first size left 27 to 48 wires overused after routing; roomy ones routed).
 ROOMY_FIRST_BLOCKS = 24
 #: As a candidate, more connections than this left unpadded on every seed of a size (or
 #: routing congested before padding) end the attempt (the placer packs as tightly on a

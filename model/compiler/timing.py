@@ -325,24 +325,28 @@ def minimum_period(n, lower_of, edges, *, fixed=()):
 
     if not any(e[3] for e in edges):
         return 2
-    p = 2
-    while not ok(p):
-        p *= 2
-        if p > MAX_PERIOD:
-            raise TimingError(f"a feedback loop needs more than {MAX_PERIOD} subcycles")
-    lo, hi = p // 2, p           # lo fails (or is 1), hi works
-    while hi - lo > 2:
-        mid = (lo + hi) // 2
+    return _smallest_even(ok, f"a feedback loop needs more than {MAX_PERIOD} subcycles")
+
+
+def _smallest_even(ok, message):
+    """The smallest even period from 2 for which ``ok(period)`` holds, given that it holds for
+    every longer one: doublings, then a bisection.
+
+    :raises TimingError: ``message``, past :data:`MAX_PERIOD`."""
+    period = 2
+    while not ok(period):
+        period *= 2
+        if period > MAX_PERIOD:
+            raise TimingError(message)
+    lo = period // 2                # fails (or is 1)
+    while period - lo > 2:
+        mid = (period + lo) // 2
         mid += mid % 2
-        if mid >= hi:
-            break
         if ok(mid):
-            hi = mid
+            period = mid
         else:
             lo = mid
-    if lo >= 2 and lo % 2 == 0 and ok(lo):
-        hi = lo
-    return hi
+    return period
 
 
 def free_period(n, lower, edges, *, fixed=(), equal=()):
@@ -375,22 +379,7 @@ def free_period(n, lower, edges, *, fixed=(), equal=()):
                             np.zeros(len(tied), np.int64)])
         return _longest(2 * n, start, a, b, w, upper) is not None
 
-    period = 2
-    while not ok(period):
-        period *= 2
-        if period > MAX_PERIOD:
-            raise TimingError(f"rows need a period of more than {MAX_PERIOD} subcycles")
-    lo = period // 2                # fails (or is 1)
-    while period - lo > 2:
-        mid = (period + lo) // 2
-        mid += mid % 2
-        if mid >= period:
-            break
-        if ok(mid):
-            period = mid
-        else:
-            lo = mid
-    return period
+    return _smallest_even(ok, f"rows need a period of more than {MAX_PERIOD} subcycles")
 
 
 def _arrays(edges, period):

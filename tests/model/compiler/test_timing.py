@@ -9,8 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from bitgrid.compiler.timing import (TimingError, Waves, check_waves, minimum_period, padding,
-                                    solve_tags, solve_waves)
+from bitgrid.compiler.timing import (TimingError, Waves, check_waves, free_period,
+                                    minimum_period, padding, solve_tags, solve_waves)
 
 
 def _net_padding(tags, edges, period, nets):
@@ -222,3 +222,33 @@ def test_least_window_padding_against_an_exhaustive_search(seed):
     late, early = _windows(n, lower, edges, [(int(d) - e[2]) // 2 for d, e in
                                              zip(waves.delays, edges)], sources)
     assert all(late[v] - early[v] <= period - 2 for v in range(n))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_free_period_is_the_first_that_needs_no_padding(seed):
+    """Against the MILP: at the free period no edge is padded, two subcycles less some is."""
+    rng = random.Random(seed)
+    n = rng.randint(3, 7)
+    lower = [rng.choice((0, 1)) for _ in range(n)]
+    sources = {0} | ({1} if rng.random() < 0.5 else set())
+    edges = []
+    for v in range(n):
+        if v in sources:
+            continue
+        for u in rng.sample(range(v), rng.randint(1, min(3, v))):
+            lmin = rng.randint(1, 9)
+            lmin += (lmin - (lower[v] - lower[u])) % 2
+            edges.append((u, v, lmin, 0))
+    period = free_period(n, lower, edges, equal=sorted(sources))
+    lmins = [e[2] for e in edges]
+    assert list(solve_waves(n, lower, edges, period, equal=sorted(sources)).delays) == lmins
+    if period > 2:
+        shorter = solve_waves(n, lower, edges, period - 2, equal=sorted(sources))
+        assert list(shorter.delays) != lmins
+
+
+def test_free_period_of_a_design_with_flip_flops_is_none():
+    assert free_period(2, [0, 1], [(0, 1, 3, 0), (1, 0, 3, 1)]) is None
+    # the diamond of test_a_window_takes_the_skew_a_period_allows: 4 subcycles of skew
+    assert free_period(3, [0, 1, 0], [(0, 1, 1, 0), (0, 2, 6, 0), (1, 2, 1, 0)],
+                       equal=[0]) == 6
