@@ -412,8 +412,10 @@ def format_part(part):
                        else f"{'':>7}" for s in stages))
         if r.get("objective") == "area" and r.get("beside"):
             lines.append(f"{'':<4}(objective area; beside it: " + ", ".join(
-                f"{c['back_end']} {value(c['cells'])} cells ({value(c['cells']) / value(r['yosys_luts']):.1f}"
-                f"/LUT) at period {value(c['period'])}" for c in r["beside"]) + ")")
+                f"{c['back_end']} {value(c['cells'])} cells"
+                + (f" ({value(c['cells']) / value(r['yosys_luts']):.1f}/LUT)"
+                   if value(r["yosys_luts"]) else "")
+                + f" at period {value(c['period'])}" for c in r["beside"]) + ")")
     fits = part.get("lut_exponents") or {}
     if fits:
         lines.append("Compile time against design size: seconds = a * LUTs**b")

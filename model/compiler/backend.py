@@ -145,16 +145,18 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
         retimed = compile_retimed(netlist, alternatives, **options)
         if retimed is not None:
             candidates.append((f"{retimed.report.get('mapping', 'lut4')}, retimed", retimed))
-    general_luts = GENERAL_AREA_LUTS if objective == "area" else GENERAL_CANDIDATE_LUTS
-    if region is None and defects is None and not pins and retimed is None and not candidates \
+    area = objective == "area"
+    general_luts = GENERAL_AREA_LUTS if area else GENERAL_CANDIDATE_LUTS
+    if region is None and defects is None and not pins and retimed is None \
+            and (not candidates or area and len(netlist.luts) <= BLOCK_SEARCH_LUTS) \
             and len(netlist.luts) <= general_luts:
         # a small design no block takes: the general back end's loops are short and its
         # logic dense when it pads
         try:
             candidates.append(("lut4, general", compile_general(
                 netlist, width=width, height=height, region=None, defects=None, fixed={},
-                seed=seed, progress=progress, candidate=True,
-                any_period=objective == "area")))
+                seed=seed, progress=progress, candidate=not area, any_period=area,
+                fewest_cells=area)))
         except CompileError as error:
             optional.append(error)
     if region is None and defects is None and not pins and retimed is None:
@@ -193,12 +195,14 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
 def _compile_mapping(netlist, *, width, height, region, defects, pins, seed, progress,
                      fallback, objective="area-time"):
     """One mapping of the design: the sweep; the older back ends with fixed pins, or (with
-    ``fallback``) where the sweep does not fit a region, defect map or grid size."""
+    ``fallback``) where the sweep does not fit a region, defect map or (up to
+    :data:`GENERAL_AREA_LUTS` LUT4s: above, the general back end takes minutes) grid size."""
     if not pins:
         try:
             return _compile_sweep(netlist, width, height, region, defects, progress)
         except CompileError as error:
-            if region is None and defects is None and width is None or not fallback:
+            sized = width is not None and len(netlist.luts) <= GENERAL_AREA_LUTS
+            if region is None and defects is None and not sized or not fallback:
                 raise
             # a region, defects or a grid the sweep does not fit: the other back ends place
             # around them, denser

@@ -78,7 +78,7 @@ class RouteFailure(Exception):
 
 
 def compile_general(netlist, *, width, height, region, defects, fixed, seed, progress,
-                    candidate=False, any_period=False):
+                    candidate=False, any_period=False, fewest_cells=False):
     """Compile ``netlist`` on the general back end: packed (:func:`.pack.prepare`), then
     placed and routed.
 
@@ -100,6 +100,9 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
     :param any_period: a placement may pad at a longer period than its loops need (a design
         without flip-flops: longer than 2), :meth:`WaveTiming.periods`; else only at the
         shortest (a combinational program stays fully pipelined).
+    :param fewest_cells: keep the placement of the fewest cells among the seeds of the first
+        stage (density and grid size) where one pads, not the first that pads at the
+        shortest period (the ``area`` objective).
     :returns: :class:`.backend.CompileResult`.
     :raises CompileError: for a bad region or pin lane, or when no placement routes.
     """
@@ -163,10 +166,10 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
                 if failure.unpadded:
                     fewest = min(fewest or failure.unpadded, failure.unpadded)
                 continue
-            if result.portmap.period == result.report["shortest_period"]:
+            if result.portmap.period == result.report["shortest_period"] and not fewest_cells:
                 return result           # padded at the shortest period the loops allow
-            if best is None or _merit(result) < _merit(best):
-                best = result           # padded at a longer one: the rest of this stage
+            if best is None or _merit(result, fewest_cells) < _merit(best, fewest_cells):
+                best = result           # else the best of the rest of this stage
         if best is not None:
             return best
         if candidate and (fewest is None or fewest > HOPELESS_UNPADDED):
@@ -182,9 +185,12 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
     raise CompileError(f"{last}; try a larger --size or region")
 
 
-def _merit(result):
-    """Cells x period (as :func:`.backend.compile_netlist` chooses), then cells."""
+def _merit(result, fewest_cells=False):
+    """Cells x period (as :func:`.backend.compile_netlist` chooses), then cells; or cells,
+    then period."""
     cells = result.report["cells"]["total"]
+    if fewest_cells:
+        return cells, result.portmap.period
     return cells * result.portmap.period, cells
 
 
@@ -238,6 +244,11 @@ class WaveTiming:
         self.conns = connections(design)
         self.start = [b for b, block in enumerate(design.blocks) if block.start]
         self.held = [self.nb + i for i, pin in enumerate(design.pins) if pin.direction == "in"]
+        if any(registers for *_, registers in self.conns):
+            # with flip-flops every window is one update wide (the exact tags): `bitgrid
+            # place` (:mod:`bitgrid.relocate`) reads a program's netlist back only from
+            # paths that agree to the subcycle modulo the period
+            self.held = list(range(self.nb + len(design.pins)))
 
     def node(self, end):
         kind, i = end

@@ -58,8 +58,6 @@ def test_refused_designs(tmp_path, text, top, pattern):
     (["--expr", "p = a * b", "--vars", "a:8"], "b is not declared"),
     (["--expr", "p = a / b", "--vars", "a:8,b:8"], "no division"),
     (["--expr", "p = a ** b", "--vars", "a:8,b:8"], "the operator ** is not supported"),
-    (["--expr", "p = a", "--vars", "a:8", "--region", "0,0,100,100"],
-     "end the region on an odd column or row (e.g. 0,0,101,101)"),
     (["--expr", "p = a", "--vars", "a:8", "--region", "1,2,3"], "--region is x0,y0,x1,y1"),
     (["--expr", "p = a", "--vars", "a:8", "--size", "7x8"], "even"),
     (["--expr", "p = a", "--vars", "a:8", "--defects", "{missing}"], "No such file"),
@@ -107,7 +105,7 @@ def test_too_small_size_names_a_size_that_fits(tmp_path):
     LUT4 one alone named 26 x 18 here; now the multiplier block's grid), and that size does
     fit."""
     args = ["--expr", "p = a * b", "--vars", "a:3,b:3"]
-    result = invoke(*args, "--size", "8x8", "-o", tmp_path / "small")
+    result = invoke(*args, "--size", "4x4", "-o", tmp_path / "small")
     assert result.exit_code == 2
     size = re.search(r"(?:lays it out on|block needs a) (\d+) x (\d+)", result.stderr)
     assert size, result.stderr
@@ -115,6 +113,32 @@ def test_too_small_size_names_a_size_that_fits(tmp_path):
     assert fits.exit_code == 0, fits.stderr
     report = json.loads((tmp_path / "fits" / "expr.report.json").read_text())
     assert report["grid"] == [int(size[1]), int(size[2])]
+
+
+def test_a_size_the_sweep_cannot_fit_goes_to_the_general_back_end(tmp_path):
+    """8 x 8 holds neither the multiplier block nor the sweep's layout (the message above named
+    larger grids); the general back end lays the product out there, its row held for the
+    period it needs, checked against the design before it is written."""
+    result = invoke("--expr", "p = a * b", "--vars", "a:3,b:3", "--size", "8x8",
+                    "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads((tmp_path / "out" / "expr.report.json").read_text())
+    assert report["grid"] == [8, 8]
+    assert report["back_end"] in ("general", "systolic")
+    assert report["checked"] == 64
+
+
+def test_a_region_off_the_e_and_s_edges_goes_to_the_general_back_end(tmp_path):
+    """The sweep's outputs leave by the E and S edges, so it refuses a region that touches
+    neither on the grid its size implies (102 x 102 for 0,0,100,100); the general back end
+    puts the port bits on any lane inside the region."""
+    result = invoke("--expr", "p = a", "--vars", "a:8", "--region", "0,0,100,100",
+                    "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads((tmp_path / "out" / "expr.report.json").read_text())
+    assert report["grid"] == [102, 102] and report["back_end"] == "general"
+    x0, y0, x1, y1 = report["bounding_box"]
+    assert x1 <= 100 and y1 <= 100
 
 
 def test_help_has_an_example():
