@@ -185,22 +185,30 @@ def test_check_waves_names_what_is_wrong():
         solve_waves(3, lower, [(0, 1, 2, 0)], 6)
 
 
+def _random_dag(rng, n, *, fan_in, longest):
+    """``(lower, sources, edges)``: ``n`` nodes of random parity, node 0 (and maybe 1) a
+    source, every other node reading 1 to ``fan_in`` earlier ones over 1 to ``longest`` wires
+    (of the parity the two nodes allow)."""
+    lower = [rng.choice((0, 1)) for _ in range(n)]
+    sources = {0} | ({1} if rng.random() < 0.5 else set())
+    edges = []
+    for v in range(n):
+        if v in sources:
+            continue
+        for u in rng.sample(range(v), rng.randint(1, min(fan_in, v))):
+            lmin = rng.randint(1, longest)
+            lmin += (lmin - (lower[v] - lower[u])) % 2
+            edges.append((u, v, lmin, 0))
+    return lower, sources, edges
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_least_window_padding_against_an_exhaustive_search(seed):
     rng = random.Random(seed)
     n = rng.randint(3, 4)
     period = rng.choice((2, 4, 6, 8))
-    lower = [rng.choice((0, 1)) for _ in range(n)]
-    sources = {0} | ({1} if rng.random() < 0.5 else set())
-    edges, nets = [], []
-    for v in range(n):
-        if v in sources:
-            continue
-        for u in rng.sample(range(v), rng.randint(1, min(2, v))):
-            lmin = rng.randint(1, 6)
-            lmin += (lmin - (lower[v] - lower[u])) % 2
-            edges.append((u, v, lmin, 0))
-            nets.append(u)
+    lower, sources, edges = _random_dag(rng, n, fan_in=2, longest=6)
+    nets = [u for u, *_ in edges]           # one net per driver: its edges share a trunk
     waves = solve_waves(n, lower, edges, period, fixed=sorted(sources), nets=nets)
     assert check_waves(waves, lower, edges, period, fixed=sorted(sources)) == ""
 
@@ -228,17 +236,8 @@ def test_least_window_padding_against_an_exhaustive_search(seed):
 def test_free_period_is_the_first_that_needs_no_padding(seed):
     """Against the MILP: at the free period no edge is padded, two subcycles less some is."""
     rng = random.Random(seed)
-    n = rng.randint(3, 7)
-    lower = [rng.choice((0, 1)) for _ in range(n)]
-    sources = {0} | ({1} if rng.random() < 0.5 else set())
-    edges = []
-    for v in range(n):
-        if v in sources:
-            continue
-        for u in rng.sample(range(v), rng.randint(1, min(3, v))):
-            lmin = rng.randint(1, 9)
-            lmin += (lmin - (lower[v] - lower[u])) % 2
-            edges.append((u, v, lmin, 0))
+    lower, sources, edges = _random_dag(rng, rng.randint(3, 7), fan_in=3, longest=9)
+    n = len(lower)
     period = free_period(n, lower, edges, equal=sorted(sources))
     lmins = [e[2] for e in edges]
     assert list(solve_waves(n, lower, edges, period, equal=sorted(sources)).delays) == lmins
