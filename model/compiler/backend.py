@@ -31,7 +31,7 @@ from ..defects import DefectMap
 from ..ports import PortMap
 from ..terms import parse_side
 from .errors import CompileError
-from .general import allowed_cells, compile_general, even_up
+from .general import OBJECTIVES, allowed_cells, compile_general, even_up, figure_of_merit
 
 __all__ = ["CompileError", "CompileResult", "compile_netlist"]
 
@@ -59,29 +59,12 @@ class CompileResult(typing.NamedTuple):
     report: dict
 
 
-
-
-#: What :func:`compile_netlist` can minimise: ``area-time`` (cells x period: area x time per
-#: row), ``area`` (cells, then period: the smallest program, for a grid it must fit).
-OBJECTIVES = ("area-time", "area")
-
 #: With the ``area`` objective, the general back end is also tried on designs no block takes
 #: of up to this many Yosys LUT4s: its placer and router are pure Python, and on the EPFL
 #: circuits (2026-12-07, idle 2-core machine) it took 155 s on 82 LUT4s (`int2float`), 66 s
 #: on 113 (`c880`), more than 240 s on 173 (`priority`), about 5 s per routing iteration on
 #: 282 (`cavlc`).
 GENERAL_AREA_LUTS = 150
-
-
-def _figure_of_merit(result, objective="area-time"):
-    """What :func:`compile_netlist` minimises among the programs of one design: cells used
-    times the period (area x time per row), then the cells, then the grid's area; for the
-    ``area`` objective the cells, then the period, then the grid's area."""
-    cells, period = result.report["cells"]["total"], result.portmap.period
-    grid = result.config.width * result.config.height
-    if objective == "area":
-        return cells, period, grid
-    return cells * period, cells, grid
 
 
 def compile_netlist(netlist, *, width=None, height=None, region=None, defects=None,
@@ -92,7 +75,7 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     Each mapping of the design (``netlist`` and the ``alternatives``) is compiled, and so is
     the library block of ``operation`` (:mod:`.blocks`; without a region, defect map or pins;
     a block is kept without compiling the mappings above :data:`BLOCK_SEARCH_LUTS` LUTs),
-    and the program with the fewest cells x period is kept (:func:`_figure_of_merit`); only
+    and the program with the fewest cells x period is kept (:func:`.general.figure_of_merit`); only
     ``netlist`` falls back to the older back ends (fixed pins; a region or defect map the
     sweep does not fit); a small state machine is also tried in one cell
     (:mod:`.onecell`) and a design no block takes, up to :data:`GENERAL_CANDIDATE_LUTS`
@@ -156,7 +139,7 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
             candidates.append(("lut4, general", compile_general(
                 netlist, width=width, height=height, region=None, defects=None, fixed={},
                 seed=seed, progress=progress, candidate=not area, any_period=area,
-                fewest_cells=area)))
+                objective=objective)))
         except CompileError as error:
             optional.append(error)
     if region is None and defects is None and not pins and retimed is None:
@@ -182,7 +165,7 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
         # what it needs: ``needs``); else the LUT4 mapping's error (the general back end's
         # only if nothing else was tried)
         raise min(errors + optional, key=lambda e: getattr(e, "needs", (float("inf"),)))
-    name, best = min(candidates, key=lambda c: _figure_of_merit(c[1], objective))
+    name, best = min(candidates, key=lambda c: figure_of_merit(c[1], objective))
     report = dict(best.report, mapping=name,
                   candidates=[{"mapping": n, "back_end": r.report.get("back_end"),
                                "cells": r.report["cells"]["total"],
@@ -238,7 +221,7 @@ def _compile_older(netlist, width, height, region, defects, pins, seed, progress
     except CompileError as error:
         if not results:
             raise first or error from None
-    return min(results, key=lambda r: _figure_of_merit(r, objective))
+    return min(results, key=lambda r: figure_of_merit(r, objective))
 
 
 def _compile_sweep(netlist, width, height, region, defects, progress):

@@ -35,7 +35,8 @@ from .route import Router, RoutingGraph, _Unroutable
 from .timing import TimingError, free_period, minimum_period, solve_tags, solve_waves
 
 __all__ = ["compile_general", "compile_on", "RouteFailure", "WaveTiming", "PAD_SEEDS",
-           "HOPELESS_UNPADDED", "even_up", "auto_size", "allowed_cells"]
+           "HOPELESS_UNPADDED", "OBJECTIVES", "figure_of_merit", "even_up", "auto_size",
+           "allowed_cells"]
 
 #: LUT tables copying one input: N, E, S, W (SPEC section 3).
 _COPY = (0xAAAA, 0xCCCC, 0xF0F0, 0xFF00)
@@ -78,15 +79,15 @@ class RouteFailure(Exception):
 
 
 def compile_general(netlist, *, width, height, region, defects, fixed, seed, progress,
-                    candidate=False, any_period=False, fewest_cells=False):
+                    candidate=False, any_period=False, objective="area-time"):
     """Compile ``netlist`` on the general back end: packed (:func:`.pack.prepare`), then
     placed and routed.
 
     :func:`compile_on` runs on :data:`PAD_SEEDS` placement seeds per grid size (3 sizes when
     the size is chosen here, else the given one) and :data:`ROOMY_SEEDS` per size with more
     room between blocks (in the order below), padded alone, and the first that pads is
-    returned; if none does, one more on the largest size
-    routes every net again with exact targets (slow). As a ``candidate`` beside the sweep it never does, and it stops growing the grid
+    returned; if none does, one more on the largest size routes every net again with exact
+    targets (slow). As a ``candidate`` beside the sweep it never does, and it stops growing the grid
     when every placement is far from padding (more than :data:`HOPELESS_UNPADDED` connections
     short): a few seconds at most on small designs. (Keeping the best of the placements that
     pad instead of the first: on the sequential designs, 2026-12-06, ``gray8`` 96 to 84 cells
@@ -100,9 +101,9 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
     :param any_period: a placement may pad at a longer period than its loops need (a design
         without flip-flops: longer than 2), :meth:`WaveTiming.periods`; else only at the
         shortest (a combinational program stays fully pipelined).
-    :param fewest_cells: keep the placement of the fewest cells among the seeds of the first
-        stage (density and grid size) where one pads, not the first that pads at the
-        shortest period (the ``area`` objective).
+    :param objective: ``area``: keep the placement of the fewest cells among the seeds of the
+        first stage (density and grid size) where one pads, not the first that pads at the
+        shortest period (:func:`figure_of_merit`).
     :returns: :class:`.backend.CompileResult`.
     :raises CompileError: for a bad region or pin lane, or when no placement routes.
     """
@@ -166,9 +167,11 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
                 if failure.unpadded:
                     fewest = min(fewest or failure.unpadded, failure.unpadded)
                 continue
-            if result.portmap.period == result.report["shortest_period"] and not fewest_cells:
+            if result.portmap.period == result.report["shortest_period"] \
+                    and objective != "area":
                 return result           # padded at the shortest period the loops allow
-            if best is None or _merit(result, fewest_cells) < _merit(best, fewest_cells):
+            if best is None or figure_of_merit(result, objective) < figure_of_merit(
+                    best, objective):
                 best = result           # else the best of the rest of this stage
         if best is not None:
             return best
@@ -185,13 +188,21 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
     raise CompileError(f"{last}; try a larger --size or region")
 
 
-def _merit(result, fewest_cells=False):
-    """Cells x period (as :func:`.backend.compile_netlist` chooses), then cells; or cells,
-    then period."""
-    cells = result.report["cells"]["total"]
-    if fewest_cells:
-        return cells, result.portmap.period
-    return cells * result.portmap.period, cells
+#: What the compiler can minimise among the programs of one design (:func:`figure_of_merit`):
+#: ``area-time`` (cells x period: area x time per row), ``area`` (cells, then period: the
+#: smallest program, for a grid it must fit).
+OBJECTIVES = ("area-time", "area")
+
+
+def figure_of_merit(result, objective="area-time"):
+    """What is minimised among the programs of one design (a :class:`.backend.CompileResult`
+    each): cells used times the period, then the cells, then the grid's area; for the
+    ``area`` objective the cells, then the period, then the grid's area."""
+    cells, period = result.report["cells"]["total"], result.portmap.period
+    grid = result.config.width * result.config.height
+    if objective == "area":
+        return cells, period, grid
+    return cells * period, cells, grid
 
 
 def even_up(v):
@@ -243,12 +254,13 @@ class WaveTiming:
         self.nb = len(design.blocks)
         self.conns = connections(design)
         self.start = [b for b, block in enumerate(design.blocks) if block.start]
-        self.held = [self.nb + i for i, pin in enumerate(design.pins) if pin.direction == "in"]
+        # nodes whose window is one update wide (early = late): the input bits (a row is
+        # held for the whole period); with flip-flops every node (the exact tags): `bitgrid
+        # place` (:mod:`bitgrid.relocate`) reads a program's netlist back only from paths
+        # that agree to the subcycle modulo the period
+        self.equal = [self.nb + i for i, pin in enumerate(design.pins) if pin.direction == "in"]
         if any(registers for *_, registers in self.conns):
-            # with flip-flops every window is one update wide (the exact tags): `bitgrid
-            # place` (:mod:`bitgrid.relocate`) reads a program's netlist back only from
-            # paths that agree to the subcycle modulo the period
-            self.held = list(range(self.nb + len(design.pins)))
+            self.equal = list(range(self.nb + len(design.pins)))
 
     def node(self, end):
         kind, i = end
@@ -297,14 +309,16 @@ class WaveTiming:
             index.append(k)
         return result, index
 
-    def periods(self, lengths):
-        """The periods worth padding for, shortest first: the loops' minimum, then doublings
-        up to the period at which nothing needs padding (designs without flip-flops only;
-        :func:`.timing.free_period`)."""
+    def periods(self, lengths, any_period=True):
+        """The periods worth padding for, shortest first: the loops' minimum, then (with
+        ``any_period``) doublings up to the period at which nothing needs padding (designs
+        without flip-flops only; :func:`.timing.free_period`)."""
         edges, _ = self.edges(lengths)
         n = self.nb + len(self.design.pins)
         first = minimum_period(n, self.lower, edges, fixed=self.start)
-        free = free_period(n, self.lower(first), edges, fixed=self.start, equal=self.held)
+        if not any_period:
+            return [first]
+        free = free_period(n, self.lower(first), edges, fixed=self.start, equal=self.equal)
         periods = [first]
         while free is not None and periods[-1] < free:
             periods.append(min(free, 2 * periods[-1]))
@@ -326,7 +340,7 @@ class WaveTiming:
         targets = [None] * len(self.conns)
         if exact:
             waves = solve_waves(n, self.lower(period), edges, period, fixed=self.start,
-                                equal=self.held, nets=nets)
+                                equal=self.equal, nets=nets)
             if waves is None:
                 return None
             for delay, k in zip(waves.delays.tolist(), index):
@@ -434,7 +448,8 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
         # Stage 2: timing and exact targets.
         t = time.perf_counter()
         lmin = list(lengths)
-        periods = [period] if period != "any" else timing.periods(lmin)
+        periods = [period] if isinstance(period, int) else timing.periods(
+            lmin, any_period=period == "any")
         wires = sum(len(tree) for tree in router.trees)
         attempted = []
         for p in periods:
@@ -516,7 +531,7 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
         "luts": len(netlist.luts), "flip_flops": len(netlist.dffs),
         "packed_luts": design.luts, "blocks": len(design.blocks),
         "period": period, "latency": portmap.latency,
-        "periods_tried": attempted, "shortest_period": periods[0] if periods[0] else period,
+        "periods_tried": attempted, "shortest_period": periods[0],
         "times": {**{k: round(v, 4) for k, v in times.items()},
                   "total": round(time.perf_counter() - started, 4)},
     }

@@ -115,9 +115,9 @@ class Router:
     def __init__(self, graph, nets, reserved=(), closed=()):
         self.g = graph
         self.nets = nets
-        self.closed = frozenset(closed)
-        self.sink_cells = [frozenset(goal for kind, goal in sinks if kind == "cell")
-                           for _, sinks in nets]
+        closed = frozenset(closed)
+        self.closed = [closed - {goal for kind, goal in sinks if kind == "cell"}
+                       for _, sinks in nets]      # per net: the closed cells it may not enter
         n = graph.wires
         self.occ = [0] * n
         self.hist = [0.0] * n
@@ -155,9 +155,9 @@ class Router:
                 self.reroutes)
 
     def restore(self, state):
-        occ, hist, cell_use, trees, goals, self.present, self.reroutes = state
-        self.occ, self.hist, self.cell_use = list(occ), list(hist), list(cell_use)
-        self.trees, self.goals = [dict(t) for t in trees], [list(g) for g in goals]
+        """Back to ``state`` (from :meth:`state`; used once: the router takes it over)."""
+        (self.occ, self.hist, self.cell_use, self.trees, self.goals, self.present,
+         self.reroutes) = state
 
     def rip_up(self, net):
         for wire in list(self.trees[net]):
@@ -206,7 +206,7 @@ class Router:
         occ = self.occ
         dest, allowed, xs, ys = g.dest, g.allowed, g.xs, g.ys
         tree = self.trees[net]
-        closed = self.closed - self.sink_cells[net]
+        closed = self.closed[net]
         kind, goal = sink
         if kind == "cell":
             gx, gy, extra, goal_wire = xs[goal], ys[goal], 0, -1

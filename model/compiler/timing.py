@@ -141,6 +141,15 @@ def _descent(n, tags, us, vs, ws, fixed, nets, sweeps=4):
     return np.array(t, dtype=np.int64)
 
 
+def _trunks(nets):
+    """The edges of each net of several sinks (``nets``: the net of each edge): the groups
+    that share a trunk's padding."""
+    groups = {}
+    for e, net in enumerate(nets):
+        groups.setdefault(net, []).append(e)
+    return [g for g in groups.values() if len(g) > 1]
+
+
 def _least_padding(n, lower, us, vs, ws, fixed, nets):
     """The LP of the module docstring (``scipy.optimize.linprog``, HiGHS' dual simplex);
     ``None`` if it fails or returns a solution that does not check."""
@@ -150,10 +159,7 @@ def _least_padding(n, lower, us, vs, ws, fixed, nets):
     k_low = (lower - parity) // 2
     # k(v) - k(u) >= b(e): 2 (k(v) - k(u)) + parity(v) - parity(u) >= w(e)
     bound = -((parity[vs] - parity[us] - ws) // 2)
-    groups = {}
-    for e, net in enumerate(nets):
-        groups.setdefault(net, []).append(e)
-    shared = [g for g in groups.values() if len(g) > 1]
+    shared = _trunks(nets)
     ncols = n + len(shared)
     cost = np.full(ncols, 1e-4)
     np.add.at(cost, vs, 1.0)
@@ -235,10 +241,7 @@ def solve_waves(n, lower, edges, period, *, fixed=(), equal=(), nets=None):
     bound = (ws + parity[us] - parity[vs]) // 2
     k_low = (lower - parity) // 2
     half = (period - 2) // 2
-    groups = {}
-    for e, net in enumerate(nets if nets is not None else range(m)):
-        groups.setdefault(net, []).append(e)
-    shared = [g for g in groups.values() if len(g) > 1]
+    shared = _trunks(nets if nets is not None else range(m))
     L, E, Pd, Mt = 0, n, 2 * n, 2 * n + m          # column offsets
     ncols = Mt + len(shared)
     cost = np.zeros(ncols)
@@ -372,12 +375,15 @@ def free_period(n, lower, edges, *, fixed=(), equal=()):
     fixed = np.array(sorted(fixed), dtype=np.int64)
     upper = (fixed, lower[fixed]) if len(fixed) else None
 
-    def ok(period):
-        a = np.concatenate([us, n + vs, nodes, n + nodes, n + tied])
-        b = np.concatenate([vs, n + us, n + nodes, nodes, tied])
-        w = np.concatenate([ws, -ws, np.full(n, -(period - 2)), np.zeros(n, np.int64),
-                            np.zeros(len(tied), np.int64)])
-        return _longest(2 * n, start, a, b, w, upper) is not None
+    # edges a -> b of weight w: x(b) >= x(a) + w (late nodes 0..n-1, early ones n..2n-1)
+    a = np.concatenate([us, n + vs, nodes, n + nodes, n + tied])
+    b = np.concatenate([vs, n + us, n + nodes, nodes, tied])
+    window = np.concatenate([np.zeros(2 * len(us), np.int64), np.ones(n, np.int64),
+                             np.zeros(n + len(tied), np.int64)])
+    base = np.concatenate([ws, -ws, np.full(n, 2), np.zeros(n + len(tied), np.int64)])
+
+    def ok(period):             # early(v) >= late(v) - (P - 2): the window rows' weights
+        return _longest(2 * n, start, a, b, base - window * period, upper) is not None
 
     return _smallest_even(ok, f"rows need a period of more than {MAX_PERIOD} subcycles")
 
