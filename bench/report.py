@@ -39,6 +39,8 @@ TARGETS = {
     "compile_outside_median": "outside circuits (--outside: ISCAS-85, EPFL control) at a median "
                               "of at most 15 cells per Yosys LUT4 (objective area)",
     "compile_outside_40": "no outside circuit over 40 cells per Yosys LUT4",
+    "compile_outside_growth": "outside circuits' cells grow at most as LUT4^1.3 (least-squares "
+                              "slope of log cells against log LUT4)",
     "arith_sop": "sums of products (multiply-add, multiply-accumulate) within 4x their Yosys "
                  "LUT4 count, at period 2",
     "arith_adder_shapes": "adders in any port shape ({cout, s} = a + b) within 1.5x of the "
@@ -176,6 +178,13 @@ def _compile_targets(part, add):
     last = done[-1] if done else None
     add("compile_outside_40", last and last["cells_per_lut"],
         lambda v: v <= 40 and not missing, last and f"worst {last['top']}, {note}")
+    from .common import figure, fit_exponent
+    fit = fit_exponent([value(r.get("yosys_luts")) or 0 for r in done],
+                       [value(r.get("total_cells")) for r in done])
+    add("compile_outside_growth", fit and figure(round(fit["exponent"], 2), "1"),
+        lambda v: v <= 1.3 and not missing,
+        fit and f"over {fit['points']} circuits of {min(fit['cells'])} to "
+                f"{max(fit['cells'])} LUT4s, r2 {fit['r2']:.2f}")
     # A design stopped at the bench's time limit counts, with the limit as its time.
     big = [r for r in (part or {}).get("rows", ()) if value(r.get("yosys_luts")) is not None
            and value(r["yosys_luts"]) >= 900 and ("error" not in r or "timeout" in r)]

@@ -40,9 +40,16 @@ __all__ = ["compile_general", "compile_on", "RouteFailure", "WaveTiming", "PAD_S
 
 #: LUT tables copying one input: N, E, S, W (SPEC section 3).
 _COPY = (0xAAAA, 0xCCCC, 0xF0F0, 0xFF00)
-#: PathFinder iterations without and with length targets (on the EPFL `router` circuit, 60
-#: LUT4s on a roomy 36 x 36 grid, 2026-12-07, the last overused wire went after 12 to 35).
-UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 45, 40
+#: PathFinder iterations without and with length targets, at most (on the EPFL `router`
+#: circuit, 60 LUT4s on a roomy 36 x 36 grid, 2026-12-07, the last overused wire went after
+#: 12 to 35; on `cavlc`, 213 logic cells at pitch 4 on 84 x 84, after 60 to 110).
+UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 150, 40
+#: Routing without targets gives up when the last this many iterations left no fewer than
+#: 90 % of the fewest overused wires before them and more than :data:`CROWDED_WIRES` (a
+#: placement too dense stalls at hundreds: `cavlc` at pitch 3 on 64 x 64 went from 1,569 to
+#: 270 in 20 iterations, then crept to 259 in 25 more, about 0.7 s each; a placement near
+#: routing keeps all its iterations for its last few wires).
+STALL_ITERATIONS = 12
 #: Placement seeds tried on each grid size with padding alone (stubs, trombones and local
 #: negotiation, :mod:`.pad`: a second each on small designs) before the one attempt that
 #: also routes every net again with exact targets (tens of seconds).
@@ -60,6 +67,10 @@ PAD_TRY_SHARE = 0.25
 #: the EPFL ``ctrl`` and ``router`` circuits, 47 and 60 LUT4s, 2026-12-07, dense placements
 #: on the first size left 27 to 48 wires overused after routing; roomy ones routed).
 ROOMY_FIRST_BLOCKS = 24
+#: Routing that stalls with more wires than this overused on every seed of a size ends
+#: the attempts at that pitch (the placer packs as tightly on a larger grid; `cavlc` at
+#: pitch 3 stalled at 270 on 64 x 64 and at pitch 4 routed on 84 x 84, 2026-12-07).
+CROWDED_WIRES = 30
 #: As a candidate, more connections than this left unpadded on every seed of a size (or
 #: routing congested before padding) end the attempt (the placer packs as tightly on a
 #: larger grid); failed tries of 41- to 59-LUT machines took 60 to 155 s before.
@@ -71,11 +82,13 @@ ROUTE_REROUTES, ROUTE_REROUTES_PER_CONNECTION = 4000, 40
 
 class RouteFailure(Exception):
     """One placement that did not route; ``unpadded``: the connections padding left short
-    (0 when it failed otherwise)."""
+    (0 when it failed otherwise); ``overused``: the wires routing left with several signals
+    (0 when it converged)."""
 
-    def __init__(self, message, unpadded=0):
+    def __init__(self, message, unpadded=0, overused=0):
         super().__init__(message)
         self.unpadded = unpadded
+        self.overused = overused
 
 
 def compile_general(netlist, *, width, height, region, defects, fixed, seed, progress,
@@ -89,7 +102,10 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
     returned; if none does, one more on the largest size routes every net again with exact
     targets (slow). As a ``candidate`` beside the sweep it never does, and it stops growing the grid
     when every placement is far from padding (more than :data:`HOPELESS_UNPADDED` connections
-    short): a few seconds at most on small designs. (Keeping the best of the placements that
+    short): a few seconds at most on small designs. Designs of more than
+    :data:`ROOMY_FIRST_BLOCKS` logic cells also try pitch 4 (one logic cell in 16, on twice
+    the grid), and a pitch whose routing stalled crowded (:data:`CROWDED_WIRES`) on every
+    seed of a size is not tried on larger ones. (Keeping the best of the placements that
     pad instead of the first: on the sequential designs, 2026-12-06, ``gray8`` 96 to 84 cells
     and nothing else better, for 2 to 10 times the compile time.)
 
@@ -142,10 +158,12 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
     # last, one that routes every net again with exact targets (slow; not as a candidate).
     dense = [(2, a, PAD_SEEDS) for a in range(attempts)]
     roomy = [(3, a, ROOMY_SEEDS) for a in range(attempts)]
+    roomier = [(4, a, ROOMY_SEEDS) for a in range(attempts)]
+    large = len(design.blocks) > ROOMY_FIRST_BLOCKS
     if netlist.dffs:
-        stages = dense + roomy
-    elif len(design.blocks) > ROOMY_FIRST_BLOCKS:
-        stages = roomy + dense      # dense placements of larger logic did not route
+        stages = dense + roomy + (roomier if large else [])
+    elif large:
+        stages = roomy + roomier + dense    # dense placements of larger logic did not route
     else:
         stages = dense[:1] + roomy + dense[1:]
     hopeless = set()
@@ -155,8 +173,10 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
             continue
         w, h = width + 6 * attempt, height + 6 * attempt
         if auto and region is None and defects is None and pitch > 2:
-            w, h = even_up(w * 3 // 2), even_up(h * 3 // 2)     # half as large again
+            grow = 1.5 if pitch == 3 else 2         # as much room per block as the pitch
+            w, h = even_up(w * grow), even_up(h * grow)
         fewest = None
+        crowded = 0                 # seeds whose routing stalled with many wires overused
         for k in range(seeds):
             try:
                 result = compile_on(netlist, design, w, h, region, defects, fixed, seed + k,
@@ -166,6 +186,7 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
                 last = failure
                 if failure.unpadded:
                     fewest = min(fewest or failure.unpadded, failure.unpadded)
+                crowded += failure.overused > CROWDED_WIRES
                 continue
             if result.portmap.period == result.report["shortest_period"] \
                     and objective != "area":
@@ -175,7 +196,7 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
                 best = result           # else the best of the rest of this stage
         if best is not None:
             return best
-        if candidate and (fewest is None or fewest > HOPELESS_UNPADDED):
+        if candidate and (fewest is None or fewest > HOPELESS_UNPADDED) or crowded == seeds:
             hopeless.add(pitch)     # a larger grid gives the placer no more room
     if not candidate and (netlist.dffs or not any_period):   # on the largest dense size (a
         # design without flip-flops pads at any period: at the last, nothing needs padding)
@@ -355,6 +376,15 @@ class WaveTiming:
         return period, tags, targets
 
 
+def _stalled(counts):
+    """Whether routing stalled crowded, given the overused wires after each iteration so far
+    (:data:`STALL_ITERATIONS`)."""
+    if len(counts) <= STALL_ITERATIONS:
+        return False
+    recent = min(counts[-STALL_ITERATIONS:])
+    return recent > CROWDED_WIRES and recent > 0.9 * min(counts[:-STALL_ITERATIONS])
+
+
 def compile_on(netlist, design, width, height, region, defects, fixed, seed, progress,
                 times, started, *, reroute=True, pitch=2, period=None):
     """One placement (seed ``seed``, logic slots of ``pitch``: 3 also spreads the port bits,
@@ -431,15 +461,20 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
     # Stage 1: no targets.
     none_targets = [[None] * len(sinks) for _, sinks in rnets]
     try:
+        counts = []                 # overused wires after each iteration
         for it in range(UNTARGETED_ITERATIONS):
             over, _ = router.iterate(none_targets, order=order)
             if progress is not None:
                 progress("route", it + 1, 0)
             if not over:
                 break
-        else:
+            counts.append(len(over))
+            if _stalled(counts):
+                break
+        if over:
             raise RouteFailure(f"routing did not converge ({len(over)} wires wanted by "
-                                f"several signals on a {width} x {height} grid)")
+                               f"several signals on a {width} x {height} grid)",
+                               overused=len(over))
         lengths = [0] * len(conns)
         for k, (n, s, *_rest) in enumerate(conns):
             lengths[k] = router.trees[n][router.goals[n][s]][0]

@@ -22,10 +22,16 @@ up and rerouted in each iteration; a wire used by several nets costs
 the history of overused wires accumulating, until no wire has two users. The base cost is 1
 plus :data:`NEW_CELL_COST` for a wire of a cell nothing else uses yet, so routes and padding
 crowd into cells that are already in use (the report counts cells).
+
+The search runs compiled (:func:`.maze.search`, numba) on the graph's arrays and the
+congestion kept here as numpy arrays; trees, goals and the negotiation stay in Python.
+Measured on ``priority`` (173 LUT4s, 66 x 66, idle 2-core machine, 2026-12-07): 11
+PathFinder iterations 6.9 s in Python, 1.0 s compiled.
 """
 
-import heapq
-import itertools
+import numpy as np
+
+from . import maze
 
 __all__ = ["RoutingGraph", "Router", "NEW_CELL_COST"]
 
@@ -80,6 +86,12 @@ class RoutingGraph:
                 self.side[w] = s
         self.xs = [c % width for c in range(n)]
         self.ys = [c // width for c in range(n)]
+        # the same as arrays, for the compiled search (:mod:`.maze`)
+        self.dest_array = np.array(self.dest, np.int32)
+        self.owner_array = np.array(self.owner, np.int32)
+        self.allowed_array = np.array(self.allowed, np.bool_)
+        self.xs_array = np.array(self.xs, np.int32)
+        self.ys_array = np.array(self.ys, np.int32)
 
     def boundary_cell(self, side, lane):
         """Cell index of the boundary cell of lane ``lane`` on ``side`` (SPEC section 2)."""
@@ -115,19 +127,23 @@ class Router:
     def __init__(self, graph, nets, reserved=(), closed=()):
         self.g = graph
         self.nets = nets
-        closed = frozenset(closed)
-        self.closed = [closed - {goal for kind, goal in sinks if kind == "cell"}
-                       for _, sinks in nets]      # per net: the closed cells it may not enter
+        self._closed = np.zeros(graph.cells, np.bool_)
+        self._closed[list(closed)] = True
+        # a net may enter the closed cells it reads
+        self._sink_cells = [sorted({goal for kind, goal in sinks if kind == "cell"})
+                            for _, sinks in nets]
         n = graph.wires
-        self.occ = [0] * n
-        self.hist = [0.0] * n
-        self.cell_use = [0] * graph.cells
+        self.occ = np.zeros(n, np.int32)
+        self.hist = np.zeros(n, np.float64)
+        self.cell_use = np.zeros(graph.cells, np.int32)
         for c in reserved:
             self.cell_use[c] += 1
+        self._tree_depth = np.full(n, -1, np.int32)
+        self._work = maze.Workspace(n)
+        self._taken = np.zeros(n, np.bool_)
         self.trees = [dict() for _ in nets]       # wire -> (depth, parent wire or -1)
         self.goals = [[None] * len(sinks) for _, sinks in nets]
         self.present = 0.5
-        self.counter = itertools.count()
         self.budget = None                        # net reroutes left, or None (no limit)
         self.reroutes = 0                         # net reroutes so far
 
@@ -150,7 +166,7 @@ class Router:
     def state(self):
         """A copy of what routing and padding change (:meth:`restore` puts it back): to try
         padding for another period on the same routes."""
-        return (list(self.occ), list(self.hist), list(self.cell_use),
+        return (self.occ.copy(), self.hist.copy(), self.cell_use.copy(),
                 [dict(t) for t in self.trees], [list(g) for g in self.goals], self.present,
                 self.reroutes)
 
@@ -159,6 +175,11 @@ class Router:
         (self.occ, self.hist, self.cell_use, self.trees, self.goals, self.present,
          self.reroutes) = state
 
+    def scratch_taken(self):
+        """A boolean array, one per wire, all False, for :func:`.maze.stub` (which leaves it
+        so)."""
+        return self._taken
+
     def rip_up(self, net):
         for wire in list(self.trees[net]):
             self._remove(net, wire)
@@ -166,14 +187,7 @@ class Router:
 
     def overused(self):
         """Wires with more than one net."""
-        return [w for w, n in enumerate(self.occ) if n > 1]
-
-    def _cost(self, wire):
-        owner = self.g.owner[wire]
-        base = 1.0 + self.hist[wire]
-        if owner >= 0 and self.cell_use[owner] == 0:
-            base += NEW_CELL_COST
-        return base * (1.0 + self.present * self.occ[wire])
+        return np.flatnonzero(self.occ > 1).tolist()
 
     # Search -----------------------------------------------------------------------------------
     def route_net(self, net, targets):
@@ -201,146 +215,39 @@ class Router:
     def _search(self, net, sources, sink, target, free_only=False):
         """The cheapest path to ``sink`` from ``net``'s tree or ``sources`` (at exactly
         ``target`` wires if not None; only unused wires if ``free_only``): a list of
-        ``(wire, depth, parent)``, or None."""
+        ``(wire, depth, parent)``, or None. The search itself is :func:`.maze.search`."""
         g = self.g
-        occ = self.occ
-        dest, allowed, xs, ys = g.dest, g.allowed, g.xs, g.ys
         tree = self.trees[net]
-        closed = self.closed[net]
         kind, goal = sink
-        if kind == "cell":
-            gx, gy, extra, goal_wire = xs[goal], ys[goal], 0, -1
-            goal_cell = goal
-        else:
-            goal_wire = goal
-            goal_cell = g.owner[goal]
-            gx, gy, extra = xs[goal_cell], ys[goal_cell], 1
-
-        def h(w):
-            if w == goal_wire:
-                return 0
-            c = dest[w]
-            if c < 0:
-                return 1 << 30
-            if c == goal_cell and goal_wire < 0:
-                return 0
-            return abs(xs[c] - gx) + abs(ys[c] - gy) + extra
-
-        def is_goal(w):
-            return w == goal_wire if goal_wire >= 0 else dest[w] == goal_cell
-
-        heap = []
-        push = heapq.heappush
-        counter = self.counter
-        best = {}
-        parent_of = {}
-        starts = []
-        for w, (depth, _) in tree.items():
-            starts.append((w, depth, 0.0, True))
-        for w in sources:
-            if w not in tree:
-                c = dest[w]
-                if free_only and occ[w]:
-                    continue
-                if c < 0 and w != goal_wire:
-                    continue
-                if c >= 0 and not allowed[c] and not is_goal(w):
-                    continue
-                starts.append((w, 1, self._cost(w), False))
-        for w, depth, cost, in_tree in starts:
-            hw = h(w)
-            if target is not None:
-                if depth + hw > target:
-                    continue
-                f = cost + (target - depth)
-            else:
-                f = cost + hw
-            key = (w, depth) if target is not None else w
-            if key in best and best[key] <= cost:
-                continue
-            best[key] = cost
-            parent_of[key] = None
-            push(heap, (f, (target - depth - hw) if target is not None else -depth,
-                        next(counter), cost, w, depth, in_tree))
-        seen_wire = {w: True for w, *_ in starts}
-        expansions = 0
-        cost_of = self._cost
-        while heap:
-            f, _, _, cost, w, depth, in_tree = heapq.heappop(heap)
-            key = (w, depth) if target is not None else w
-            if best.get(key, 1e30) < cost:
-                continue
-            if is_goal(w) and (target is None or depth == target):
-                # Reconstruct.
-                path = []
-                k = key
-                while k is not None:
-                    kw = k[0] if target is not None else k
-                    if kw in tree:
-                        break
-                    path.append(kw)
-                    k = parent_of[k]
-                path.reverse()
-                result = []
-                if k is None:
-                    parent = -1
-                    d0 = 0
-                else:
-                    parent = k[0] if target is not None else k
-                    d0 = tree[parent][0]
-                for j, pw in enumerate(path):
-                    result.append((pw, d0 + j + 1, parent))
-                    parent = pw
-                if not result:      # the goal is already in the tree
-                    result = [(w, depth, tree[w][1])]
-                return result
-            expansions += 1
-            if expansions > MAX_EXPANSIONS:
-                return None
-            c = dest[w]
-            if c < 0 or not allowed[c]:
-                continue
-            nd = depth + 1
-            base = 4 * c
-            for d in range(4):
-                w2 = base + d
-                c2 = dest[w2]
-                if w2 != goal_wire:
-                    if c2 < 0 or not allowed[c2] or c2 in closed:
-                        continue
-                if w2 in tree:
-                    continue            # a tree wire: a start state, or at another depth
-                if free_only and occ[w2]:
-                    continue
-                hw = h(w2)
-                if target is not None:
-                    if nd + hw > target:
-                        continue
-                    if w2 in seen_wire and self._on_path(parent_of, key, w2):
-                        continue
-                ncost = cost + cost_of(w2)
-                key2 = (w2, nd) if target is not None else w2
-                if best.get(key2, 1e30) <= ncost:
-                    continue
-                best[key2] = ncost
-                parent_of[key2] = key
-                seen_wire[w2] = True
-                if target is not None:
-                    # Ties: the state with the least slack left first, so that a padded
-                    # route wastes its slack early (near its source, away from the sink).
-                    push(heap, (ncost + target - nd, target - nd - hw, next(counter), ncost,
-                                w2, nd, False))
-                else:
-                    push(heap, (ncost + hw, -nd, next(counter), ncost, w2, nd, False))
-        return None
-
-    @staticmethod
-    def _on_path(parent_of, key, wire):
-        while key is not None:
-            if key[0] == wire:
-                return True
-            key = parent_of.get(key)
-        return False
+        goal_cell, goal_wire = (goal, -1) if kind == "cell" else (-1, goal)
+        tree_wires = np.fromiter(tree, np.int32, len(tree))
+        depth = self._tree_depth
+        if len(tree):
+            depth[tree_wires] = np.fromiter((d for d, _ in tree.values()), np.int32, len(tree))
+        closed = self._closed
+        opened = [c for c in self._sink_cells[net] if closed[c]]
+        closed[opened] = False
+        ws = self._work
+        try:
+            wires, depths, parent = maze.search(
+                g.dest_array, g.owner_array, g.allowed_array, g.xs_array, g.ys_array,
+                self.occ, self.hist, self.cell_use, self.present, NEW_CELL_COST,
+                tree_wires, depth, closed, np.asarray(sources, np.int32), goal_cell, goal_wire,
+                -1 if target is None else target, free_only, MAX_EXPANSIONS,
+                ws.keys, ws.vals, ws.stamps, ws.seen, ws.next_stamp())
+        finally:
+            depth[tree_wires] = -1
+            closed[opened] = True
+        if parent == -2:
+            return None
+        if parent == -3:                    # the goal is already in the tree
+            w = int(wires[0])
+            return [(w, int(depths[0]), tree[w][1])]
+        result = []
+        for w, d in zip(wires.tolist(), depths.tolist()):
+            result.append((w, d, parent))
+            parent = w
+        return result
 
     # PathFinder -------------------------------------------------------------------------------
     def iterate(self, targets, *, order=None):

@@ -204,7 +204,8 @@ def test_targets_on_synthetic_figures():
                    "compile_median_3x": None, "compile_6x": None, "compile_total": None,
                    "compile_counter8": None, "compile_acc8": None, "compile_detector": None,
                    "compile_1000": None, "compile_outside_median": None,
-                   "compile_outside_40": None, "kernel_256": None,
+                   "compile_outside_40": None, "compile_outside_growth": None,
+                   "kernel_256": None,
                    "kernel_4096": None, "kernel_small": None, "state_period2": None,
                    "state_regfile": None, "state_regfile32": None, "state_regfile_time": None,
                    "state_delay": None, "state_rom": None, "state_registered": None,
@@ -400,3 +401,19 @@ def test_state_and_arithmetic_targets_on_synthetic_figures():
     assert found["state_registered"]["value"]["value"] == pytest.approx(1.1)
     assert found["arith_sop"]["met"] is False                               # 5 cells a LUT
     assert found["arith_adder_shapes"]["value"]["value"] == pytest.approx(1.25)
+
+
+def test_outside_targets_on_synthetic_figures():
+    """Median, worst and growth of the outside circuits from made-up rows: cells = 3 x
+    LUT4^1.5 gives an exponent of 1.5 (over 1.3), worst at 3 x 400^0.5 = 60 per LUT4."""
+    fig = common.figure
+    rows = [{"series": "outside", "design": "outside", "params": {}, "top": f"c{luts}",
+             "total_cells": fig(3 * luts ** 1.5, "cells"), "period": fig(40, "subcycles"),
+             "yosys_luts": fig(luts, "1"), "seconds": fig(1.0, "s"),
+             "cells_per_lut": fig(3 * luts ** 0.5, "1")} for luts in (4, 25, 100, 400)]
+    found = {t["name"]: t for t in report.targets({"compile": {"rows": rows}})}
+    assert found["compile_outside_growth"]["value"]["value"] == pytest.approx(1.5)
+    assert found["compile_outside_growth"]["met"] is False
+    assert "4 to 400 LUT4s" in found["compile_outside_growth"]["where"]
+    assert found["compile_outside_40"]["value"]["value"] == pytest.approx(60)
+    assert found["compile_outside_median"]["value"]["value"] == pytest.approx(30)   # c100

@@ -113,3 +113,16 @@ def test_the_area_objective_keeps_the_fewest_cells():
         c["cells"] * c["period"] for c in default.report["candidates"])
     with pytest.raises(ValueError, match="objective"):
         compile_netlist(netlist, objective="speed")
+
+
+def test_routing_gives_up_only_when_it_stalls_crowded():
+    """PathFinder's stop rule (general._stalled): a crowded count that stopped falling ends
+    routing; a falling one, or a few wires left however long they stay, do not."""
+    window = general.STALL_ITERATIONS
+    crowded = [1500, 900, 500, 300] + [280] * (window - 4) + [270] * window
+    assert general._stalled(crowded)                     # 270 > 0.9 * 280
+    assert not general._stalled(crowded[:window])        # not past one window yet
+    falling = [1500, 900, 500, 300] + [280] * (window - 4) + [240] * window
+    assert not general._stalled(falling)                 # 240 < 0.9 * 280
+    few = [1500, 900, 500, 300] + [12] * (window - 4) + [12] * window
+    assert not general._stalled(few)                     # 12 <= CROWDED_WIRES: keep going
