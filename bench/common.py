@@ -36,6 +36,7 @@ UNITS = {
     "s": "seconds of wall time",
     "s/subcycle": "seconds of wall time per subcycle",
     "bytes": "bytes",
+    "tiles": "tiles of a published field-coupled nanotechnology layout (bench/published.py)",
     "bytes/cell": "bytes per grid cell",
     "1": "dimensionless: a growth exponent b of cost = a * cells**b, or a ratio",
     "cells": "grid cells (of a compiled program: used as logic, routing or delay)",

@@ -37,12 +37,14 @@ Run ``bitgrid bench compile`` (or ``python -m bitgrid.bench compile``).
 import multiprocessing
 import os
 import pathlib
+import resource
 import signal
 import sys
 import tempfile
 import time
 
 from .common import Progress, exponents, figure, timer, value
+from .published import mnt_bench
 
 __all__ = ["SUITE_DESIGNS", "QUICK_DESIGNS", "SERIES", "TIME_LIMIT", "measure", "format_part",
            "compile_row", "series_plan"]
@@ -203,6 +205,7 @@ def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None
         times["check"] = timer() - started
     cells, luts = report["cells"], stats["luts"]
     x0, y0, x1, y1 = report["bounding_box"]
+    published = mnt_bench(path.stem) if _is_file(name) else None
     return {
         "design": name, "params": dict(params), "top": top,
         "cells": cells["total"], **counts,
@@ -226,6 +229,9 @@ def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None
                     "period": figure(c["period"], "subcycles")}
                    for c in report.get("candidates", ())
                    if (c["cells"], c["period"]) != (cells["total"], report["period"])],
+        **({"mnt_bench": {"layout": published[2], "size": list(published[:2]),
+                          "tiles": figure(published[0] * published[1], "tiles")}}
+           if published else {}),
     }
 
 
@@ -254,7 +260,9 @@ def _child(connection, name, params, folder, seed, show):
                           objective="area" if _is_file(name) else "area-time",
                           progress=_stage_printer(_label(name, params)) if show else None,
                           synthesized=lambda counts: connection.send(("synthesized", counts)))
-        connection.send(("row", row))
+        # peak resident memory of this process (Yosys runs in it, as WebAssembly): KiB
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        connection.send(("row", {**row, "peak_memory": figure(peak, "bytes")}))
     except Exception as error:          # noqa: BLE001 - the row says why
         connection.send(("error", f"{type(error).__name__}: {error}"))
     finally:
@@ -328,7 +336,9 @@ def measure(designs=SUITE_DESIGNS, *, seed=0, progress=True, time_limit=TIME_LIM
         ``lut3`` or ``lut2``); a design that fails to compile has ``error`` (the
         reason) instead of the figures, and one stopped at the time limit also ``timeout``
         (a figure, ``s``) and, if its synthesis had finished, ``yosys_luts`` and
-        ``flip_flops``. ``lut_exponents`` fit ``seconds`` against ``yosys_luts``.
+        ``flip_flops``; ``peak_memory`` (``bytes``: the compile process's peak resident
+        memory, synthesis, back ends and check together). ``lut_exponents`` fit ``seconds``
+        and ``peak_memory`` against ``yosys_luts``.
     :raises ValueError: for an unknown design name or a bad ``time_limit``.
     """
     from bitgrid.compiler import designs as _designs
@@ -365,7 +375,7 @@ def measure(designs=SUITE_DESIGNS, *, seed=0, progress=True, time_limit=TIME_LIM
             "time_limit": None if time_limit is None else figure(float(time_limit), "s"),
             "rows": rows,
             "exponents": exponents(good, ["seconds"], group="series"),
-            "lut_exponents": exponents(by_luts, ["seconds"], group="series"),
+            "lut_exponents": exponents(by_luts, ["seconds", "peak_memory"], group="series"),
             "seconds": figure(timer() - started, "s")}
 
 
@@ -373,6 +383,11 @@ def _goal_lines(part):
     from .report import format_targets, targets
     items = [t for t in targets({"compile": part}) if t["name"].startswith("compile_")]
     return format_targets(items).splitlines()[1:]
+
+
+def _megabytes(item):
+    """A ``bytes`` figure as whole MiB with the unit (``"812M"``), or empty."""
+    return "" if item is None else f"{value(item) / 2 ** 20:.0f}M"
 
 
 def format_part(part):
@@ -385,7 +400,7 @@ def format_part(part):
                 stages.append(stage)
     head = (f"{'design':<26} {'LUTs':>5} {'FFs':>4} {'logic':>6} {'route':>6} {'delay':>6} "
             f"{'total':>6} {'c/LUT':>5} {'box':>7} {'P':>3} {'lat':>4} {'map':>8} "
-            f"{'time':>7}  "
+            f"{'time':>7} {'peak':>6}  "
             + " ".join(f"{s[:7]:>7}" for s in stages))
     lines = ["Compiler (bitgrid compile: cells used, period and latency in subcycles, wall "
              "seconds per stage" + (f", at most {value(part['time_limit']):g} s a design"
@@ -407,7 +422,7 @@ def format_part(part):
             f"{value(r['delay_cells']):>6} {value(r['total_cells']):>6} "
             f"{value(r['cells_per_lut']):>5.2f} {box:>7} {value(r['period']):>3} "
             f"{value(r['latency']):>4} {r.get('mapping') or '':>8} "
-            f"{value(r['seconds']):>7.1f}  "
+            f"{value(r['seconds']):>7.1f} {_megabytes(r.get('peak_memory')):>6}  "
             + " ".join(f"{value(r['stage_seconds'][s]):>7.2f}" if s in r["stage_seconds"]
                        else f"{'':>7}" for s in stages))
         if r.get("objective") == "area" and r.get("beside"):
@@ -416,13 +431,23 @@ def format_part(part):
                 + (f" ({value(c['cells']) / value(r['yosys_luts']):.1f}/LUT)"
                    if value(r["yosys_luts"]) else "")
                 + f" at period {value(c['period'])}" for c in r["beside"]) + ")")
+        if r.get("mnt_bench"):
+            m = r["mnt_bench"]
+            lines.append(f"{'':<4}(MNT Bench's smallest published layout: "
+                         f"{value(m['tiles']):,} tiles, {m['size'][0]} x {m['size'][1]}, "
+                         f"{m['layout']}: {value(m['tiles']) / r['cells']:.1f} times these "
+                         f"cells, {value(m['tiles']) / (r['bounding_box'][0] * r['bounding_box'][1]):.1f} "
+                         "times their bounding box)")
     fits = part.get("lut_exponents") or {}
     if fits:
-        lines.append("Compile time against design size: seconds = a * LUTs**b")
+        lines.append("Compile time and peak memory against design size: seconds = a * LUTs**b, "
+                     "bytes = a * LUTs**b")
         for name, costs in fits.items():
-            fit = costs["seconds"]
-            lines.append(f"  {name:<12} b = {value(fit['exponent']):.2f} (r2 {fit['r2']:.3f}, "
-                         f"{fit['points']} sizes)")
+            for cost in ("seconds", "peak_memory"):
+                fit = costs.get(cost)
+                if fit is not None:
+                    lines.append(f"  {name:<12} {cost:<12} b = {value(fit['exponent']):.2f} "
+                                 f"(r2 {fit['r2']:.3f}, {fit['points']} sizes)")
     lines.append("Goals (issues 12 and 23)")
     lines += _goal_lines(part)
     return "\n".join(lines)

@@ -87,9 +87,9 @@ def _summary(report, paths):
 @click.option("--objective", type=click.Choice(["area-time", "area"]), default="area-time",
               show_default=True,
               help="What to minimise: cells x period (area-time), or cells (area: the "
-                   "general back end also on designs of up to 150 LUT4s, with a period of "
+                   "general back end also on designs of up to 500 LUT4s, with a period of "
                    "tens of subcycles where that saves cells). With --size, a program the "
-                   "sweep cannot fit (up to 150 LUT4s) goes to the general back end either way.")
+                   "sweep cannot fit (up to 500 LUT4s) goes to the general back end either way.")
 @click.option("-o", "--output", type=click.Path(file_okay=False), required=True,
               metavar="DIR", help="Folder for NAME.bgbs, NAME.ports.json, NAME.report.json.")
 @click.option("--check/--no-check", default=True, show_default=True,

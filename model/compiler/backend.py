@@ -60,11 +60,12 @@ class CompileResult(typing.NamedTuple):
 
 
 #: With the ``area`` objective, the general back end is also tried on designs no block takes
-#: of up to this many Yosys LUT4s: its placer and router are pure Python, and on the EPFL
-#: circuits (2026-12-07, idle 2-core machine) it took 155 s on 82 LUT4s (`int2float`), 66 s
-#: on 113 (`c880`), more than 240 s on 173 (`priority`), about 5 s per routing iteration on
-#: 282 (`cavlc`).
-GENERAL_AREA_LUTS = 150
+#: of up to this many Yosys LUT4s (measured on the EPFL circuits, 2026-12-07, idle 2-core
+#: machine, its placer's moves and router's search compiled: `priority`, 173 LUT4s, 17 s;
+#: `cavlc`, 282, 37 s; `i2c`, 431, 55 s; in pure Python before, 150 was the limit). Above,
+#: the arithmetic circuits tried do not route: `bar` (1,156 LUT4s, a 128-bit barrel shifter)
+#: stalls at 2,600 overused wires at pitch 4 on 156 x 156, after 164 s.
+GENERAL_AREA_LUTS = 500
 
 
 def compile_netlist(netlist, *, width=None, height=None, region=None, defects=None,

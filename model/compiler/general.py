@@ -50,6 +50,10 @@ UNTARGETED_ITERATIONS, TARGETED_ITERATIONS = 150, 40
 #: 270 in 20 iterations, then crept to 259 in 25 more, about 0.7 s each; a placement near
 #: routing keeps all its iterations for its last few wires).
 STALL_ITERATIONS = 12
+#: ... and when this many iterations in a row found no fewer overused wires than before,
+#: however few (`i2c`, 350 logic cells at pitch 4 on 104 x 104, 2026-12-07: 1 to 3 wires
+#: from iteration 25 to 150, two high-fan-out nets into closed cells in a full corner).
+TAIL_ITERATIONS = 40
 #: Placement seeds tried on each grid size with padding alone (stubs, trombones and local
 #: negotiation, :mod:`.pad`: a second each on small designs) before the one attempt that
 #: also routes every net again with exact targets (tens of seconds).
@@ -97,15 +101,15 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
     placed and routed.
 
     :func:`compile_on` runs on :data:`PAD_SEEDS` placement seeds per grid size (3 sizes when
-    the size is chosen here, else the given one) and :data:`ROOMY_SEEDS` per size with more
-    room between blocks (in the order below), padded alone, and the first that pads is
+    the size is chosen here, else the given one with three times the seeds) and
+    :data:`ROOMY_SEEDS` per size with more room between blocks (in the order below), padded alone, and the first that pads is
     returned; if none does, one more on the largest size routes every net again with exact
     targets (slow). As a ``candidate`` beside the sweep it never does, and it stops growing the grid
     when every placement is far from padding (more than :data:`HOPELESS_UNPADDED` connections
     short): a few seconds at most on small designs. Designs of more than
     :data:`ROOMY_FIRST_BLOCKS` logic cells also try pitch 4 (one logic cell in 16, on twice
     the grid), and a pitch whose routing stalled crowded (:data:`CROWDED_WIRES`) on every
-    seed of a size is not tried on larger ones. (Keeping the best of the placements that
+    seed of a size (or far from routing on one) is not tried on larger ones. (Keeping the best of the placements that
     pad instead of the first: on the sequential designs, 2026-12-06, ``gray8`` 96 to 84 cells
     and nothing else better, for 2 to 10 times the compile time.)
 
@@ -156,9 +160,11 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
     # compile, against up to 18 s dense first, for 6 % more cells). A pitch stops growing
     # after a size where every seed was congested or far from padding (as a candidate);
     # last, one that routes every net again with exact targets (slow; not as a candidate).
-    dense = [(2, a, PAD_SEEDS) for a in range(attempts)]
-    roomy = [(3, a, ROOMY_SEEDS) for a in range(attempts)]
-    roomier = [(4, a, ROOMY_SEEDS) for a in range(attempts)]
+    # one size (given, or a region's): as many placements as three sizes would have had
+    more = 3 // attempts
+    dense = [(2, a, PAD_SEEDS * more) for a in range(attempts)]
+    roomy = [(3, a, ROOMY_SEEDS * more) for a in range(attempts)]
+    roomier = [(4, a, ROOMY_SEEDS * more) for a in range(attempts)]
     large = len(design.blocks) > ROOMY_FIRST_BLOCKS
     if netlist.dffs:
         stages = dense + roomy + (roomier if large else [])
@@ -187,6 +193,9 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
                 if failure.unpadded:
                     fewest = min(fewest or failure.unpadded, failure.unpadded)
                 crowded += failure.overused > CROWDED_WIRES
+                if failure.overused > 3 * CROWDED_WIRES:
+                    crowded = seeds         # far from routing: the other seeds are as dense
+                    break
                 continue
             if result.portmap.period == result.report["shortest_period"] \
                     and objective != "area":
@@ -382,7 +391,10 @@ def _stalled(counts):
     if len(counts) <= STALL_ITERATIONS:
         return False
     recent = min(counts[-STALL_ITERATIONS:])
-    return recent > CROWDED_WIRES and recent > 0.9 * min(counts[:-STALL_ITERATIONS])
+    if recent > CROWDED_WIRES and recent > 0.9 * min(counts[:-STALL_ITERATIONS]):
+        return True
+    tail = TAIL_ITERATIONS          # a few wires left: no new fewest in this many
+    return len(counts) > tail and min(counts[-tail:]) >= min(counts[:-tail])
 
 
 def compile_on(netlist, design, width, height, region, defects, fixed, seed, progress,

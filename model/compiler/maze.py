@@ -25,21 +25,33 @@ _INF = 1e30
 
 class Workspace:
     """Buffers one router reuses for every search: the hash table (keys, state index and the
-    stamp of the search that wrote each slot) and a per-wire stamp of the wires seen."""
+    stamp of the search that wrote each slot), a per-wire stamp of the wires seen, and the
+    pool of states and heap entries (room for every wire as a start and 4 states per
+    expansion: allocating them per search cost a third of the search's time)."""
 
-    def __init__(self, wires):
+    def __init__(self, wires, max_expansions):
         size = 1 << _HASH_BITS
         self.keys = np.zeros(size, np.int64)
         self.vals = np.zeros(size, np.int32)
         self.stamps = np.zeros(size, np.int32)
+        # the same, indexed by wire, for the search without a target (a state per wire)
+        self.wire_keys = np.zeros(wires, np.int64)
+        self.wire_vals = np.zeros(wires, np.int32)
+        self.wire_stamps = np.zeros(wires, np.int32)
         self.seen = np.zeros(wires, np.int32)
         self.stamp = 0
+        cap = wires + 4 * max(wires, max_expansions) + 8
+        self.ints = np.zeros((4, cap), np.int32)        # wire, depth, parent, heap
+        self.floats = np.zeros((3, cap), np.float64)    # cost, f, tie
+        self.order = np.zeros(cap, np.int64)            # the heap's counter
+        self.intree = np.zeros(cap, np.bool_)
 
     def next_stamp(self):
         """A new stamp: every slot and wire of older searches reads as empty."""
         self.stamp += 1
         if self.stamp >= 2 ** 31 - 1:
             self.stamps[:] = 0
+            self.wire_stamps[:] = 0
             self.seen[:] = 0
             self.stamp = 1
         return self.stamp
@@ -91,9 +103,12 @@ def _heap_pop(heap, size, f, t, n):
 
 
 @njit(cache=True)
-def _lookup(keys, vals, stamps, stamp, key, mask):
+def _lookup(keys, vals, stamps, stamp, key, mask, direct):
     """Slot of ``key`` (``vals`` holds its state) or of the empty slot where it goes (as
-    ``-slot - 1``)."""
+    ``-slot - 1``); ``direct``: the table is indexed by the key's wire (no collisions)."""
+    if direct:
+        s = key >> 16
+        return s if stamps[s] == stamp else -s - 1
     s = ((key * 0x27D4EB2F165667C5) >> 32) & mask
     while True:
         if stamps[s] != stamp:
@@ -104,18 +119,28 @@ def _lookup(keys, vals, stamps, stamp, key, mask):
 
 
 @njit(cache=True)
-def search(dest, owner, allowed, xs, ys, occ, hist, cell_use, present, new_cell_cost,
+def search(dest, owner, allowed, xs, ys, occ, hist, cell_use, present, new_cell_cost, weight,
            tree_wires, tree_depth, closed, sources, goal_cell, goal_wire, target, free_only,
-           max_expansions, keys, vals, stamps, seen, stamp):
+           max_expansions, keys, vals, stamps, wire_keys, wire_vals, wire_stamps, seen, stamp,
+           ints, floats, order, intree):
     """The cheapest path to the goal (module docstring; ``target`` < 0: no target).
+
+    Without a target the search is weighted A*: ``f = cost + weight * distance``; a weight
+    of 1 gives the cheapest path, a weight ``w`` > 1 one that costs at most ``w`` times it,
+    found with fewer expansions. With a target, ``f = cost + (target - depth)`` (every wire
+    costs at least 1).
 
     :returns: ``(wires, depths)`` of the new wires in order from the tree (or a source) to the
         goal, and the wire they hang from (-1: a source); ``wires`` has length 0 and the wire
         is -2 when there is no path (or more than ``max_expansions`` states were expanded);
         when the goal is already a tree wire, that wire alone with its depth.
     """
-    mask = keys.shape[0] - 1
     targeted = target >= 0
+    if not targeted:                    # a state per wire: every wire may be expanded
+        keys, vals, stamps = wire_keys, wire_vals, wire_stamps
+        max_expansions = max(max_expansions, dest.shape[0])
+    mask = keys.shape[0] - 1
+    direct = not targeted
     if goal_wire >= 0:
         goal_cell_ = owner[goal_wire]
         extra = 1
@@ -123,16 +148,11 @@ def search(dest, owner, allowed, xs, ys, occ, hist, cell_use, present, new_cell_
         goal_cell_ = goal_cell
         extra = 0
     gx, gy = xs[goal_cell_], ys[goal_cell_]
-    cap = tree_wires.shape[0] + sources.shape[0] + 4 * max_expansions + 8
-    s_wire = np.empty(cap, np.int32)
-    s_depth = np.empty(cap, np.int32)
-    s_parent = np.empty(cap, np.int32)
-    s_cost = np.empty(cap, np.float64)
-    s_intree = np.empty(cap, np.bool_)
-    h_f = np.empty(cap, np.float64)
-    h_t = np.empty(cap, np.float64)
-    h_n = np.empty(cap, np.int64)
-    heap = np.empty(cap, np.int32)
+    cap = min(ints.shape[1], tree_wires.shape[0] + sources.shape[0] + 4 * max_expansions + 8)
+    s_wire, s_depth, s_parent, heap = ints[0], ints[1], ints[2], ints[3]
+    s_cost, h_f, h_t = floats[0], floats[1], floats[2]
+    h_n = order
+    s_intree = intree
     nstates = 0
     hsize = 0
     counter = 0
@@ -181,10 +201,10 @@ def search(dest, owner, allowed, xs, ys, occ, hist, cell_use, present, new_cell_
             tie = float(target - depth - hw)
             key = (np.int64(w) << 16) | depth
         else:
-            f = cost + hw
+            f = cost + weight * hw
             tie = float(-depth)
             key = np.int64(w) << 16
-        slot = _lookup(keys, vals, stamps, stamp, key, mask)
+        slot = _lookup(keys, vals, stamps, stamp, key, mask, direct)
         if slot >= 0:
             if s_cost[vals[slot]] <= cost:
                 continue
@@ -216,7 +236,7 @@ def search(dest, owner, allowed, xs, ys, occ, hist, cell_use, present, new_cell_
             key = (np.int64(w) << 16) | depth
         else:
             key = np.int64(w) << 16
-        slot = _lookup(keys, vals, stamps, stamp, key, mask)
+        slot = _lookup(keys, vals, stamps, stamp, key, mask, direct)
         if s_cost[vals[slot]] < cost:
             continue
         c = dest[w]
@@ -295,7 +315,7 @@ def search(dest, owner, allowed, xs, ys, occ, hist, cell_use, present, new_cell_
                 key2 = (np.int64(w2) << 16) | nd
             else:
                 key2 = np.int64(w2) << 16
-            slot = _lookup(keys, vals, stamps, stamp, key2, mask)
+            slot = _lookup(keys, vals, stamps, stamp, key2, mask, direct)
             if slot >= 0:
                 if s_cost[vals[slot]] <= ncost:
                     continue
@@ -318,7 +338,7 @@ def search(dest, owner, allowed, xs, ys, occ, hist, cell_use, present, new_cell_
                 h_f[st2] = ncost + target - nd
                 h_t[st2] = float(target - nd - hw)
             else:
-                h_f[st2] = ncost + hw
+                h_f[st2] = ncost + weight * hw
                 h_t[st2] = float(-nd)
             h_n[st2] = counter
             counter += 1

@@ -9,7 +9,8 @@ acceptance rate, and the window shrunk to keep about 44 % of moves accepted.
 
 Cost, per connection ``c`` (driver to sink): its estimated length ``l_c`` in wires (the
 Manhattan distance of the cells, plus one per lane end) divided by the square root of its
-net's fan-out (a tree shares its trunk), plus ``TIMING_WEIGHT * |l_c - t_c|``, ``t_c`` being
+net's fan-out (a tree shares its trunk), times :data:`LOOP_WEIGHT` on a loop of blocks (it
+sets the period), plus ``TIMING_WEIGHT * |l_c - t_c|``, ``t_c`` being
 its length in the wave timing of the last temperature (:mod:`.timing`, re-solved at every
 temperature): a connection shorter than its wave needs padding, a longer one delays every
 later wave (the timing-driven cost of VPR, with padding instead of slack). A block with more
@@ -30,6 +31,8 @@ import math
 import random
 
 import numpy as np
+import scipy.sparse
+import scipy.sparse.csgraph
 
 from . import anneal
 from .pack import logic_levels
@@ -39,6 +42,12 @@ __all__ = ["Placement", "AnnealState", "place", "TIMING_WEIGHT", "EDGE_PENALTY",
 
 #: Weight of a connection's distance from its wave length.
 TIMING_WEIGHT = 0.7
+#: Weight of a connection on a loop of blocks (registers in a cycle with their next-state
+#: logic): the placed loops set a sequential design's period (issue 36 item 4). On the
+#: sequential designs (2026-12-07, one compile each; cells x period summed over the six the
+#: general back end lays out): 1 (none) 16,916; 4: 18,262; 10: 14,206; 20: 8,404 (`uart_tx`
+#: 518 cells at period 24 to 337 at 16, `traffic` period 18 to 12); 40: 10,868.
+LOOP_WEIGHT = 20.0
 #: Cost per input a block cannot receive at its cell.
 EDGE_PENALTY = 8.0
 #: Cost of two blocks side by side that do not exchange a signal (their inputs take the
@@ -231,6 +240,23 @@ def _levels(design):
     return [levels[b] for b in range(nb)]
 
 
+def _in_loops(nb, drv, snk):
+    """Which connections (driver and sink objects, blocks below ``nb``) lie on a loop of
+    blocks (a strongly connected component, registers or not): a boolean array."""
+    blocks = (drv < nb) & (snk < nb)
+    if not blocks.any():
+        return np.zeros(len(drv), np.bool_)
+    graph = scipy.sparse.coo_matrix((np.ones(int(blocks.sum())), (drv[blocks], snk[blocks])),
+                                    shape=(nb, nb)).tocsr()
+    count, label = scipy.sparse.csgraph.connected_components(graph, connection="strong")
+    size = np.bincount(label, minlength=count)
+    inside = np.zeros(len(drv), np.bool_)
+    k = np.flatnonzero(blocks)
+    same = label[drv[k]] == label[snk[k]]
+    inside[k] = same & ((size[label[drv[k]]] > 1) | (drv[k] == snk[k]))
+    return inside
+
+
 def _csr(lists):
     """``(start, items)`` arrays of a list of integer lists."""
     start = np.zeros(len(lists) + 1, np.int64)
@@ -265,6 +291,7 @@ class AnnealState:
         self.weight = np.array([1.0 / math.sqrt(fanout[n]) for n, *_ in conns], np.float64)
         drv = self.drv = np.array([obj(c[2]) for c in conns], np.int64)
         snk = self.snk = np.array([obj(c[3]) for c in conns], np.int64)
+        self.weight[_in_loops(nb, drv, snk)] *= LOOP_WEIGHT
         touches = [[] for _ in range(nb + npins)]
         for k in range(len(conns)):
             touches[drv[k]].append(k)

@@ -58,7 +58,11 @@ def test_measure_and_table():
         {k: here[k] for k in _FIGURES + ("grid", "bounding_box", "cells")}
     assert "seconds" in part["exponents"]["adder"]
     assert "seconds" in part["lut_exponents"]["adder"]
+    assert "peak_memory" in part["lut_exponents"]["adder"]
+    for row in part["rows"]:            # Yosys and the back end ran in the child: tens of MB
+        assert 20 * 2 ** 20 < common.value(row["peak_memory"]) < 4 * 2 ** 30
     text = bench_compile.format_part(part)
+    assert f"{common.value(part['rows'][0]['peak_memory']) / 2 ** 20:.0f}M" in text
     assert "parity n=4" in text and "-- adder" in text and "counter n=2" in text
     assert "Goals (issues 12 and 23)" in text and "1,000 LUTs" in text
 
@@ -180,18 +184,29 @@ def test_outside_designs(tmp_path):
     # issue 36 item 7: a 64-bit output (bit 63 set) was a "compiler bug" of the check
     (tmp_path / "w.v").write_text("module w(input [3:0] s, output [63:0] y);\n"
                                   "  assign y = {60'b0, s} << 60;\nendmodule\n")
+    # ISCAS-85 c17 (six NAND gates): a circuit MNT Bench has published layouts of
+    (tmp_path / "c17.v").write_text(
+        "module c17(input N1, N2, N3, N6, N7, output N22, N23);\n"
+        "  wire N10, N11, N16, N19;\n"
+        "  nand (N10, N1, N3); nand (N11, N3, N6); nand (N16, N2, N11);\n"
+        "  nand (N19, N11, N7); nand (N22, N10, N16); nand (N23, N16, N19);\nendmodule\n")
     (tmp_path / "notes.txt").write_text("not a design")
     part = bench_compile.measure([], progress=False, outside=tmp_path)
     rows = part["rows"]
-    assert [(r["series"], r["top"]) for r in rows] == [("outside", "top"), ("outside", "pair"),
-                                                       ("outside", "w")]
+    assert [(r["series"], r["top"]) for r in rows] == [
+        ("outside", "c17"), ("outside", "top"), ("outside", "pair"), ("outside", "w")]
     assert all("error" not in r for r in rows) and "outside" not in part["exponents"]
-    assert [common.value(r["yosys_luts"]) for r in rows] == [1, 1, 0]
-    # The check of bitgrid compile ran on each: every input combination (3, 3 and 4 bits).
-    assert [r["checked"] for r in rows] == [8, 8, 16]
+    assert [common.value(r["yosys_luts"]) for r in rows] == [2, 1, 1, 0]
+    # The check of bitgrid compile ran on each: every input combination (5, 3, 3, 4 bits).
+    assert [r["checked"] for r in rows] == [32, 8, 8, 16]
     assert all("check" in r["stage_seconds"] for r in rows)
+    # MNT Bench's smallest c17 is 4 x 7 tiles (bench/published.py); the others it has not
+    assert rows[0]["mnt_bench"]["size"] == [4, 7]
+    assert common.value(rows[0]["mnt_bench"]["tiles"]) == 28
+    assert all("mnt_bench" not in r for r in rows[1:])
     text = bench_compile.format_part(part)
     assert "-- outside" in text and "\nmaj " in text and "\npair " in text
+    assert "MNT Bench's smallest published layout: 28 tiles, 4 x 7" in text
     with pytest.raises(ValueError, match="holds no .v file"):
         bench_compile.outside_plan(_empty(tmp_path))
     with pytest.raises(ValueError, match="is not a folder"):

@@ -126,3 +126,8 @@ def test_routing_gives_up_only_when_it_stalls_crowded():
     assert not general._stalled(falling)                 # 240 < 0.9 * 280
     few = [1500, 900, 500, 300] + [12] * (window - 4) + [12] * window
     assert not general._stalled(few)                     # 12 <= CROWDED_WIRES: keep going
+    tail = general.TAIL_ITERATIONS
+    stuck = [300, 100, 40, 10] + [2] * tail
+    assert not general._stalled(stuck)                   # 2 first reached within the tail
+    assert general._stalled(stuck + [3])                  # no fewer than 2 in the last tail
+    assert not general._stalled(stuck + [1])              # a new fewest
