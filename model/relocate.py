@@ -30,7 +30,9 @@ edge output has the same value at every subcycle, whatever the bad cells do):
     (:func:`bitgrid.compiler.backend.compile_netlist`) with every port bit pinned to its
     lane. The design-cycle behaviour (one output row per input row, ``bitgrid eval``) is
     kept; the new port map has the back end's latency and period, and
-    :attr:`Relocation.latency_change` says by how much the latency changed.
+    :attr:`Relocation.latency_change` says by how much the latency changed. The new program
+    is run against the original on :data:`VERIFY_ROWS` random rows first, and refused if a
+    row differs (a netlist read back wrong is never placed).
 
 If none applies, :class:`RelocationError` says why for each strategy (a bad cell holds logic,
 a lane's boundary cell is bad, no free path of the right length, no room to move, a loop the
@@ -56,6 +58,8 @@ __all__ = ["RelocationError", "Relocation", "STRATEGIES", "used_outputs", "bad_c
 _COPY = {Direction.N: COPY_N, Direction.E: COPY_E, Direction.S: COPY_S, Direction.W: COPY_W}
 #: The strategies of :func:`relocate`, in the order they are tried.
 STRATEGIES = ("unchanged", "detour", "move", "compile")
+#: Random rows the ``compile`` strategy runs on the original and the re-placed program.
+VERIFY_ROWS = 256
 #: Most states the exact-length path search visits for one wire chain.
 SEARCH_LIMIT = 200_000
 
@@ -503,6 +507,7 @@ def _compile(config, portmap, bad, progress=None):
     except ValueError as error:         # a port map or netlist the back end could not make
         raise RelocationError(f"the compiler back end failed: {error}") from None
     new = result.portmap
+    _check_same_rows(config, portmap, result.config, new)
     change = new.latency - portmap.latency
     cells = result.report.get("cells", {}).get("total")
     line = (f"re-placed by the compiler back end ({len(netlist.luts)} LUTs"
@@ -510,6 +515,30 @@ def _compile(config, portmap, bad, progress=None):
             + f"), every port on its lane; latency {portmap.latency} -> {new.latency} "
             f"({change:+d} subcycles), period {portmap.period} -> {new.period}")
     return Relocation(result.config, new, "compile", (line,), change)
+
+
+def _check_same_rows(config, portmap, new_config, new_portmap, rows=VERIFY_ROWS):
+    """The re-placed program against the original on ``rows`` random rows (``bitgrid eval``
+    on the fast emulator, both from reset): the netlist read back and compiled anew must give
+    every output row the original gives.
+
+    :raises RelocationError: naming the first row and port that differ (the netlist read
+        back is not the program's; the program is refused rather than relocated wrongly).
+    """
+    import random
+    from .evaluate import evaluate
+    rng = random.Random(0)
+    stimulus = [{port.name: port.minimum + rng.getrandbits(port.width) for port in
+                 portmap.inputs} for _ in range(rows)]
+    before = evaluate(config, portmap, stimulus, target="fast")
+    after = evaluate(new_config, new_portmap, stimulus, target="fast")
+    for k, (old, new) in enumerate(zip(before, after)):
+        for name in old:
+            if old[name] != new[name]:
+                raise RelocationError(
+                    f"the program re-placed from the netlist read back gives {name} = "
+                    f"{new[name]} on random row {k}, the original {old[name]}: bitgrid could "
+                    "not read this program's netlist exactly; please report it")
 
 
 # Netlist extraction ----------------------------------------------------------------------------
@@ -611,85 +640,114 @@ def _check_windows(timing, portmap, in_bits):
 def _extract_sequential(config, graph, portmap, outputs, name):
     """The netlist, with flip-flops, of a program with loops (see :func:`extract_netlist`).
 
-    Every used cell output ``n`` gets a *sample time* ``t(n)``: its value after subcycle
-    ``k * period + t(n) - 1`` is its net's value in design cycle ``k`` (always just after an
-    update of the cell, SPEC section 4). The output bits fix it at their cells
-    (``latency + skew``, rounded to the cell's parity), and each cell output is sampled as late
-    as its readers allow: ``t(u) = max(t(v) - 1)`` over the outputs ``v`` that read ``u``. An
-    edge ``u -> v`` then carries ``(t(u) + 1 - t(v)) / period`` flip-flops (v reads u's value
-    of that many design cycles before); a loop of ``c`` subcycles carries ``c / period``.
-    Flip-flops start with the value the cell has at that time in a run from reset with every
-    input 0 (the lanes before the first row). An input bit of skew ``s`` must be read by a
-    cell sampled at ``s + 1 .. s + period`` (the row's window).
+    Every used cell output ``n`` gets a *sample window* ``[a(n), b(n)]`` (subcycles, of the
+    cell's update parity): its value after each subcycle ``k * period + t - 1``, ``a <= t <=
+    b``, is its net's value in design cycle ``k`` (always just after an update of the cell,
+    SPEC section 4). The output bits start it at their cells (``latency + skew``, rounded to
+    the cell's parity), and a cell output read by ``v`` is sampled over ``v``'s window moved
+    one subcycle earlier, the windows of its readers joined (a reader's moved by whole
+    periods, or the joined window moved later by whole periods, whichever keeps the join
+    narrowest: a reader that reads it a period later than its window reads it through a
+    flip-flop, never ahead of it). A program compiled with exact tags has windows of one subcycle; one compiled
+    with wave windows (:func:`bitgrid.compiler.timing.solve_waves`: operands within ``period -
+    2`` subcycles of each other) joins them up to ``period - 2`` wide, the most a row is held
+    at a cell. An edge ``u -> v`` then carries the whole periods between ``v``'s window moved
+    back one subcycle and ``u``'s; a loop of ``c`` subcycles carries ``c / period``.
+    Flip-flops start with the value the cell has at the window's end in a run from reset with
+    every input 0 (the lanes before the first row). An input bit of skew ``s`` must be read by
+    a cell sampled within ``s + 1 .. s + period`` (the row's window).
 
-    :raises RelocationError: if a loop or a pair of paths is not a whole number of periods,
-        or an input is read outside its row's window (the port map's latency does not fit).
+    :raises RelocationError: if the paths through a cell output differ by more than a row's
+        window, or an input is read outside its row's window (the port map's latency does not
+        fit).
     """
     period, latency = portmap.period, portmap.latency
     relevant = _relevant(graph, outputs)
-    sample = {}
+    window, read = {}, {}           # cell output -> (a, b); output lane -> its read time
     for port in portmap.outputs:
         for bit in port.bits:
             (node,) = graph.sources(EdgeOutput(bit.side, bit.lane))
             due = latency + bit.skew
             wanted = due if (due - 1) % 2 == parity(node.x, node.y) else due - 1
-            if sample.get(node, wanted) != wanted:
+            if window.get(node, (wanted, wanted)) != (wanted, wanted):
                 raise RelocationError(f"cell output {node} drives two output bits read at "
                                       "different times")
-            sample[node] = wanted
-    fixed = set(sample)
+            window[node] = (wanted, wanted)
+            read[(bit.side, bit.lane)] = wanted
     in_bits = {}
     for port in portmap.inputs:
         for i, bit in enumerate(port.bits):
             in_bits[EdgeInput(bit.side, bit.lane)] = (f"{port.name}[{i}]", bit.skew)
 
-    def settle(node, wanted):
-        """Sample ``node`` at ``wanted`` or later (the same phase of the period)."""
-        if node in sample:
-            if (sample[node] - wanted) % period:
-                raise RelocationError(f"the paths through {node} differ by a part of the "
-                                      f"period {period}: not a synchronous program")
-            if sample[node] >= wanted:
-                return False
-            if node in fixed:
-                raise RelocationError(f"output cell {node} would be read before its row is "
-                                      "ready (the port map's latency does not fit the paths)")
-        sample[node] = wanted
+    def settle(node, low, high):
+        """Sample ``node`` over ``low .. high`` too (moved by whole periods); True if its
+        window changed."""
+        if node not in window:
+            window[node] = (low, high)
+            return True
+        a, b = window[node]
+        # the reader's window moved by d periods, or this one moved later by e (its other
+        # readers then read it through e more flip-flops): never a reader ahead of its
+        # source; the narrowest join, then the least moved
+        joins = []
+        for d in range(max(0, (a - high) // period - 1), max(0, (b - low) // period + 2)):
+            joins.append((min(a, low + d * period), max(b, high + d * period), d))
+        for e in range(1, max(1, (high - a) // period + 2) + 1):
+            joins.append((min(a + e * period, low), max(b + e * period, high), e))
+        *joined, _ = min(joins, key=lambda w: (w[1] - w[0], w[2]))
+        joined = tuple(joined)
+        if joined[1] - joined[0] > period - 2:
+            raise RelocationError(f"the paths through {node} differ by more than the "
+                                  f"{period - 2} subcycles a row is held: not a synchronous "
+                                  "program")
+        if joined == (a, b):
+            return False
+        window[node] = joined
         return True
 
-    queue = list(sample)
+    queue = list(window)
     while True:
         while queue:
             node = queue.pop()
+            a, b = window[node]
             for source in graph.sources(node):
                 if isinstance(source, CellOutput) and source in relevant \
-                        and settle(source, sample[node] - 1):
+                        and settle(source, a - 1, b - 1):
                     queue.append(source)
         # a cell that reads an input bit of skew s is sampled in the row's window s+1..s+P
-        for node in list(sample):
+        for node in list(window):
             for source in graph.sources(node):
-                if source in in_bits and sample[node] < in_bits[source][1] + 1:
-                    short = in_bits[source][1] + 1 - sample[node]
-                    if settle(node, sample[node] + period * -(-short // period)):
-                        queue.append(node)
+                if source in in_bits and window[node][0] < in_bits[source][1] + 1:
+                    short = in_bits[source][1] + 1 - window[node][0]
+                    shift = period * -(-short // period)
+                    a, b = window[node]
+                    window[node] = (a + shift, b + shift)
+                    queue.append(node)
         if not queue:
             break
-    for node in sample:
+    for node, (a, b) in window.items():
         for source in graph.sources(node):
             if source in in_bits:
                 skew = in_bits[source][1]
-                if not skew + 1 <= sample[node] <= skew + period:
+                if not skew + 1 <= a <= b <= skew + period:
                     raise RelocationError(
-                        f"{node} reads input {source} at subcycle {sample[node]} of its row, "
+                        f"{node} reads input {source} at subcycles {a}..{b} of its row, "
                         f"outside the row's window {skew + 1}..{skew + period} (the port map's "
                         "latency does not fit the paths)")
+    sample = {node: b for node, (a, b) in window.items()}
     # The history of every sampled output in a run from reset with all inputs 0.
     depth = max(sample.values(), default=0)
     history = _history(config, depth)
     nets, luts, dffs, todo = {}, {}, {}, []
 
     def delay(source, node):
-        return (sample[source] + 1 - sample[node]) // period
+        """The whole periods from ``source``'s window to ``node``'s moved back one."""
+        (a, b), (c, d) = window[source], window[node]
+        registers = (b + 1 - d) // period
+        if not a - registers * period <= c - 1 <= d - 1 <= b - registers * period:
+            raise RelocationError(f"{node} reads {source} across a row boundary: not a "
+                                  "synchronous program")
+        return registers
 
     def resolve(node, d, seen=()):
         key = (node, d)
@@ -718,8 +776,19 @@ def _extract_sequential(config, graph, portmap, outputs, name):
         nets[key] = result
         return result
 
-    out_ports = {port.name: OutputPort(tuple(resolve(graph.sources(EdgeOutput(b.side, b.lane))[0],
-                                                     0) for b in port.bits), port.signed)
+    def lane(bit):
+        """An output bit's net: its cell output, through the registers between the cell's
+        window and the lane's read time."""
+        (node,) = graph.sources(EdgeOutput(bit.side, bit.lane))
+        a, b = window[node]
+        wanted = read[(bit.side, bit.lane)]
+        registers = (b - wanted) // period
+        if not a <= wanted + registers * period <= b:
+            raise RelocationError(f"output lane {bit.side.letter}{bit.lane} is read across a "
+                                  "row boundary: not a synchronous program")
+        return resolve(node, registers)
+
+    out_ports = {port.name: OutputPort(tuple(lane(b) for b in port.bits), port.signed)
                  for port in portmap.outputs}
     while todo:
         kind, node, d = todo.pop()

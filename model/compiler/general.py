@@ -104,9 +104,12 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
     the size is chosen here, else the given one with three times the seeds) and
     :data:`ROOMY_SEEDS` per size with more room between blocks (in the order below), padded alone, and the first that pads is
     returned; if none does, one more on the largest size routes every net again with exact
-    targets (slow). As a ``candidate`` beside the sweep it never does, and it stops growing the grid
+    targets (slow). As a ``candidate`` beside the sweep it does only for a design with
+    flip-flops, and it stops growing the grid
     when every placement is far from padding (more than :data:`HOPELESS_UNPADDED` connections
-    short): a few seconds at most on small designs. Designs of more than
+    short): a few seconds at most on small designs. A design with flip-flops goes through
+    the stages with exact tags, then (none padding) again with wave windows
+    (:class:`WaveTiming`: denser, and `bitgrid place` reads back only some). Designs of more than
     :data:`ROOMY_FIRST_BLOCKS` logic cells also try pitch 4 (one logic cell in 16, on twice
     the grid), and a pitch whose routing stalled crowded (:data:`CROWDED_WIRES`) on every
     seed of a size (or far from routing on one) is not tried on larger ones. (Keeping the best of the placements that
@@ -172,43 +175,51 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
         stages = roomy + roomier + dense    # dense placements of larger logic did not route
     else:
         stages = dense[:1] + roomy + dense[1:]
-    hopeless = set()
-    best = None
-    for pitch, attempt, seeds in stages:
-        if pitch in hopeless:
-            continue
-        w, h = width + 6 * attempt, height + 6 * attempt
-        if auto and region is None and defects is None and pitch > 2:
-            grow = 1.5 if pitch == 3 else 2         # as much room per block as the pitch
-            w, h = even_up(w * grow), even_up(h * grow)
-        fewest = None
-        crowded = 0                 # seeds whose routing stalled with many wires overused
-        for k in range(seeds):
-            try:
-                result = compile_on(netlist, design, w, h, region, defects, fixed, seed + k,
-                                    progress, times, started, reroute=False, pitch=pitch,
-                                    period="any" if any_period else None)
-            except RouteFailure as failure:
-                last = failure
-                if failure.unpadded:
-                    fewest = min(fewest or failure.unpadded, failure.unpadded)
-                crowded += failure.overused > CROWDED_WIRES
-                if failure.overused > 3 * CROWDED_WIRES:
-                    crowded = seeds         # far from routing: the other seeds are as dense
-                    break
+    # with flip-flops, the stages with exact tags (every program read back by `bitgrid
+    # place`), then again with wave windows (most of them read back, :class:`WaveTiming`)
+    for windows in ((False, True) if netlist.dffs else (False,)):
+        hopeless = set()
+        best = None
+        for pitch, attempt, seeds in stages:
+            if pitch in hopeless:
                 continue
-            if result.portmap.period == result.report["shortest_period"] \
-                    and objective != "area":
-                return result           # padded at the shortest period the loops allow
-            if best is None or figure_of_merit(result, objective) < figure_of_merit(
-                    best, objective):
-                best = result           # else the best of the rest of this stage
-        if best is not None:
-            return best
-        if candidate and (fewest is None or fewest > HOPELESS_UNPADDED) or crowded == seeds:
-            hopeless.add(pitch)     # a larger grid gives the placer no more room
-    if not candidate and (netlist.dffs or not any_period):   # on the largest dense size (a
-        # design without flip-flops pads at any period: at the last, nothing needs padding)
+            w, h = width + 6 * attempt, height + 6 * attempt
+            if auto and region is None and defects is None and pitch > 2:
+                grow = 1.5 if pitch == 3 else 2         # as much room per block as the pitch
+                w, h = even_up(w * grow), even_up(h * grow)
+            fewest = None
+            crowded = 0                 # seeds whose routing stalled with many wires overused
+            for k in range(seeds):
+                try:
+                    result = compile_on(netlist, design, w, h, region, defects, fixed,
+                                        seed + k, progress, times, started, reroute=False,
+                                        pitch=pitch, period="any" if any_period else None,
+                                        windows=windows)
+                except RouteFailure as failure:
+                    last = failure
+                    if failure.unpadded:
+                        fewest = min(fewest or failure.unpadded, failure.unpadded)
+                    crowded += failure.overused > CROWDED_WIRES
+                    if failure.overused > 3 * CROWDED_WIRES:
+                        crowded = seeds     # far from routing: the other seeds are as dense
+                        break
+                    continue
+                if result.portmap.period == result.report["shortest_period"] \
+                        and objective != "area":
+                    return result           # padded at the shortest period the loops allow
+                if best is None or figure_of_merit(result, objective) < figure_of_merit(
+                        best, objective):
+                    best = result           # else the best of the rest of this stage
+            if best is not None:
+                return best
+            if candidate and (fewest is None or fewest > HOPELESS_UNPADDED) \
+                    or crowded == seeds:
+                hopeless.add(pitch)     # a larger grid gives the placer no more room
+    if (not candidate or netlist.dffs) and (netlist.dffs or not any_period):
+        # on the largest dense size (a design without flip-flops pads at any period: at the
+        # last, nothing needs padding); as a candidate too for a state machine (the sweep's
+        # loops are long: `uart_rx`, 27 LUT4s, 2026-12-07: 562 cells at period 28 here
+        # with exact tags; the sweep 3,200 at 210; padded with windows above, 332 at 28)
         grow = 6 * (attempts - 1)
         try:
             return compile_on(netlist, design, width + grow, height + grow, region, defects,
@@ -279,18 +290,20 @@ def allowed_cells(width, height, region, defects):
 class WaveTiming:
     """Node numbering and constraint building for :mod:`.timing`."""
 
-    def __init__(self, design, graph, placement):
+    def __init__(self, design, graph, placement, windows=False):
         self.design, self.graph, self.pl = design, graph, placement
         self.nb = len(design.blocks)
         self.conns = connections(design)
         self.start = [b for b, block in enumerate(design.blocks) if block.start]
         # nodes whose window is one update wide (early = late): the input bits (a row is
-        # held for the whole period); with flip-flops every node (the exact tags): `bitgrid
-        # place` (:mod:`bitgrid.relocate`) reads a program's netlist back only from paths
-        # that agree to the subcycle modulo the period
+        # held for the whole period); with flip-flops, unless ``windows``, every node (exact
+        # tags): `bitgrid place` (:mod:`bitgrid.relocate`) reads the netlist of any such
+        # program back; with windows (loops stay exact, :func:`.timing.solve_waves`) only
+        # some (it refuses the others)
         self.equal = [self.nb + i for i, pin in enumerate(design.pins) if pin.direction == "in"]
-        if any(registers for *_, registers in self.conns):
+        if not windows and any(registers for *_, registers in self.conns):
             self.equal = list(range(self.nb + len(design.pins)))
+        self.widest = 0             # the widest window of the last exact solve (subcycles)
 
     def node(self, end):
         kind, i = end
@@ -375,6 +388,7 @@ class WaveTiming:
                 return None
             for delay, k in zip(waves.delays.tolist(), index):
                 targets[k] = delay
+            self.widest = int((waves.late - waves.early).max(initial=0))
             return period, waves.late, targets
         tags = solve_tags(n, self.lower(period), edges, period, fixed=self.start, nets=nets,
                           exact=False)
@@ -398,11 +412,12 @@ def _stalled(counts):
 
 
 def compile_on(netlist, design, width, height, region, defects, fixed, seed, progress,
-                times, started, *, reroute=True, pitch=2, period=None):
+                times, started, *, reroute=True, pitch=2, period=None, windows=False):
     """One placement (seed ``seed``, logic slots of ``pitch``: 3 also spreads the port bits,
     :func:`.place.place`) routed, timed, padded and emitted on a ``width`` x ``height`` grid.
 
     :param reroute: where padding fails, route every net again with exact targets (slow).
+    :param windows: wave windows for a design with flip-flops too (:class:`WaveTiming`).
     :param period: subcycles per row (even), or None: the shortest the loops allow, or
         ``"any"``: the shortest of :meth:`WaveTiming.periods` at which padding succeeds on
         these routes (a design without flip-flops always pads at the last, which needs none).
@@ -443,7 +458,7 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
     except ValueError as error:
         raise CompileError(str(error)) from None
     times["place"] = time.perf_counter() - t
-    timing = WaveTiming(design, graph, placement)
+    timing = WaveTiming(design, graph, placement, windows)
     # Routing nets.
     rnets, reserved = [], []
     for b, block in enumerate(design.blocks):
@@ -549,7 +564,9 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
             if bump:
                 for k in bump:
                     lmin[k] = max(lmin[k], targets[k] + 2)
-                solved = timing.solve(lmin, period)
+                # a loop made longer than the period allows: a longer period (SPR's
+                # latency padding), else the same
+                solved = timing.solve(lmin, period) or timing.solve(lmin)
                 if solved is None:
                     raise RouteFailure("no timing solution")
                 period, tags, targets = solved
@@ -579,6 +596,7 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
         "packed_luts": design.luts, "blocks": len(design.blocks),
         "period": period, "latency": portmap.latency,
         "periods_tried": attempted, "shortest_period": periods[0],
+        "widest_window": timing.widest,
         "times": {**{k: round(v, 4) for k, v in times.items()},
                   "total": round(time.perf_counter() - started, 4)},
     }

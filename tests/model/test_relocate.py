@@ -469,3 +469,56 @@ def test_cli_place_refusal_gives_no_advice_place_cannot_follow(tmp_path):
     assert "--size" not in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "out.bgbs").exists()
+
+
+@pytest.mark.parametrize("name, params, relocates", [
+    ("traffic", {}, True), ("lfsr", {"n": 8}, True), ("gray", {"n": 8}, True),
+    ("bcd", {"digits": 2}, False)])
+def test_windowed_sequential_programs_are_read_back_right_or_refused(tmp_path, name, params,
+                                                                    relocates):
+    """State machines compiled on the general back end with wave windows (a LUT's operands
+    within a row's window, not in the same subcycle; loops exact): the netlist read back
+    simulates as the program runs, and the compile strategy re-places the program around a
+    dead cell it uses with the same rows; or either refuses (RelocationError), never a
+    netlist or program that differs."""
+    from bitgrid.compiler import designs
+    from bitgrid.compiler.flow import front_end
+    from bitgrid.compiler.general import RouteFailure, auto_size, compile_on
+    from bitgrid.compiler.pack import prepare
+    from bitgrid.evaluate import evaluate
+    design = designs.design(name, **params)
+    synthesis, _ = front_end(designs.write(design, tmp_path), top=design.top)
+    netlist = synthesis.netlist
+    packed = prepare(netlist)
+    width, height = auto_size(packed, None, None, None)
+    outcomes = []
+    for seed in range(4):
+        try:
+            result = compile_on(netlist, packed, width + 6, height + 6, None, None, {}, seed,
+                                None, {}, 0.0, windows=True)
+        except RouteFailure:
+            continue
+        config, portmap = result.config, result.portmap
+        rng = random.Random(seed)
+        rows = _rows(portmap, rng, 40)
+        expected = evaluate(config, portmap, rows)
+        try:
+            assert extract_netlist(config, portmap).simulate(rows) == expected
+        except RelocationError:
+            outcomes.append(("refused", result.report["widest_window"]))
+            continue
+        x, y = next((x, y) for y in range(1, config.height - 1)
+                    for x in range(1, config.width - 1)
+                    if bad_cells_in_use(config, [(x, y)], portmap))
+        defects = DefectMap(config.width, config.height, [Defect(x, y, "dead")])
+        try:
+            moved = relocate(config, defects, portmap=portmap, strategies=("compile",))
+        except RelocationError:
+            outcomes.append(("read back, not re-placed", result.report["widest_window"]))
+            continue
+        assert _faulty_rows(moved.config, moved.portmap, defects, rows, rng) == expected
+        outcomes.append(("relocated", result.report["widest_window"]))
+    assert outcomes
+    # (measured: traffic, lfsr and gray relocated with windows of 2 to 10 subcycles; bcd's
+    # windows of 8 refused)
+    assert any(kind == "relocated" and window > 0 for kind, window in outcomes) == relocates
