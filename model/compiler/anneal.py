@@ -90,6 +90,57 @@ def _unlinked_near(b, c, skip, occupied, width, height, xs, ys, link_start, link
 
 
 @njit(cache=True)
+def _put(i, ci, other, co, block_cell, occupied):
+    """Block ``i`` to cell ``ci``, and ``other`` (-1: none, ``co`` left free) to ``co``."""
+    block_cell[i] = ci
+    occupied[ci] = i
+    if other >= 0:
+        block_cell[other] = co
+        occupied[co] = other
+    else:
+        occupied[co] = -1
+
+
+@njit(cache=True)
+def _touched(a, b, lowest, touch_start, touch_items, mark, stamp, nb, drv, snk, block_cell,
+             pin_cell, xs, ys, weight, target, timing_weight):
+    """The cost, recomputed, of the connections of objects ``a`` and ``b`` (those from
+    ``lowest`` up), each once (``mark`` set to ``stamp``)."""
+    s = 0.0
+    for o in (a, b):
+        if o < lowest:
+            continue
+        for j in range(touch_start[o], touch_start[o + 1]):
+            k = touch_items[j]
+            if mark[k + 1] != stamp:
+                mark[k + 1] = stamp
+                s += _ccost(k, nb, drv, snk, block_cell, pin_cell, xs, ys, weight, target,
+                            timing_weight)
+    return s
+
+
+@njit(cache=True)
+def _local(i, ci, other, co, near, nn, block_cell, occupied, allowed, width, height, xs, ys,
+           ninputs, usable, link_start, link_items, feed_start, feed_items, edge_penalty,
+           adjacent_penalty, deficit_penalty):
+    """The terms of a block move that are not per connection, at the present occupancy:
+    block ``i`` at ``ci`` and ``other`` (-1: none) at ``co`` (edge penalties, unlinked
+    neighbours), and the deficits of the ``nn`` blocks in ``near``."""
+    s = _edge(i, ci, ninputs, usable, edge_penalty)
+    pairs = _unlinked_near(i, ci, -1, occupied, width, height, xs, ys, link_start, link_items)
+    if other >= 0:
+        s += _edge(other, co, ninputs, usable, edge_penalty)
+        pairs += _unlinked_near(other, co, i, occupied, width, height, xs, ys, link_start,
+                                link_items)
+    s += adjacent_penalty * pairs
+    for j in range(nn):
+        b = near[j]
+        s += _deficit(b, block_cell[b], occupied, allowed, width, height, xs, ys, ninputs,
+                      feed_start, feed_items, deficit_penalty)
+    return s
+
+
+@njit(cache=True)
 def _deficit(b, c, occupied, allowed, width, height, xs, ys, ninputs, feed_start, feed_items,
              deficit_penalty):
     supply = 0
@@ -211,18 +262,9 @@ def moves(count, temperature, rlim, unit, record, nb, movables, drv, snk, block_
                             if not dup:
                                 near[nn] = b
                                 nn += 1
-            old = _edge(i, c0, ninputs, usable, edge_penalty)
-            pairs = _unlinked_near(i, c0, -1, occupied, width, height, xs, ys, link_start,
-                                   link_items)
-            if other >= 0:
-                old += _edge(other, c1, ninputs, usable, edge_penalty)
-                pairs += _unlinked_near(other, c1, i, occupied, width, height, xs, ys,
-                                        link_start, link_items)
-            old += adjacent_penalty * pairs
-            for j in range(nn):
-                b = near[j]
-                old += _deficit(b, block_cell[b], occupied, allowed, width, height, xs, ys,
-                                ninputs, feed_start, feed_items, deficit_penalty)
+            old = _local(i, c0, other, c1, near, nn, block_cell, occupied, allowed, width,
+                         height, xs, ys, ninputs, usable, link_start, link_items, feed_start,
+                         feed_items, edge_penalty, adjacent_penalty, deficit_penalty)
             for o in (i, other):
                 if o < 0:
                     continue
@@ -231,36 +273,13 @@ def moves(count, temperature, rlim, unit, record, nb, movables, drv, snk, block_
                     if mark[k + 1] != stamp:
                         mark[k + 1] = stamp
                         old += cost[k]
-            # Apply the move.
-            block_cell[i] = c1
-            occupied[c1] = i
-            if other >= 0:
-                block_cell[other] = c0
-                occupied[c0] = other
-            else:
-                occupied[c0] = -1
-            new = _edge(i, c1, ninputs, usable, edge_penalty)
-            pairs = _unlinked_near(i, c1, -1, occupied, width, height, xs, ys, link_start,
-                                   link_items)
-            if other >= 0:
-                new += _edge(other, c0, ninputs, usable, edge_penalty)
-                pairs += _unlinked_near(other, c0, i, occupied, width, height, xs, ys,
-                                        link_start, link_items)
-            new += adjacent_penalty * pairs
-            for j in range(nn):
-                b = near[j]
-                new += _deficit(b, block_cell[b], occupied, allowed, width, height, xs, ys,
-                                ninputs, feed_start, feed_items, deficit_penalty)
+            _put(i, c1, other, c0, block_cell, occupied)           # apply the move
+            new = _local(i, c1, other, c0, near, nn, block_cell, occupied, allowed, width,
+                         height, xs, ys, ninputs, usable, link_start, link_items, feed_start,
+                         feed_items, edge_penalty, adjacent_penalty, deficit_penalty)
             stamp += 1
-            for o in (i, other):
-                if o < 0:
-                    continue
-                for j in range(touch_start[o], touch_start[o + 1]):
-                    k = touch_items[j]
-                    if mark[k + 1] != stamp:
-                        mark[k + 1] = stamp
-                        new += _ccost(k, nb, drv, snk, block_cell, pin_cell, xs, ys, weight,
-                                      target, timing_weight)
+            new += _touched(i, other, 0, touch_start, touch_items, mark, stamp, nb, drv, snk,
+                            block_cell, pin_cell, xs, ys, weight, target, timing_weight)
             delta = new - old
             if delta <= 0 or np.random.random() < math.exp(-delta / temperature):
                 for o in (i, other):
@@ -275,13 +294,7 @@ def moves(count, temperature, rlim, unit, record, nb, movables, drv, snk, block_
                 accepted += 1
                 total_cost += delta
             else:
-                block_cell[i] = c0
-                occupied[c0] = i
-                if other >= 0:
-                    block_cell[other] = c1
-                    occupied[c1] = other
-                else:
-                    occupied[c1] = -1
+                _put(i, c0, other, c1, block_cell, occupied)       # undo it
             continue
         # A pin: to another lane of the same direction (swap with a movable pin there).
         i = obj - nb
@@ -320,17 +333,9 @@ def moves(count, temperature, rlim, unit, record, nb, movables, drv, snk, block_
         pin_side[i], pin_lane[i], pin_cell[i] = side, lane1, c_new
         if other >= 0:
             pin_side[other], pin_lane[other], pin_cell[other] = side0, lane0, c_old
-        new = 0.0
         stamp += 1
-        for o in (obj, nb + other):
-            if o < nb:
-                continue
-            for j in range(touch_start[o], touch_start[o + 1]):
-                k = touch_items[j]
-                if mark[k + 1] != stamp:
-                    mark[k + 1] = stamp
-                    new += _ccost(k, nb, drv, snk, block_cell, pin_cell, xs, ys, weight,
-                                  target, timing_weight)
+        new = _touched(obj, nb + other, nb, touch_start, touch_items, mark, stamp, nb, drv,
+                       snk, block_cell, pin_cell, xs, ys, weight, target, timing_weight)
         delta = new - old
         if delta <= 0 or np.random.random() < math.exp(-delta / temperature):
             pin_at[direction, lane_base[side] + lane1] = i

@@ -119,6 +119,28 @@ def _lookup(keys, vals, stamps, stamp, key, mask, direct):
 
 
 @njit(cache=True)
+def _wire_cost(w, owner, hist, cell_use, occ, present, new_cell_cost):
+    """What taking wire ``w`` costs (module docstring): its history, a new cell, its users."""
+    base = 1.0 + hist[w]
+    o = owner[w]
+    if o >= 0 and cell_use[o] == 0:
+        base += new_cell_cost
+    return base * (1.0 + present * occ[w])
+
+
+@njit(cache=True)
+def _to_goal(w, c, goal_wire, goal_cell, gx, gy, extra, xs, ys):
+    """The fewest wires from wire ``w`` (into cell ``c``, -1: a lane out) to the goal."""
+    if w == goal_wire:
+        return 0
+    if c < 0:
+        return 1 << 30
+    if c == goal_cell and goal_wire < 0:
+        return 0
+    return abs(xs[c] - gx) + abs(ys[c] - gy) + extra
+
+
+@njit(cache=True)
 def search(dest, owner, allowed, xs, ys, occ, hist, cell_use, present, new_cell_cost, weight,
            tree_wires, tree_depth, closed, sources, goal_cell, goal_wire, target, free_only,
            max_expansions, keys, vals, stamps, wire_keys, wire_vals, wire_stamps, seen, stamp,
@@ -177,23 +199,9 @@ def search(dest, owner, allowed, xs, ys, occ, hist, cell_use, present, new_cell_
             if c >= 0 and not allowed[c] and not is_goal:
                 continue
             depth = 1
-            o = owner[w]
-            base = 1.0 + hist[w]
-            if o >= 0 and cell_use[o] == 0:
-                base += new_cell_cost
-            cost = base * (1.0 + present * occ[w])
+            cost = _wire_cost(w, owner, hist, cell_use, occ, present, new_cell_cost)
             intree = False
-        # heuristic
-        if w == goal_wire:
-            hw = 0
-        else:
-            c = dest[w]
-            if c < 0:
-                hw = 1 << 30
-            elif c == goal_cell_ and goal_wire < 0:
-                hw = 0
-            else:
-                hw = abs(xs[c] - gx) + abs(ys[c] - gy) + extra
+        hw = _to_goal(w, dest[w], goal_wire, goal_cell_, gx, gy, extra, xs, ys)
         if targeted:
             if depth + hw > target:
                 continue
@@ -285,14 +293,7 @@ def search(dest, owner, allowed, xs, ys, occ, hist, cell_use, present, new_cell_
                 continue
             if free_only and occ[w2] > 0:
                 continue
-            if w2 == goal_wire:
-                hw = 0
-            elif c2 < 0:
-                hw = 1 << 30
-            elif c2 == goal_cell_ and goal_wire < 0:
-                hw = 0
-            else:
-                hw = abs(xs[c2] - gx) + abs(ys[c2] - gy) + extra
+            hw = _to_goal(w2, c2, goal_wire, goal_cell_, gx, gy, extra, xs, ys)
             if targeted:
                 if nd + hw > target:
                     continue
@@ -306,11 +307,7 @@ def search(dest, owner, allowed, xs, ys, occ, hist, cell_use, present, new_cell_
                         k = s_parent[k]
                     if on:
                         continue
-            o = owner[w2]
-            base = 1.0 + hist[w2]
-            if o >= 0 and cell_use[o] == 0:
-                base += new_cell_cost
-            ncost = cost + base * (1.0 + present * occ[w2])
+            ncost = cost + _wire_cost(w2, owner, hist, cell_use, occ, present, new_cell_cost)
             if targeted:
                 key2 = (np.int64(w2) << 16) | nd
             else:
