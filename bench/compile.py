@@ -193,7 +193,8 @@ def compile_row(name, params, folder, *, seed=0, progress=None, synthesized=None
         synthesized(counts)
     result = compile_netlist(synthesis.netlist, seed=seed, progress=progress,
                              alternatives=synthesis.alternatives,
-                             operation=synthesis.operation, objective=objective)
+                             operation=synthesis.operation, objective=objective,
+                             composition=synthesis.composition)
     seconds = timer() - start
     report = result.report
     times = {**stats.get("times", {}), **report.get("times", {})}

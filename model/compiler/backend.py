@@ -70,7 +70,7 @@ GENERAL_AREA_LUTS = 500
 
 def compile_netlist(netlist, *, width=None, height=None, region=None, defects=None,
                     pins=None, seed=0, progress=None, alternatives=None, operation=None,
-                    objective="area-time"):
+                    objective="area-time", composition=None):
     """Pack, place, route and time ``netlist`` into a program (module docstring).
 
     Each mapping of the design (``netlist`` and the ``alternatives``) is compiled, and so is
@@ -91,6 +91,11 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
         None.
     :param operation: the :class:`~.operations.Operation` the design is
         (:attr:`bitgrid.compiler.SynthesisResult.operation`), or None.
+    :param composition: the :class:`~.compose.Composition` the design is (a memory and the
+        logic around it, :attr:`bitgrid.compiler.SynthesisResult.composition`), or None: its
+        block and the glue on the general back end (``blocks, general``; without a size,
+        region, defect map or pins), kept alone like a block above
+        :data:`BLOCK_SEARCH_LUTS` LUTs.
     :param width, height: grid size in cells (even); ``None``: chosen to fit.
     :param region: ``(x0, y0, x1, y1)``, corners inclusive (SPEC section 10): only those cells
         are used and the ports are on the grid-edge lanes whose boundary cell is inside.
@@ -121,8 +126,16 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
                                                            height=height)))
         except CompileError as error:
             errors.append(error)
+    if composition is not None and not candidates and width is None and height is None \
+            and region is None and defects is None and not pins:
+        from .compose import compile_composition
+        try:
+            candidates.append(("blocks, general", compile_composition(
+                composition, netlist, seed=seed, progress=progress, objective=objective)))
+        except CompileError as error:
+            optional.append(error)
     block_only = bool(candidates) and (len(netlist.luts) > BLOCK_SEARCH_LUTS
-                                       or operation.kind == "memory")
+                                       or operation is not None and operation.kind == "memory")
     retimed = None
     if netlist.dffs and not pins and not block_only:
         from .retime import compile_retimed

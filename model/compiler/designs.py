@@ -39,6 +39,9 @@ fifo           clk, rst, push, pop, din (width bits); dout,      depth, width
                and a pop when empty ignored
 rom            addr (log2 entries bits); data (width bits) from  entries, width
                a fixed pseudo-random table (a ``case``)
+dds            clk, step (log2 entries + 2 bits); out (width     entries, width
+               bits): a table (a ``case``) at the top bits of a
+               phase accumulator, phase <= phase + step
 muladd         a, b (n bits), c (2n bits); y = a * b + c (2n)   n
 mac            clk, rst, a, b (n bits); q (acc bits) <=         n, acc
                rst ? 0 : q + a * b
@@ -262,6 +265,23 @@ def fifo(depth=8, width=8):
                  "    end\nendmodule\n")
 
 
+def dds(entries=16, width=8):
+    """A phase accumulator (2 more bits than the table's address) read through a table at its
+    top bits: a direct digital synthesiser."""
+    top = f"dds{entries}x{width}"
+    a = _bits(entries)
+    value, lines = 0x1F2E3D4C, []
+    for k in range(entries):
+        value = (value * 1103515245 + 12345) & 0x7FFFFFFF      # a fixed table
+        lines.append(f"      {a}'d{k}: out = {width}'d{(value >> 9) % (1 << width)};\n")
+    return top, (f"module {top}(input clk, input [{a + 1}:0] step, "
+                 f"output reg [{width - 1}:0] out);\n"
+                 f"  reg [{a + 1}:0] phase = 0;\n"
+                 "  always @(posedge clk) phase <= phase + step;\n"
+                 f"  always @* begin\n    case (phase[{a + 1}:2])\n" + "".join(lines)
+                 + f"      default: out = {width}'d0;\n    endcase\n  end\nendmodule\n")
+
+
 def rom(entries=64, width=8):
     top = f"rom{entries}x{width}"
     a = _bits(entries)
@@ -381,7 +401,7 @@ _BUILDERS = {
     "detector": (detector, True),
     "register": (register, True), "delay": (delay, True), "regmul": (regmul, True),
     "pipemac": (pipemac, True), "regadd": (regadd, True), "regfile": (regfile, True),
-    "fifo": (fifo, True), "rom": (rom, False), "muladd": (muladd, False),
+    "fifo": (fifo, True), "rom": (rom, False), "dds": (dds, True), "muladd": (muladd, False),
     "mac": (mac, True), "addc": (addc, False), "lfsr": (lfsr, True), "gray": (gray, True),
     "bcd": (bcd, True), "uart_tx": (uart_tx, True), "uart_rx": (uart_rx, True),
     "traffic": (traffic, True),
@@ -409,6 +429,8 @@ STATE_DESIGNS = (
     ("regfile", {"words": 16, "width": 8, "read_ports": 2}),
     ("regfile", {"words": 32, "width": 16}), ("regfile", {"words": 64, "width": 32}),
     ("fifo", {"depth": 4, "width": 8}), ("fifo", {"depth": 8, "width": 8}),
+    ("fifo", {"depth": 16, "width": 8}), ("fifo", {"depth": 64, "width": 8}),
+    ("dds", {"entries": 16, "width": 8}), ("dds", {"entries": 64, "width": 8}),
     ("rom", {"entries": 16, "width": 8}), ("rom", {"entries": 64, "width": 8}),
     ("rom", {"entries": 256, "width": 8}))
 

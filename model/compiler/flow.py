@@ -198,7 +198,8 @@ def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, param
     result = compile_netlist(netlist, width=width, height=height, region=region,
                              defects=defects, pins=pins, seed=seed, progress=progress,
                              alternatives=synthesis.alternatives,
-                             operation=synthesis.operation, objective=objective)
+                             operation=synthesis.operation, objective=objective,
+                             composition=synthesis.composition)
     checked = 0
     if check:
         from .check import check_program

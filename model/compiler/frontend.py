@@ -138,12 +138,15 @@ class SynthesisResult(typing.NamedTuple):
     :param dropped: the simulation-only statements dropped (``$display``, ``$finish``,
         assertions...), each as ``"CONSTRUCT at FILE:LINE"`` (:func:`dropped_note` words them
         as one note).
+    :param composition: a :class:`.compose.Composition` (a memory and the logic around it,
+        laid out as the memory's block and the logic above it), or None.
     """
     netlist: Netlist
     stats: dict
     alternatives: typing.Mapping = types.MappingProxyType({})     # read-only: shared default
     operation: typing.Optional[Operation] = None
     dropped: typing.Tuple[str, ...] = ()
+    composition: typing.Any = None
 
 
 def _tcl_word(text):
@@ -431,22 +434,48 @@ def synthesize(sources, *, top, parameters=None, passes=None):
         dropped = _dropped(_dropped_path(output).read_text(errors="replace"), log, names)
         # Per LUT size, the smaller of the plain and the Booth-encoded mapping (the plain
         # one on a tie).
-        coarse = coarse_from_json(json.loads(_coarse_path(output).read_text()), top)
+        coarse_document = json.loads(_coarse_path(output).read_text())
+        coarse = coarse_from_json(coarse_document, top)
         documents = {k: [json.loads(path.read_text()) for path in
                          (_mapping_path(output, k), _mapping_path(_booth_path(output), k))
                          if path.is_file()] for k in LUT_SIZES}
+        best = {k: min((netlist_from_json(document, top=top, names=names)
+                        for document in documents[k]),
+                       key=lambda r: r.stats["luts"]) for k in LUT_SIZES if documents[k]}
+        netlist = best[4].netlist
+        operation = recognise(coarse, netlist.inputs, netlist.outputs)
+        composition = None
+        if operation is None:
+            composition = _composition(coarse_document, top, folder, names)
     synthesis = time.perf_counter() - start
-    best = {k: min((netlist_from_json(document, top=top, names=names)
-                    for document in documents[k]),
-                   key=lambda r: r.stats["luts"]) for k in LUT_SIZES if documents[k]}
-    netlist = best[4].netlist
     result = best[4]._replace(alternatives={f"lut{k}": best[k].netlist
                                             for k in LUT_SIZES[1:] if k in best},
-                              operation=recognise(coarse, netlist.inputs, netlist.outputs),
+                              operation=operation, composition=composition,
                               dropped=dropped)
     result.stats["times"] = {"synthesis": synthesis,
                              "parse": time.perf_counter() - start - synthesis}
     return result
+
+
+def _composition(document, top, folder, names):
+    """The :class:`.compose.Composition` of a design that is a memory and logic around it
+    (:func:`.compose.split_memory`), its glue mapped by a second Yosys run in ``folder``;
+    None if it is not one."""
+    from .compose import Composition, glue_script, split_memory
+    split = split_memory(document, top)
+    if split is None:
+        return None
+    glue_document, operation = split
+    source = pathlib.Path(folder) / "glue.json"
+    mapped = pathlib.Path(folder) / "glue.lut4.json"
+    source.write_text(json.dumps(glue_document))
+    try:
+        run_yosys(glue_script(source.name, _tcl_word(top), mapped.name), folder=folder, top=top,
+                  names=names)
+        glue = netlist_from_json(json.loads(mapped.read_text()), top=top, names=names).netlist
+    except CompileError:
+        return None                     # the other candidates compile the design
+    return Composition(operation, glue)
 
 
 def _drop_refused_tasks(sources, folder):

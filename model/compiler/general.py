@@ -96,7 +96,8 @@ class RouteFailure(Exception):
 
 
 def compile_general(netlist, *, width, height, region, defects, fixed, seed, progress,
-                    candidate=False, any_period=False, objective="area-time"):
+                    candidate=False, any_period=False, objective="area-time", ties=None,
+                    closed_sides=()):
     """Compile ``netlist`` on the general back end: packed (:func:`.pack.prepare`), then
     placed and routed.
 
@@ -127,6 +128,9 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
     :param objective: ``area``: keep the placement of the fewest cells among the seeds of the
         first stage (density and grid size) where one pads, not the first that pads at the
         shortest period (:func:`figure_of_merit`).
+    :param ties: ``{(port, bit): offset}`` of output bits (pinned by ``fixed``) whose waves
+        are exactly their offsets apart (subcycles): a macro's inputs (:mod:`.compose`).
+    :param closed_sides: sides (0 to 3, N E S W) where only ``fixed`` pins go.
     :returns: :class:`.backend.CompileResult`.
     :raises CompileError: for a bad region or pin lane, or when no placement routes.
     """
@@ -194,7 +198,8 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
                     result = compile_on(netlist, design, w, h, region, defects, fixed,
                                         seed + k, progress, times, started, reroute=False,
                                         pitch=pitch, period="any" if any_period else None,
-                                        windows=windows)
+                                        windows=windows, ties=ties,
+                                        closed_sides=closed_sides)
                 except RouteFailure as failure:
                     last = failure
                     if failure.unpadded:
@@ -223,7 +228,8 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
         grow = 6 * (attempts - 1)
         try:
             return compile_on(netlist, design, width + grow, height + grow, region, defects,
-                              fixed, seed, progress, times, started, reroute=True)
+                              fixed, seed, progress, times, started, reroute=True,
+                              ties=ties, closed_sides=closed_sides)
         except RouteFailure as failure:
             last = failure
     raise CompileError(f"{last}; try a larger --size or region")
@@ -290,10 +296,14 @@ def allowed_cells(width, height, region, defects):
 class WaveTiming:
     """Node numbering and constraint building for :mod:`.timing`."""
 
-    def __init__(self, design, graph, placement, windows=False):
+    def __init__(self, design, graph, placement, windows=False, ties=None):
         self.design, self.graph, self.pl = design, graph, placement
         self.nb = len(design.blocks)
         self.conns = connections(design)
+        # output pins tied to each other ({pin: offset}): each exactly its offset after the
+        # others (a macro's inputs, :mod:`.compose`); their connections are timed and
+        # padded, their window is the whole period
+        self.ties = dict(ties or {})
         self.start = [b for b, block in enumerate(design.blocks) if block.start]
         # nodes whose window is one update wide (early = late): the input bits (a row is
         # held for the whole period); with flip-flops, unless ``windows``, every node (exact
@@ -303,6 +313,7 @@ class WaveTiming:
         self.equal = [self.nb + i for i, pin in enumerate(design.pins) if pin.direction == "in"]
         if not windows and any(registers for *_, registers in self.conns):
             self.equal = list(range(self.nb + len(design.pins)))
+        self.equal = sorted(set(self.equal) | {self.nb + i for i in self.ties})
         self.widest = 0             # the widest window of the last exact solve (subcycles)
 
     def node(self, end):
@@ -338,15 +349,24 @@ class WaveTiming:
         for i, pin in enumerate(design.pins):
             if pin.direction == "in" and self.pl.pin_lane[i] is not None:
                 lower.append(self.parity(("pin", i)) - 1 + registered[self.nb + i] * period)
+            elif i in self.ties:        # the cell beyond the lane reads it
+                lower.append(1 - self.parity(("pin", i)))
             else:
                 lower.append(0)
         return lower
 
+    def tie_list(self):
+        """The ties as :func:`.timing.solve_waves` takes them: ``(u, v, d)``."""
+        pins = sorted(self.ties)
+        return [(self.nb + pins[0], self.nb + i, self.ties[i] - self.ties[pins[0]])
+                for i in pins[1:]]
+
     def edges(self, lengths):
-        """Constraint edges for connections into blocks (outputs are free)."""
+        """Constraint edges for connections into blocks and tied output pins (the other
+        outputs are free)."""
         result, index = [], []
         for k, (n, s, driver, sink, registers) in enumerate(self.conns):
-            if sink[0] != "block":
+            if sink[0] != "block" and sink[1] not in self.ties:
                 continue
             result.append((self.node(driver), self.node(sink), lengths[k], registers))
             index.append(k)
@@ -383,7 +403,7 @@ class WaveTiming:
         targets = [None] * len(self.conns)
         if exact:
             waves = solve_waves(n, self.lower(period), edges, period, fixed=self.start,
-                                equal=self.equal, nets=nets)
+                                equal=self.equal, nets=nets, ties=self.tie_list())
             if waves is None:
                 return None
             for delay, k in zip(waves.delays.tolist(), index):
@@ -412,12 +432,14 @@ def _stalled(counts):
 
 
 def compile_on(netlist, design, width, height, region, defects, fixed, seed, progress,
-                times, started, *, reroute=True, pitch=2, period=None, windows=False):
+                times, started, *, reroute=True, pitch=2, period=None, windows=False,
+                ties=None, closed_sides=()):
     """One placement (seed ``seed``, logic slots of ``pitch``: 3 also spreads the port bits,
     :func:`.place.place`) routed, timed, padded and emitted on a ``width`` x ``height`` grid.
 
     :param reroute: where padding fails, route every net again with exact targets (slow).
     :param windows: wave windows for a design with flip-flops too (:class:`WaveTiming`).
+    :param ties, closed_sides: as for :func:`compile_general`.
     :param period: subcycles per row (even), or None: the shortest the loops allow, or
         ``"any"``: the shortest of :meth:`WaveTiming.periods` at which padding succeeds on
         these routes (a design without flip-flops always pads at the last, which needs none).
@@ -454,11 +476,14 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
 
     try:
         placement = place(design, graph, allowed, pins=fixed, seed=seed, progress=progress,
-                          solve=place_solve, pitch=pitch, spread_pins=pitch > 2)
+                          solve=place_solve, pitch=pitch, spread_pins=pitch > 2,
+                          closed_sides=closed_sides)
     except ValueError as error:
         raise CompileError(str(error)) from None
     times["place"] = time.perf_counter() - t
-    timing = WaveTiming(design, graph, placement, windows)
+    tied = {i: (ties or {})[(pin.port, pin.index)] for i, pin in enumerate(design.pins)
+            if (pin.port, pin.index) in (ties or {})}
+    timing = WaveTiming(design, graph, placement, windows, tied)
     # Routing nets.
     rnets, reserved = [], []
     for b, block in enumerate(design.blocks):

@@ -86,7 +86,7 @@ def _end_cell(graph, design, placement, end):
 
 
 def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=None,
-          effort=1.0, pitch=2, spread_pins=False):
+          effort=1.0, pitch=2, spread_pins=False, closed_sides=()):
     """Place ``design`` on ``graph`` (usable cells ``allowed``).
 
     :param pins: ``{(port, index): (side, lane)}`` of fixed port bits.
@@ -124,6 +124,8 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
     slot_set = set(slots)
     lanes = []
     for side in range(4):
+        if side in closed_sides:        # only fixed pins there
+            continue
         for lane in range(graph.width if side in (0, 2) else graph.height):
             if graph.boundary_cell(side, lane) in usable:
                 lanes.append((side, lane))

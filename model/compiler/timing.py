@@ -201,7 +201,7 @@ class Waves(typing.NamedTuple):
     delays: np.ndarray
 
 
-def solve_waves(n, lower, edges, period, *, fixed=(), equal=(), nets=None):
+def solve_waves(n, lower, edges, period, *, fixed=(), equal=(), nets=None, ties=()):
     """Windows and delays that need the least padding when every row of a design's inputs is
     held for the whole ``period`` (SPEC section 4), or ``None`` if there are none.
 
@@ -226,8 +226,11 @@ def solve_waves(n, lower, edges, period, *, fixed=(), equal=(), nets=None):
         registers)``, whose ``lmin - registers * period`` has the parity of ``lower[v] -
         lower[u]``).
     :param equal: nodes whose window is the whole period (input pins).
+    :param ties: ``(u, v, d)``: ``v``'s window exactly ``d`` subcycles after ``u``'s (the
+        input bits of a block placed as a macro, whose skews are fixed relative to each
+        other: :mod:`.compose`).
     :returns: :class:`Waves`, checked by :func:`check_waves`.
-    :raises ValueError: for an edge of the wrong parity.
+    :raises ValueError: for an edge or a tie of the wrong parity.
     """
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_matrix
@@ -262,6 +265,12 @@ def solve_waves(n, lower, edges, period, *, fixed=(), equal=(), nets=None):
     equal = set(equal) | set(fixed)
     for v in range(n):
         row([(L + v, 1), (E + v, -1)], 0, 0 if v in equal else half)
+    for u, v, d in ties:
+        if (d + parity[u] - parity[v]) % 2:
+            raise ValueError(f"nodes {u} and {v} cannot be {d} subcycles apart (parity)")
+        k = (d + int(parity[u]) - int(parity[v])) // 2
+        for column in (L, E):
+            row([(column + v, 1), (column + u, -1)], k, k)
     for j, group in enumerate(shared):
         cost[Mt + j] = -(len(group) - 1)
         for e in group:
@@ -282,16 +291,16 @@ def solve_waves(n, lower, edges, period, *, fixed=(), equal=(), nets=None):
     early = 2 * x[E:Pd] + parity
     delays = np.array([e[2] for e in edges], dtype=np.int64) + 2 * x[Pd:Mt]
     waves = Waves(late, early, delays)
-    problem = check_waves(waves, lower, edges, period, fixed=fixed, equal=equal)
+    problem = check_waves(waves, lower, edges, period, fixed=fixed, equal=equal, ties=ties)
     if problem:
         raise AssertionError(f"wave windows do not check: {problem}")
     return waves
 
 
-def check_waves(waves, lower, edges, period, *, fixed=(), equal=()):
+def check_waves(waves, lower, edges, period, *, fixed=(), equal=(), ties=()):
     """What is wrong with ``waves`` (:func:`solve_waves`' conditions, module docstring), or
     ``""``: every delay at least its ``lmin`` and of its parity, every window inside its
-    operands' and holding an update, the bounds."""
+    operands' and holding an update, the bounds, the ties."""
     late, early, delays = (np.asarray(a, dtype=np.int64) for a in waves)
     lower = np.asarray(lower, dtype=np.int64)
     for e, (u, v, lmin, registers) in enumerate(edges):
@@ -310,6 +319,9 @@ def check_waves(waves, lower, edges, period, *, fixed=(), equal=()):
     for v in fixed:
         if late[v] != lower[v]:
             return f"node {v} moved from {lower[v]}"
+    for u, v, d in ties:
+        if late[v] - late[u] != d or early[v] - early[u] != d:
+            return f"nodes {u} and {v}: {late[v] - late[u]} subcycles apart, not {d}"
     return ""
 
 

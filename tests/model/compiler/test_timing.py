@@ -251,3 +251,27 @@ def test_free_period_of_a_design_with_flip_flops_is_none():
     # the diamond of test_a_window_takes_the_skew_a_period_allows: 4 subcycles of skew
     assert free_period(3, [0, 1, 0], [(0, 1, 1, 0), (0, 2, 6, 0), (1, 2, 1, 0)],
                        equal=[0]) == 6
+
+
+def test_tied_sinks_are_exactly_their_offset_apart():
+    # a -> p (3 wires), b -> q (1 wire), a and b fixed at 0; q tied 2 after p: p = 3 and
+    # q = 5, so b -> q is padded by 4
+    lower = [0, 0, 1, 1]
+    edges = [(0, 2, 3, 0), (1, 3, 1, 0)]
+    waves = solve_waves(4, lower, edges, 2, fixed=(0, 1), equal=(2, 3), ties=[(2, 3, 2)])
+    assert (int(waves.late[2]), int(waves.late[3])) == (3, 5)
+    assert waves.delays.tolist() == [3, 5]
+    # the other way round: p 4 after q, so a -> p is padded by 2
+    waves = solve_waves(4, lower, edges, 2, fixed=(0, 1), equal=(2, 3), ties=[(3, 2, 4)])
+    assert (int(waves.late[2]), int(waves.late[3])) == (5, 1)
+    assert waves.delays.tolist() == [5, 1]
+    assert check_waves(waves, lower, edges, 2, equal=(2, 3), ties=[(3, 2, 4)]) == ""
+    assert "not 2" in check_waves(waves, lower, edges, 2, ties=[(3, 2, 2)])
+    # free drivers: b moves later instead, nothing is padded
+    waves = solve_waves(4, lower, edges, 2, equal=(2, 3), ties=[(2, 3, 2)])
+    assert waves.delays.tolist() == [3, 1] and int(waves.late[3] - waves.late[2]) == 2
+
+
+def test_a_tie_of_the_wrong_parity_is_refused():
+    with pytest.raises(ValueError, match="parity"):
+        solve_waves(4, [0, 0, 1, 1], [(0, 2, 3, 0), (1, 3, 1, 0)], 2, ties=[(2, 3, 1)])

@@ -1,0 +1,138 @@
+"""A memory and the logic around it (bitgrid.compiler.compose): the memory cut out of the
+coarse netlist, the block below and the glue above on the general back end, joined by tied
+waves; each program run on the emulator by port names against a model of the Verilog's
+meaning written here, every row from row 0."""
+
+import random
+
+import pytest
+
+from bitgrid.compiler import compile
+from bitgrid.compiler.compose import GLUE_PREFIX
+from bitgrid.compiler.designs import design, write
+from bitgrid.compiler.flow import front_end
+from bitgrid.evaluate import evaluate
+
+
+def _source(tmp_path, text, top):
+    path = tmp_path / f"{top}.v"
+    path.write_text(text)
+    return path
+
+
+#: A write pointer that counts on every write, reads at any address: a capture buffer.
+CAPTURE = """module capture(input clk, input we, input [3:0] d, input [2:0] ra,
+    output [3:0] q, output [2:0] count);
+  reg [3:0] m [0:7];
+  reg [2:0] wa = 0;
+  integer i;
+  initial for (i = 0; i < 8; i = i + 1) m[i] = i;
+  assign q = m[ra];
+  assign count = wa;
+  always @(posedge clk) if (we) begin m[wa] <= d; wa <= wa + 1; end
+endmodule
+"""
+
+
+def _capture_model(rows):
+    memory, wa, out = list(range(8)), 0, []
+    for row in rows:
+        out.append({"q": memory[row["ra"]], "count": wa})
+        if row["we"]:
+            memory[wa] = row["d"]
+            wa = (wa + 1) % 8
+    return out
+
+
+def test_the_memory_is_cut_out_with_its_inputs_as_the_glues_outputs(tmp_path):
+    synthesis, _ = front_end(_source(tmp_path, CAPTURE, "capture"), top="capture")
+    assert synthesis.operation is None
+    operation, glue = synthesis.composition
+    assert operation.macro == "register_file"
+    assert operation.params["words"] == 8 and operation.params["width"] == 4
+    assert operation.params["init"] == sum(i << (4 * i) for i in range(8))
+    assert operation.ports["rdata"] == "q"
+    assert sorted(glue.outputs) == ["bgmem_raddr", "bgmem_waddr", "bgmem_wdata", "bgmem_we",
+                                    "count"]
+    assert all(name.startswith(GLUE_PREFIX) or name == "count" for name in glue.outputs)
+    assert "q" not in glue.outputs and len(glue.dffs) == 3
+
+
+def test_a_capture_buffer_compiles_as_block_and_glue(tmp_path):
+    result = compile(_source(tmp_path, CAPTURE, "capture"), top="capture")
+    assert result.report["back_end"] == "compose"
+    assert result.report["blocks"][0].startswith("register_file(words=8, width=4")
+    rng = random.Random(3)
+    rows = [{"we": rng.randrange(2), "d": rng.randrange(16), "ra": rng.randrange(8)}
+            for _ in range(120)]
+    assert evaluate(result.config, result.portmap, rows, target="fast") == _capture_model(rows)
+
+
+@pytest.mark.parametrize("depth, width", [(4, 3), pytest.param(8, 8, marks=pytest.mark.slow)])
+def test_fifos_compile_as_block_and_glue(tmp_path, depth, width):
+    fifo = design("fifo", depth=depth, width=width)
+    result = compile(write(fifo, tmp_path), top=fifo.top)
+    assert result.report["back_end"] == "compose"
+    assert result.report["cells"]["total"] < 16 * depth * width + 400
+    rng = random.Random(depth)
+    rows = [{"rst": int(k == 70), "push": int(rng.random() < 0.6),
+             "pop": int(rng.random() < 0.5), "din": rng.randrange(1 << width)}
+            for k in range(160)]
+    queue, expected = [], []
+    for row in rows:
+        expected.append((int(len(queue) == depth), int(not queue), queue[0] if queue else None))
+        if row["rst"]:
+            queue = []
+            continue
+        push, pop = row["push"] and len(queue) < depth, row["pop"] and queue
+        if pop:
+            queue.pop(0)
+        if push:
+            queue.append(row["din"])
+    got = evaluate(result.config, result.portmap, rows, target="fast")
+    for k, (have, (full, empty, head)) in enumerate(zip(got, expected)):
+        assert (have["full"], have["empty"]) == (full, empty), k
+        if head is not None:
+            assert have["dout"] == head, k
+
+
+@pytest.mark.parametrize("text, top", [
+    # the read data feeds logic: no composition (the other back ends compile it)
+    ("module after(input clk, input we, input [1:0] a, input [1:0] d, output [1:0] q);\n"
+     "  reg [1:0] m [0:3];\n  assign q = m[a] ^ 2'b01;\n"
+     "  always @(posedge clk) if (we) m[a] <= d;\nendmodule\n", "after"),
+    # per-bit write enables (byte lanes)
+    ("module lanes(input clk, input [1:0] we, input [1:0] a, input [1:0] d, output [1:0] q);\n"
+     "  reg [1:0] m [0:3];\n  assign q = m[a];\n"
+     "  always @(posedge clk) begin if (we[0]) m[a][0] <= d[0]; if (we[1]) m[a][1] <= d[1];"
+     " end\nendmodule\n", "lanes"),
+])
+def test_shapes_the_composition_does_not_take(tmp_path, text, top):
+    synthesis, _ = front_end(_source(tmp_path, text, top), top=top)
+    assert synthesis.composition is None
+
+
+def test_a_whole_memory_is_the_block_not_a_composition(tmp_path):
+    text = ("module whole(input clk, input we, input [1:0] wa, input [1:0] ra, input [3:0] d,"
+            " output [3:0] q);\n  reg [3:0] m [0:3];\n  assign q = m[ra];\n"
+            "  always @(posedge clk) if (we) m[wa] <= d;\nendmodule\n")
+    synthesis, _ = front_end(_source(tmp_path, text, "whole"), top="whole")
+    assert synthesis.operation is not None and synthesis.composition is None
+
+
+def test_a_table_read_by_a_phase_accumulator(tmp_path):
+    import re
+    dds = design("dds", entries=16, width=4)
+    entries = re.findall(r"\d+'d(\d+): out = \d+'d(\d+);", dds.verilog)   # the table
+    table = {int(k): int(v) for k, v in entries}
+    assert len(table) == 16
+    result = compile(write(dds, tmp_path), top=dds.top)
+    assert result.report["back_end"] == "compose"
+    assert result.report["blocks"][0].startswith("rom(")
+    rng = random.Random(9)
+    rows = [{"step": rng.randrange(64)} for _ in range(100)]
+    phase, expected = 0, []
+    for row in rows:
+        expected.append({"out": table[phase >> 2]})
+        phase = (phase + row["step"]) % 64
+    assert evaluate(result.config, result.portmap, rows, target="fast") == expected
