@@ -6,7 +6,9 @@ design with at most :data:`EXHAUSTIVE_BITS` input bits on every input combinatio
 one on :data:`RANDOM_ROWS` random rows (every bit pattern of the all-0 and all-1 corners
 first); a sequential design on :data:`RANDOM_ROWS` random cycles from reset, in phases in which
 each 1-bit input (a reset, an enable) is 1 with a probability of 1/16, 1/2 or 15/16, so that
-counters get to count and resets are seen. The reference is
+counters get to count and resets are seen, then :data:`STARTUP_RUNS` short runs from reset
+with every 1-bit input held at 0 or 1 (what a program does around its row 0: a write enable
+held off, a reset held on). The reference is
 :meth:`bitgrid.netlist.Netlist.simulate` (sequential) or its vectorised form
 (:func:`simulate_bits`, combinational). A mismatch is a compiler bug: a
 :class:`~bitgrid.compiler.errors.CompileError` naming the first differing row, its inputs,
@@ -48,7 +50,8 @@ from .errors import CompileError
 
 __all__ = ["EXHAUSTIVE_BITS", "RANDOM_ROWS", "CELL_BYTES", "MEMORY_SHARE", "CheckPlan",
            "CHECK_CELL_UPDATES", "MIN_CHECK_ROWS", "check_rows", "check_plan", "time_rows",
-           "simulate_bits", "simulate_rows", "check_program"]
+           "simulate_bits", "simulate_rows", "check_program", "startup_rows", "STARTUP_RUNS",
+           "STARTUP_ROWS"]
 
 #: Combinational designs with at most this many input bits are checked on every combination.
 EXHAUSTIVE_BITS = 16
@@ -344,7 +347,6 @@ def check_program(netlist, config, portmap, *, seed=0, progress=None, piece=None
         not the design's (``compiler bug``); a check that does not fit the memory
         (:func:`check_plan`).
     """
-    from ..evaluate import run_fast
     _check_ports(netlist, portmap)
     rows = check_rows(netlist, seed=seed)
     planned = len(rows)
@@ -372,6 +374,47 @@ def check_program(netlist, config, portmap, *, seed=0, progress=None, piece=None
             progress("check", done, total)
 
     report(0)
+    _compare(netlist, config, portmap, rows, piece, window, report, subcycles)
+    report(total)
+    if netlist.dffs and count:
+        # short runs from reset with each 1-bit input held (a write enable held off, a
+        # reset held): what a program does before and just after its row 0 (a write of
+        # its logic's start-up values into a memory's initial contents, say), which one
+        # long random run rarely shows
+        for rows in startup_rows(netlist, seed=seed):
+            _compare(netlist, config, portmap, rows, len(rows), window, None, 0)
+            count += len(rows)
+    return count
+
+
+#: Short runs from reset in the check of a sequential design (:func:`startup_rows`), and
+#: their rows.
+STARTUP_RUNS = 8
+STARTUP_ROWS = 12
+
+
+def startup_rows(netlist, *, seed=0):
+    """:data:`STARTUP_RUNS` lists of :data:`STARTUP_ROWS` input rows, each a run from
+    reset in which every 1-bit input is held at 0 or 1 (all 0, all 1, then seeded at
+    random) and the wider inputs are random."""
+    rng = random.Random(seed + 1)
+    single = [name for name, port in netlist.inputs.items() if len(port.bits) == 1]
+    runs = []
+    for run in range(STARTUP_RUNS):
+        held = {name: (run == 1 if run < 2 else rng.randrange(2)) for name in single}
+        runs.append([{name: int(held[name]) if name in held else _random_value(port, rng)
+                      for name, port in netlist.inputs.items()}
+                     for _ in range(STARTUP_ROWS)])
+    return runs
+
+
+def _compare(netlist, config, portmap, rows, piece, window, report, subcycles):
+    """Run ``rows`` from reset and compare them with the netlist's, ``piece`` rows of the
+    simulation at a time (:func:`check_program`).
+
+    :raises CompileError: at the first differing row."""
+    from ..evaluate import run_fast
+    count = len(rows)
     inputs = {name: to_bits([row[name] for row in rows], len(port.bits))
               for name, port in netlist.inputs.items()}
     got = run_fast(config, portmap, inputs, count, window=window, progress=report)
@@ -391,6 +434,5 @@ def check_program(netlist, config, portmap, *, seed=0, progress=None, piece=None
                 f"{name} is {have}, the design gives {want}; nothing was written (please "
                 "report it; --no-check skips this check)")
         del expected
-        report(subcycles + stop)
-    report(total)
-    return count
+        if report is not None:
+            report(subcycles + stop)

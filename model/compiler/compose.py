@@ -36,7 +36,8 @@ from .errors import CompileError
 from .memories import recognise_memory
 from .operations import Coarse, Operation
 
-__all__ = ["Composition", "split_memory", "glue_script", "compile_composition", "GLUE_PREFIX"]
+__all__ = ["Composition", "split_memory", "gate_writes", "glue_script", "compile_composition",
+           "GLUE_PREFIX"]
 
 #: Prefix of the glue's output ports that carry the memory's inputs.
 GLUE_PREFIX = "bgmem_"
@@ -115,10 +116,11 @@ def split_memory(document, top):
         pins["WR_ADDR"] = tuple(resolve(b) for b in pins["WR_ADDR"])
         if len({canonical(b) for b in pins["WR_EN"]}) != 1:
             return None                 # byte lanes: not this block
-        enable = {resolve(pins["WR_EN"][0])}
-        pins["WR_EN"] = tuple(enable) * len(pins["WR_EN"])
-        if enable != {"1"}:
-            expose("we", (next(iter(enable)),))
+        # always an enable (constant 1 if every row writes): the glue gates it with the
+        # start net (:func:`gate_writes`)
+        enable = resolve(pins["WR_EN"][0])
+        pins["WR_EN"] = ((enable,) if enable != "1" else ("we",)) * len(pins["WR_EN"])
+        expose("we", pins["WR_EN"][:1])     # ("we",): constant 1 in the glue (below)
         expose("waddr", pins["WR_ADDR"])
         expose("wdata", pins["WR_DATA"])
     for r in range(reads):
@@ -135,8 +137,28 @@ def split_memory(document, top):
     for name, bits in inputs.items():
         if name in glue["ports"]:
             return None                 # a design port with that name
-        glue["ports"][name] = {"direction": "output", "bits": list(bits)}
+        glue["ports"][name] = {"direction": "output",
+                               "bits": ["1" if bit == "we" else bit for bit in bits]}
     return {"creator": document.get("creator", ""), "modules": {top: glue}}, operation
+
+
+def gate_writes(glue):
+    """``glue`` (a :class:`~bitgrid.netlist.Netlist` from :func:`split_memory`'s document)
+    with its ``bgmem_we`` output ANDed with the start net (:data:`bitgrid.netlist.START`: 0
+    in the rows before row 0, 1 from row 0 on). The block's lanes are 0 after reset, but
+    the glue's logic may compute a 1 there before its row 0 (``we = !nwe`` on a lane still
+    0), and a write then would change the memory's initial contents."""
+    from ..netlist import START, Lut, Netlist, OutputPort
+    name = GLUE_PREFIX + "we"
+    if name not in glue.outputs:
+        return glue
+    (enable,) = glue.outputs[name].bits
+    gated = name + "$started"
+    luts = dict(glue.luts)
+    luts[gated] = Lut((enable, START), 0b1000)
+    outputs = dict(glue.outputs)
+    outputs[name] = OutputPort((gated,), False)
+    return Netlist(glue.name, glue.inputs, outputs, luts, glue.dffs)
 
 
 def _write_muxes(cells):

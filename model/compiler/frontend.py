@@ -461,7 +461,7 @@ def _composition(document, top, folder, names):
     """The :class:`.compose.Composition` of a design that is a memory and logic around it
     (:func:`.compose.split_memory`), its glue mapped by a second Yosys run in ``folder``;
     None if it is not one."""
-    from .compose import Composition, glue_script, split_memory
+    from .compose import Composition, gate_writes, glue_script, split_memory
     split = split_memory(document, top)
     if split is None:
         return None
@@ -473,6 +473,7 @@ def _composition(document, top, folder, names):
         run_yosys(glue_script(source.name, _tcl_word(top), mapped.name), folder=folder, top=top,
                   names=names)
         glue = netlist_from_json(json.loads(mapped.read_text()), top=top, names=names).netlist
+        glue = gate_writes(glue)
     except CompileError:
         return None                     # the other candidates compile the design
     return Composition(operation, glue)
