@@ -1,43 +1,46 @@
-"""A memory and the logic around it: the memory's library block as a macro, the logic on the
-general back end above it, joined by exactly timed wires (issues 36 item 5 and 40).
+"""A memory and the logic around it: the memory's library block as a macro inside the grid
+of the general back end, which places and routes the logic around it with exactly timed
+wires (issues 36 item 5 and 40).
 
-A FIFO, a register file behind address counters or a table read at a computed address is one
-Yosys memory (``$mem_v2``) whose address, data and enable come from logic, not from the
-design's ports. :func:`split_memory` cuts the memory out of the coarse netlist: the logic
-left (the *glue*) gets an output port per memory input (``bgmem_we``, ``bgmem_waddr``,
-``bgmem_wdata``, ``bgmem_raddr``, ``bgmem_raddr1``...), and the memory alone is recognised
-as the design's memories are (:func:`.memories.recognise_memory`) with those ports as its
-inputs and the design's output ports as its read data. The front end maps the glue into LUT4s
-with a second Yosys run (:func:`glue_script`).
+A FIFO, a register file behind address counters, a table read at a computed address (a phase
+accumulator's) or a memory whose read data feed more logic is one Yosys memory (``$mem_v2``)
+whose ports are not the design's. :func:`split_memory` cuts the memory out of the coarse
+netlist: the logic left (the *glue*) gets an output port per memory input (``bgmem_we``,
+``bgmem_waddr``, ``bgmem_wdata``, ``bgmem_raddr``, ``bgmem_raddr1``...) and an input port per
+read port (``bgmem_rdata``...), and the memory alone is recognised as the design's memories
+are (:func:`.memories.recognise_memory`) with those ports as its own. The front end maps the
+glue into LUT4s with a second Yosys run (:func:`glue_script`) and gates its write enable with
+the start net (:func:`gate_writes`).
 
-:func:`compile_composition` lays the block out alone (its inputs on its N side, its read data
-on its S side: :func:`bitgrid.library.memory.register_file`) and compiles the glue on the
-general back end on a grid above it, each ``bgmem_*`` bit pinned to the S lane over the
-block's input and *tied* to the others (:func:`.timing.solve_waves`' ``ties``): its wave
-comes exactly the block's skew after the others', so the block sees every row as its own
-port timing asks (a row on each input for the whole period from its skew; the block works at
-any even period). The glue's period (its loops') is the program's. The port map joins the
-glue's ports and the block's read data, which leaves on the grid's S edge, at the block's
-latency after the glue's wave.
+:func:`compile_composition` compiles the glue on the general back end with the block as a
+:class:`Macro`: a box of cells the glue does not use, near the grid's south-west corner, whose
+input bits are wires into its N side from the glue cells above and whose read data are wires
+out of its S side into the glue cells below. Each such bit is a pin inside the grid
+(:class:`.place.Placement`'s ``inner``), and their waves are *tied*
+(:func:`.timing.solve_waves`' ``ties``): the inputs exactly the block's skews apart, the
+outputs its latency and skews after them, so the block sees every row as its port timing
+asks (a row on each input for the whole period from its skew; the block works at any even
+period) and the glue reads its results when they are there. The glue's period (its loops',
+and any loop through the block) is the program's; the block's LUTs are written into its box.
 
-Limits (the other candidates compile these): the read data must be whole output ports read
-by nothing else (no logic after the memory), the read ports combinational (no register lag),
-and no region, defect map or fixed pins.
+Limits (the other candidates compile these): one memory, one write port with one enable for
+all bits, combinational reads, no region, defect map, size or fixed pins.
 """
 
 import copy
 import time
 import typing
 
+from ..cell import COPY_N
 from ..library import MACROS, LibraryError
-from ..ports import PortMap
+from ..ports import Port, PortBit, PortMap
 from ..terms import N, S
 from .errors import CompileError
 from .memories import recognise_memory
 from .operations import Coarse, Operation
 
-__all__ = ["Composition", "split_memory", "gate_writes", "glue_script", "compile_composition",
-           "GLUE_PREFIX"]
+__all__ = ["Composition", "Macro", "MacroSite", "split_memory", "gate_writes", "gate_reads",
+           "glue_script", "compile_composition", "GLUE_PREFIX"]
 
 #: Prefix of the glue's output ports that carry the memory's inputs.
 GLUE_PREFIX = "bgmem_"
@@ -55,10 +58,10 @@ class Composition(typing.NamedTuple):
 
 def split_memory(document, top):
     """``(glue document, operation)`` if module ``top`` of the coarse Yosys JSON ``document``
-    has exactly one memory whose read data are whole output ports that nothing else reads and
-    that :func:`.memories.recognise_memory` takes on its own (combinational reads); else
-    None. The glue document is ``top`` without the memory cell and the read data ports, with
-    an output port per memory input (:data:`GLUE_PREFIX`)."""
+    has exactly one memory that :func:`.memories.recognise_memory` takes on its own
+    (combinational reads, one write enable); else None. The glue document is ``top`` without
+    the memory cell, with an output port per memory input and an input port per read port
+    (:data:`GLUE_PREFIX`)."""
     module = document.get("modules", {}).get(top)
     if module is None:
         return None
@@ -76,29 +79,12 @@ def split_memory(document, top):
         return None
     if writes > 1 or not reads:
         return None
-    ports = module.get("ports", {})
-    outputs = {name: tuple(p["bits"]) for name, p in ports.items()
-               if p["direction"] == "output"}
     data = pins.get("RD_DATA", ())
-    read_bits = set(b for b in data if isinstance(b, int))
-    taken = {}
-    for r in range(reads):
-        bits = data[r * width:(r + 1) * width]
-        name = next((n for n, p in outputs.items() if p == bits), None)
-        if name is None:
-            return None
-        taken[name] = bits
-    for name, bits in outputs.items():          # read data nowhere else
-        if name not in taken and read_bits & set(bits):
-            return None
-    for name, cell in cells.items():
-        if name == memories[0]:
-            continue
-        directions = cell.get("port_directions", {})
-        for port, bits in cell.get("connections", {}).items():
-            if directions.get(port, "input") != "output" and read_bits & set(
-                    b for b in bits if isinstance(b, int)):
-                return None
+    if any(not isinstance(bit, int) for bit in data):
+        return None
+    # the glue's new inputs: the read data
+    taken = {GLUE_PREFIX + "rdata" + (str(r) if r else ""): data[r * width:(r + 1) * width]
+             for r in range(reads)}
     # the glue's new outputs: one port per distinct memory input
     inputs = {}
 
@@ -132,12 +118,10 @@ def split_memory(document, top):
         return None
     glue = copy.deepcopy(module)
     del glue["cells"][memories[0]]
-    for name in taken:
-        del glue["ports"][name]
-    for name, bits in inputs.items():
+    for name, bits in list(inputs.items()) + list(taken.items()):
         if name in glue["ports"]:
             return None                 # a design port with that name
-        glue["ports"][name] = {"direction": "output",
+        glue["ports"][name] = {"direction": "output" if name in inputs else "input",
                                "bits": ["1" if bit == "we" else bit for bit in bits]}
     return {"creator": document.get("creator", ""), "modules": {top: glue}}, operation
 
@@ -159,6 +143,29 @@ def gate_writes(glue):
     outputs = dict(glue.outputs)
     outputs[name] = OutputPort((gated,), False)
     return Netlist(glue.name, glue.inputs, outputs, luts, glue.dffs)
+
+
+def gate_reads(glue, names):
+    """``glue`` with every bit of its input ports ``names`` (a block's read data) ANDed with
+    the start net where the glue reads it. The glue's logic, and the initial values of its
+    flip-flops (:mod:`.pack`'s register gating), take every input as 0 before row 0, as a
+    lane is; a block shows its contents there."""
+    from ..netlist import START, Dff, Lut, Netlist, OutputPort
+    gated = {}
+    luts = dict(glue.luts)
+    for name in names:
+        for net in glue.inputs[name].bits:
+            gated[net] = f"{net}$started"
+            luts[gated[net]] = Lut((net, START), 0b1000)
+
+    def new(net):
+        return gated.get(net, net)
+    for net, lut in glue.luts.items():
+        luts[net] = Lut(tuple(new(i) for i in lut.inputs), lut.table)
+    dffs = {q: Dff(new(dff.d), dff.init) for q, dff in glue.dffs.items()}
+    outputs = {k: OutputPort(tuple(new(n) for n in port.bits), port.signed)
+               for k, port in glue.outputs.items()}
+    return Netlist(glue.name, glue.inputs, outputs, luts, dffs)
 
 
 def _write_muxes(cells):
@@ -219,121 +226,222 @@ def glue_script(source, top, output):
             "abc -lut 4", "opt_clean -purge", f"write_json {output}"]
 
 
+class MacroSite(typing.NamedTuple):
+    """Where a :class:`Macro` is on one grid: ``origin`` (x, y) of its box, ``blocked`` (its
+    cells, ``(x, y)``), ``inner`` ``{(port, bit): (cell, wire)}`` (each of its ports' bits:
+    the glue cell beside it and the wire between them,
+    :class:`.place.Placement`), ``ties`` ``{(port, bit): offset}`` (subcycles: the
+    glue's pin of each bit at exactly its offset after the others, :class:`.general.WaveTiming`)
+    and ``closed``, the ``(side, lane)`` under the box that no port takes."""
+    origin: tuple
+    blocked: frozenset
+    inner: dict
+    ties: dict
+    closed: frozenset = frozenset()
+
+
+class Macro:
+    """A library block inside the general back end's grid, against its W edge (no port lane
+    beside it, so no route has to pass it there), its inputs on its N side and its outputs
+    on its S side, each bit a port of the glue (``names``: block port -> glue port).
+
+    Where the glue reads the block's outputs (``inner_outputs``), the box is
+    :data:`MARGIN` rows and one per output bit above the S edge and each output bit is a
+    wire into the glue cell below it; else (a FIFO's read data are output ports, nothing else) the box is against
+    the S edge too and its outputs are the grid's S lanes under it, which no other port
+    takes (:func:`compile_composition` adds them to the port map).
+
+    An input bit of block skew ``s`` is read by the block's cell from the glue cell above it
+    at the glue's tag ``B + s`` (``B`` the block's time base); an output bit of skew ``s``
+    is computed at ``B + latency + s - 1`` (:class:`bitgrid.library.Block`'s contract), and
+    the glue cell below reads it one subcycle later: these are the ties."""
+
+    #: Rows between the box and the S edge where the glue reads the block's outputs, beyond
+    #: one per output bit (each row's eastward wires take one of them out from under it).
+    MARGIN = 2
+
+    def __init__(self, block, names, inner_outputs=True):
+        self.block, self.names = block, names
+        outputs = sum(port.width for port in block.outputs if port.name in names)
+        self.margin = self.MARGIN + outputs if inner_outputs else 0
+        self.ties, self.sides = {}, {}
+        for port in block.ports:
+            name = names.get(port.name)
+            if name is None:
+                continue
+            for i, bit in enumerate(port.bits):
+                wanted = N if port.direction == "in" else S
+                if bit.side != wanted:
+                    raise CompileError(f"the {block.name} block has {port.name} on its "
+                                       f"{bit.side.letter} side, not {wanted.letter}")
+                if port.direction == "out" and not inner_outputs:
+                    continue
+                offset = bit.skew if port.direction == "in" \
+                    else block.latency + bit.skew - 1
+                self.ties[(name, i)] = offset
+                self.sides[(name, i)] = (port.direction, bit.lane)
+
+    def through(self, glue):
+        """``(outputs, inputs)`` of ``glue`` (nets) on the block's ports: its inputs' and its
+        outputs' (:func:`.pack.prepare`)."""
+        ports = set(self.names.values())
+        return ([net for name, port in glue.outputs.items() if name in ports
+                 for net in port.bits],
+                [net for name, port in glue.inputs.items() if name in ports
+                 for net in port.bits])
+
+    def grid_for(self, width, height):
+        """A grid with room for the glue's ``width`` x ``height`` (from
+        :func:`.general.auto_size`) and the box with its margin."""
+        from .general import even_up
+        return (max(width, even_up(self.block.width + 2)),
+                even_up(height + self.block.height + self.margin))
+
+    def site(self, width, height):
+        """The :class:`MacroSite` on a ``width`` x ``height`` grid.
+
+        :raises CompileError: if the box does not fit."""
+        bw, bh = self.block.width, self.block.height
+        x0, y0 = 0, height - self.margin - bh
+        y0 -= (x0 + y0) % 2                 # an even offset: the block's own timing
+        if x0 + bw > width or y0 < 1:
+            raise CompileError(f"the {self.block.name} block ({bw} x {bh} cells) does not "
+                               f"fit a {width} x {height} grid with the logic around it")
+        blocked = frozenset((x0 + x, y0 + y) for y in range(bh) for x in range(bw))
+        if not self.margin:                 # the S lanes under the box are its outputs'
+            blocked |= frozenset((x0 + x, y) for y in range(y0 + bh, height)
+                                 for x in range(bw))
+        inner = {}
+        for key, (direction, lane) in self.sides.items():
+            x = x0 + lane
+            if direction == "in":           # the glue cell above drives its S output
+                cell = (y0 - 1) * width + x
+                inner[key] = (cell, 4 * cell + int(S))
+            else:                           # the block's cell drives the glue cell below
+                cell = (y0 + bh) * width + x
+                inner[key] = (cell, 4 * ((y0 + bh - 1) * width + x) + int(S))
+        closed = frozenset((int(S), x) for x in range(x0, x0 + bw))
+        return MacroSite((x0, y0), blocked, inner, dict(self.ties), closed)
+
+
 def compile_composition(composition, netlist, *, seed=0, progress=None,
                         objective="area-time"):
-    """The program of a design split by :func:`split_memory`: the memory's block at the
-    grid's south-west, the glue above it on the general back end (module docstring).
+    """The program of a design split by :func:`split_memory`: the memory's block inside the
+    grid of the glue, which the general back end places and routes around it (module
+    docstring).
 
     :param netlist: the whole design's :class:`~bitgrid.netlist.Netlist` (its ports name the
         program's; the compiler checks the program against it).
     :returns: :class:`~bitgrid.compiler.backend.CompileResult` (report ``back_end``
-        ``"compose"``, ``blocks`` the block's name, ``glue`` the general back end's report).
+        ``"compose"``, ``blocks`` the block's name, ``glue`` the general back end's cells,
+        LUTs, flip-flops and period).
     :raises CompileError: if the block or the glue cannot be laid out.
     """
     from .backend import CompileResult
     from .blocks import standalone_report
-    from .general import compile_general, even_up
+    from .general import compile_general
     started = time.perf_counter()
     operation, glue = composition
     try:
         block = MACROS[operation.macro].build(**operation.params)
     except LibraryError as error:
         raise CompileError(f"the {operation.describe()} block: {error}") from None
-    first = block.standalone()
-    fixed, ties = {}, {}
-    for port in first.portmap.ports:
-        if port.direction != "in":
-            continue
-        name = operation.ports.get(port.name)
-        if not isinstance(name, str) or name not in glue.outputs:
-            raise CompileError(f"the {operation.describe()} block's input {port.name} is "
-                               "not one of the glue's outputs")
-        for i, bit in enumerate(port.bits):
-            if bit.side != N:
-                raise CompileError(f"the {block.name} block takes {port.name} on its "
-                                   f"{bit.side.letter} side, not N")
-            fixed[(name, i)] = (int(S), bit.lane)
-            ties[(name, i)] = bit.skew
-    for name in glue.outputs:
-        if name.startswith(GLUE_PREFIX) and not any(k[0] == name for k in fixed):
-            raise CompileError(f"the glue's {name} feeds no input of the block")
-    result = compile_general(glue, width=None, height=None, region=None, defects=None,
-                             fixed=fixed, seed=seed, progress=progress,
-                             objective=objective, ties=ties, closed_sides=(int(S),),
-                             any_period=False)
-    gconfig, gmap = result.config, result.portmap
-    gw, gh = gconfig.width, gconfig.height
-    width = max(gw, even_up(block.width))
-    alone = block.standalone(width=width)
-    if gh % 2:
-        raise CompileError(f"the glue's grid is {gh} rows high: an odd offset for the block")
-    # the block's time base: where its inputs' waves are (every tie holds)
-    glue_ports = {p.name: p for p in gmap.ports}
-    bases = set()
-    for port in alone.portmap.ports:
-        if port.direction == "in":
-            own = glue_ports[operation.ports[port.name]]
-            for bit, at in zip(port.bits, own.bits):
-                if (at.side, at.lane) != (S, bit.lane):
-                    raise CompileError(f"the glue put {own.name} on {at.side.letter}{at.lane}, "
-                                       f"not S{bit.lane} over the block")
-                bases.add(gmap.latency + at.skew - bit.skew)
-    if len(bases) != 1:
-        raise CompileError(f"the glue's waves into the {block.name} block are not its skews "
-                           f"apart (block times {sorted(bases)}): a compiler bug")
-    base = bases.pop()
-    times = {}                          # output bit -> subcycle + 1 of its row 0 (latency + skew)
-    for port in gmap.ports:
-        if port.direction == "out":
-            for i, bit in enumerate(port.bits):
-                times[(port.name, i)] = (bit, gmap.latency + bit.skew)
-    names = {}
-    for port in alone.portmap.ports:
-        if port.direction == "out" and port.name in operation.ports:
-            name = operation.ports[port.name]
-            names[name] = port
-            for i, bit in enumerate(port.bits):
-                if bit.side == S:
-                    bit = bit._replace(lane=bit.lane)
-                elif bit.side == S.opposite or bit.side == N:
-                    raise CompileError(f"the {block.name} block's {port.name} leaves N")
-                else:           # E or W: rows below the glue
-                    bit = bit._replace(lane=bit.lane + gh)
-                times[(name, i)] = (bit, base + alone.portmap.latency + bit.skew)
-    latency = max([t for _, t in times.values()] + [1])
-    ports = []
-    for name, port in netlist.inputs.items():
-        own = glue_ports.get(name)
-        if own is None:
-            raise CompileError(f"input {name} is not the glue's")
-        ports.append({"name": name, "direction": "in", "signed": port.signed,
-                      "bits": [bit.to_json() for bit in own.bits]})
-    for name, port in netlist.outputs.items():
-        bits = []
-        for i in range(len(port.bits)):
-            if (name, i) not in times:
-                raise CompileError(f"output {name}[{i}] is neither the glue's nor the block's")
-            bit, t = times[(name, i)]
-            bits.append(bit._replace(skew=t - latency).to_json())
-        ports.append({"name": name, "direction": "out", "signed": port.signed, "bits": bits})
-    height = gh + alone.config.height
-    luts = _stack(gconfig, alone.config, width, height)
+    names = {port: name for port, name in operation.ports.items() if isinstance(name, str)}
+    unused = [name for name in glue.inputs if name not in netlist.inputs
+              and not name.startswith(GLUE_PREFIX)]
+    if unused:
+        glue = _without_inputs(glue, unused)
+    glue, direct = _direct_outputs(glue, names)
+    if not direct:
+        glue = gate_reads(glue, [name for port, name in names.items()
+                                 if name in glue.inputs])
+    macro = Macro(block, names, inner_outputs=not direct)
+    try:
+        result = compile_general(glue, width=None, height=None, region=None, defects=None,
+                                 fixed={}, seed=seed, progress=progress, objective=objective,
+                                 macro=macro)
+    except ValueError as error:         # (pack: a loop through the block's read)
+        raise CompileError(f"the logic around the {block.name} block: {error}") from None
+    config, portmap = result.config, result.portmap
+    x0, y0 = macro.site(config.width, config.height).origin
+    luts = config.luts.copy()
+    for (x, y), tables in block.cells.items():
+        luts[y0 + y, x0 + x] = tables
+    height = config.height
+    if direct:
+        # the block's outputs leave on the S lanes under it (pass cells down to the edge)
+        for port in block.outputs:
+            for bit in port.bits:
+                bx, by = block.bit_cell(bit)
+                for y in range(y0 + by + 1, height):
+                    luts[y, x0 + bx, int(S)] = COPY_N
+        portmap = _with_outputs(portmap, netlist, direct, block,
+                                result.report["macro_time"] + height - (y0 + block.height))
     from ..config import Configuration
-    config = Configuration(width, height, luts)
-    portmap = PortMap(width, height, ports, period=gmap.period, latency=latency)
+    config = Configuration(config.width, config.height, luts)
     report = standalone_report(config, portmap, netlist, "compose", started,
                                blocks=[block.name], operation=operation.kind,
                                glue={k: result.report[k] for k in
                                      ("grid", "cells", "luts", "flip_flops", "period")})
-    report["period"] = gmap.period
     return CompileResult(config, portmap, report)
 
 
-def _stack(top, bottom, width, height):
-    """The LUT array of configuration ``top`` above ``bottom`` on a ``width`` x ``height``
-    grid (each at x = 0)."""
-    import numpy as np
-    luts = np.zeros((height, width, 4), dtype=np.uint16)
-    luts[:top.height, :top.width] = top.luts
-    luts[top.height:top.height + bottom.height, :bottom.width] = bottom.luts
-    return luts
+def _direct_outputs(glue, names):
+    """``(glue, direct)``: where the block's read data are only output ports (each port the
+    whole of one read port's data), ``glue`` without those outputs and the read data
+    inputs, and ``direct`` ``{design output: block port}``; else ``(glue, {})``."""
+    from ..netlist import Netlist
+    reads = {name: port for port, name in names.items() if name in glue.inputs}
+    if not reads:
+        return glue, {}
+    read_nets = {net for name in reads for net in glue.inputs[name].bits}
+    if any(read_nets & set(lut.inputs) for lut in glue.luts.values()) \
+            or any(dff.d in read_nets for dff in glue.dffs.values()):
+        return glue, {}
+    direct = {}
+    for out, port in glue.outputs.items():
+        source = next((name for name in reads if glue.inputs[name].bits == port.bits), None)
+        if source is not None:
+            direct[out] = reads[source]
+        elif read_nets & set(port.bits):
+            return glue, {}             # part of a read port, or a mix
+    inputs = {k: v for k, v in glue.inputs.items() if k not in reads}
+    outputs = {k: v for k, v in glue.outputs.items() if k not in direct}
+    return Netlist(glue.name, inputs, outputs, glue.luts, glue.dffs), direct
+
+
+def _with_outputs(portmap, netlist, direct, block, base):
+    """``portmap`` with the design outputs ``direct`` (``{output: block port}``) on the S
+    lanes under the block, whose time base is ``base`` (the glue's
+    ``macro_time`` plus the pass cells under the box), every output's skew against the
+    latency they now share; the ports in ``netlist``'s order."""
+    times, have = {}, {p.name: p for p in portmap.ports}
+    for port in portmap.ports:
+        if port.direction == "out":
+            times[port.name] = [(bit, portmap.latency + bit.skew) for bit in port.bits]
+    for name, block_port in direct.items():
+        times[name] = [(PortBit(S, bit.lane), base + block.latency + bit.skew)
+                       for bit in block.port(block_port).bits]
+    latency = max([t for bits in times.values() for _, t in bits] + [1])
+    ports = [have[name] for name in netlist.inputs]
+    for name, port in netlist.outputs.items():
+        ports.append(Port(name, "out", tuple(bit._replace(skew=t - latency)
+                                             for bit, t in times[name]), port.signed))
+    return PortMap(portmap.width, portmap.height, ports, period=portmap.period,
+                   latency=latency)
+
+
+def _without_inputs(glue, names):
+    """``glue`` without the input ports ``names``, which nothing in it reads (the clock of a
+    design whose only flip-flops were the memory's).
+
+    :raises CompileError: if something reads one."""
+    from ..netlist import Netlist
+    read = {net for lut in glue.luts.values() for net in lut.inputs} \
+        | {dff.d for dff in glue.dffs.values()} \
+        | {net for port in glue.outputs.values() for net in port.bits}
+    for name in names:
+        if read & set(glue.inputs[name].bits):
+            raise CompileError(f"the glue reads {name}, which the design does not have")
+    inputs = {k: v for k, v in glue.inputs.items() if k not in names}
+    return Netlist(glue.name, inputs, glue.outputs, glue.luts, glue.dffs)

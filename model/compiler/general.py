@@ -96,8 +96,7 @@ class RouteFailure(Exception):
 
 
 def compile_general(netlist, *, width, height, region, defects, fixed, seed, progress,
-                    candidate=False, any_period=False, objective="area-time", ties=None,
-                    closed_sides=()):
+                    candidate=False, any_period=False, objective="area-time", macro=None):
     """Compile ``netlist`` on the general back end: packed (:func:`.pack.prepare`), then
     placed and routed.
 
@@ -128,15 +127,15 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
     :param objective: ``area``: keep the placement of the fewest cells among the seeds of the
         first stage (density and grid size) where one pads, not the first that pads at the
         shortest period (:func:`figure_of_merit`).
-    :param ties: ``{(port, bit): offset}`` of output bits (pinned by ``fixed``) whose waves
-        are exactly their offsets apart (subcycles): a macro's inputs (:mod:`.compose`).
-    :param closed_sides: sides (0 to 3, N E S W) where only ``fixed`` pins go.
+    :param macro: a library block laid out inside the grid (:class:`.compose.Macro`): its
+        cells are not used, the ports of ``netlist`` it names are its ports' wires inside the
+        grid, their waves tied to its timing; None.
     :returns: :class:`.backend.CompileResult`.
     :raises CompileError: for a bad region or pin lane, or when no placement routes.
     """
     times = {}
     started = time.perf_counter()
-    design = prepare(netlist)
+    design = prepare(netlist, through=macro.through(netlist) if macro is not None else None)
     times["pack"] = time.perf_counter() - started
     if progress is not None:
         progress("pack", 1, 1)
@@ -147,6 +146,8 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
             raise CompileError(f"a region is x0,y0,x1,y1, not {region!r}")
     if auto:
         width, height = auto_size(design, width, height, region)
+        if macro is not None:           # the glue's room beside the macro's
+            width, height = macro.grid_for(width, height)
         for side, lane in fixed.values():      # a grid that holds the pins' lanes
             if side in (0, 2):
                 width = max(width, even_up(lane + 1))
@@ -198,8 +199,7 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
                     result = compile_on(netlist, design, w, h, region, defects, fixed,
                                         seed + k, progress, times, started, reroute=False,
                                         pitch=pitch, period="any" if any_period else None,
-                                        windows=windows, ties=ties,
-                                        closed_sides=closed_sides)
+                                        windows=windows, macro=macro)
                 except RouteFailure as failure:
                     last = failure
                     if failure.unpadded:
@@ -229,7 +229,7 @@ def compile_general(netlist, *, width, height, region, defects, fixed, seed, pro
         try:
             return compile_on(netlist, design, width + grow, height + grow, region, defects,
                               fixed, seed, progress, times, started, reroute=True,
-                              ties=ties, closed_sides=closed_sides)
+                              macro=macro)
         except RouteFailure as failure:
             last = failure
     raise CompileError(f"{last}; try a larger --size or region")
@@ -323,11 +323,7 @@ class WaveTiming:
     def parity(self, end):
         kind, i = end
         g = self.graph
-        if kind == "block":
-            c = self.pl.block_cell[i]
-        else:
-            side, lane = self.pl.pin_lane[i]
-            c = g.boundary_cell(side, lane)
+        c = self.pl.block_cell[i] if kind == "block" else self.pl.pin_cell(g, i)
         return (g.xs[c] + g.ys[c]) % 2
 
     def lower(self, period):
@@ -347,7 +343,8 @@ class WaveTiming:
             rows = 0 if block.start else registered[b]
             lower.append(self.parity(("block", b)) + rows * period)
         for i, pin in enumerate(design.pins):
-            if pin.direction == "in" and self.pl.pin_lane[i] is not None:
+            if pin.direction == "in" and (self.pl.pin_lane[i] is not None
+                                          or i in self.pl.inner):
                 lower.append(self.parity(("pin", i)) - 1 + registered[self.nb + i] * period)
             elif i in self.ties:        # the cell beyond the lane reads it
                 lower.append(1 - self.parity(("pin", i)))
@@ -372,11 +369,19 @@ class WaveTiming:
             index.append(k)
         return result, index
 
+    def bounds(self, lengths):
+        """The constraint edges with each tie as two (a loop through a macro is as long as
+        its timing), for the period searches."""
+        edges, _ = self.edges(lengths)
+        for u, v, d in self.tie_list():
+            edges += [(u, v, d, 0), (v, u, -d, 0)]
+        return edges
+
     def periods(self, lengths, any_period=True):
         """The periods worth padding for, shortest first: the loops' minimum, then (with
         ``any_period``) doublings up to the period at which nothing needs padding (designs
         without flip-flops only; :func:`.timing.free_period`)."""
-        edges, _ = self.edges(lengths)
+        edges = self.bounds(lengths)
         n = self.nb + len(self.design.pins)
         first = minimum_period(n, self.lower, edges, fixed=self.start)
         if not any_period:
@@ -398,7 +403,7 @@ class WaveTiming:
         edges, index = self.edges(lengths)
         n = self.nb + len(self.design.pins)
         if period is None:
-            period = minimum_period(n, self.lower, edges, fixed=self.start)
+            period = minimum_period(n, self.lower, self.bounds(lengths), fixed=self.start)
         nets = [self.conns[k][0] for k in index]
         targets = [None] * len(self.conns)
         if exact:
@@ -433,13 +438,13 @@ def _stalled(counts):
 
 def compile_on(netlist, design, width, height, region, defects, fixed, seed, progress,
                 times, started, *, reroute=True, pitch=2, period=None, windows=False,
-                ties=None, closed_sides=()):
+                macro=None):
     """One placement (seed ``seed``, logic slots of ``pitch``: 3 also spreads the port bits,
     :func:`.place.place`) routed, timed, padded and emitted on a ``width`` x ``height`` grid.
 
     :param reroute: where padding fails, route every net again with exact targets (slow).
     :param windows: wave windows for a design with flip-flops too (:class:`WaveTiming`).
-    :param ties, closed_sides: as for :func:`compile_general`.
+    :param macro: as for :func:`compile_general`.
     :param period: subcycles per row (even), or None: the shortest the loops allow, or
         ``"any"``: the shortest of :meth:`WaveTiming.periods` at which padding succeeds on
         these routes (a design without flip-flops always pads at the last, which needs none).
@@ -452,6 +457,9 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
     except ValueError as error:
         raise CompileError(str(error)) from None
     allowed = allowed_cells(width, height, region, defects)
+    site = macro.site(width, height) if macro is not None else None
+    if site is not None:
+        allowed -= site.blocked
     graph = RoutingGraph(width, height, allowed)
     nblocks = len(design.blocks)
     if nblocks > len(allowed):
@@ -477,12 +485,14 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
     try:
         placement = place(design, graph, allowed, pins=fixed, seed=seed, progress=progress,
                           solve=place_solve, pitch=pitch, spread_pins=pitch > 2,
-                          closed_sides=closed_sides)
+                          inner=site.inner if site is not None else None,
+                          closed_lanes=site.closed if site is not None else ())
     except ValueError as error:
         raise CompileError(str(error)) from None
     times["place"] = time.perf_counter() - t
-    tied = {i: (ties or {})[(pin.port, pin.index)] for i, pin in enumerate(design.pins)
-            if (pin.port, pin.index) in (ties or {})}
+    ties = site.ties if site is not None else {}
+    tied = {i: ties[(pin.port, pin.index)] for i, pin in enumerate(design.pins)
+            if (pin.port, pin.index) in ties}
     timing = WaveTiming(design, graph, placement, windows, tied)
     # Routing nets.
     rnets, reserved = [], []
@@ -492,6 +502,8 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
         if net.driver[0] == "block":
             c = placement.block_cell[net.driver[1]]
             sources = [4 * c + d for d in range(4)]
+        elif net.driver[1] in placement.inner:
+            sources = [placement.inner[net.driver[1]][1]]
         else:
             side, lane = placement.pin_lane[net.driver[1]]
             sources = [graph.lane_wire(side, lane)]
@@ -499,6 +511,8 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
         for sink, _ in net.sinks:
             if sink[0] == "block":
                 sinks.append(("cell", placement.block_cell[sink[1]]))
+            elif sink[1] in placement.inner:
+                sinks.append(("wire", placement.inner[sink[1]][1]))
             else:
                 side, lane = placement.pin_lane[sink[1]]
                 sinks.append(("wire", graph.output_wire(side, lane)))
@@ -622,6 +636,9 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
         "period": period, "latency": portmap.latency,
         "periods_tried": attempted, "shortest_period": periods[0],
         "widest_window": timing.widest,
+        # a macro's time base: its ports' tags less their ties (:mod:`.compose`)
+        "macro_time": (int(tags[timing.nb + min(timing.ties)]) - timing.ties[min(timing.ties)]
+                       if timing.ties else None),
         "times": {**{k: round(v, 4) for k, v in times.items()},
                   "total": round(time.perf_counter() - started, 4)},
     }
@@ -666,8 +683,8 @@ def _emit(netlist, design, graph, placement, router, timing, tags, period, width
         net = design.nets[n]
         for w, (depth, parent) in tree.items():
             owner = graph.owner[w]
-            if owner < 0:
-                continue
+            if owner < 0 or parent == -1 and net.driver[0] == "pin":
+                continue                # a lane, or a macro's output inside the grid
             x, y, d = owner % width, owner // width, w % 4
             if parent == -1:
                 if net.driver[0] != "block":
@@ -695,9 +712,11 @@ def _emit(netlist, design, graph, placement, router, timing, tags, period, width
             if sink[0] == "pin":
                 depth = router.trees[n][router.goals[n][s]][0]
                 out_tags[sink[1]] = source_tag + depth - 1 - registers * period
-    latency = max([t + 1 for t in out_tags.values()] + [1])
+    latency = max([t + 1 for i, t in out_tags.items() if i not in placement.inner] + [1])
     bits = {}
     for i, pin in enumerate(design.pins):
+        if i in placement.inner:
+            continue                    # a macro's port, not the program's
         side, lane = placement.pin_lane[i]
         if pin.direction == "in":
             c = graph.boundary_cell(side, lane)
@@ -712,11 +731,13 @@ def _emit(netlist, design, graph, placement, router, timing, tags, period, width
         bits.setdefault((pin.port, pin.direction), {})[pin.index] = \
             {"side": "NESW"[side], "lane": lane, **({"skew": skew} if skew else {})}
     for name, port in netlist.inputs.items():
-        ports.append({"name": name, "direction": "in", "signed": port.signed,
-                      "bits": [bits[(name, "in")][i] for i in range(len(port.bits))]})
+        if (name, "in") in bits:        # (a macro's port is not)
+            ports.append({"name": name, "direction": "in", "signed": port.signed,
+                          "bits": [bits[(name, "in")][i] for i in range(len(port.bits))]})
     for name, port in netlist.outputs.items():
-        ports.append({"name": name, "direction": "out", "signed": port.signed,
-                      "bits": [bits[(name, "out")][i] for i in range(len(port.bits))]})
+        if (name, "out") in bits:
+            ports.append({"name": name, "direction": "out", "signed": port.signed,
+                          "bits": [bits[(name, "out")][i] for i in range(len(port.bits))]})
     portmap = PortMap(width, height, ports, period=period, latency=latency)
     used = (luts != 0).any(axis=2)
     logic = {placement.block_cell[b] for b in range(nb)}

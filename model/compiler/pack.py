@@ -272,8 +272,14 @@ def cleaned(netlist):
     return luts, dffs, outputs, input_nets
 
 
-def prepare(netlist, *, max_luts_per_cell=MAX_LUTS_PER_CELL):
-    """Clean, gate, collapse and pack ``netlist`` (module docstring) into a :class:`Design`."""
+def prepare(netlist, *, max_luts_per_cell=MAX_LUTS_PER_CELL, through=None):
+    """Clean, gate, collapse and pack ``netlist`` (module docstring) into a :class:`Design`.
+
+    :param through: ``(outputs, inputs)``: nets of output bits and of input bits between
+        which a macro passes waves in a fixed time (:mod:`.compose`): a LUT reading one of
+        ``inputs`` is a logic level after the LUTs driving ``outputs``, so that no cell holds
+        LUTs on both sides of the macro (a cell's LUTs share one tag); or None.
+    :raises ValueError: for a loop of logic through the macro without a flip-flop."""
     luts, dffs, outputs, input_nets = cleaned(netlist)
     # Register gating where the reset state is not the initial state (module docstring).
     encoding, _ = _encodings(luts, dffs)
@@ -322,7 +328,7 @@ def prepare(netlist, *, max_luts_per_cell=MAX_LUTS_PER_CELL):
         for a in range(1 << len(inputs)):
             physical |= (((table >> (a ^ mask)) & 1) ^ flip) << a
         luts[net] = (inputs, physical)
-    return _pack(netlist, luts, dffs, outputs, gates, max_luts_per_cell, encoding)
+    return _pack(netlist, luts, dffs, outputs, gates, max_luts_per_cell, encoding, through)
 
 
 def _encodings(luts, dffs):
@@ -415,7 +421,7 @@ def logic_levels(preds):
     return level
 
 
-def _pack(netlist, luts, dffs, outputs, gates, max_luts, encoding):
+def _pack(netlist, luts, dffs, outputs, gates, max_luts, encoding, through=None):
     # LUTs with their input signals.
     items = {}
     for net, (inputs, table) in luts.items():
@@ -423,8 +429,14 @@ def _pack(netlist, luts, dffs, outputs, gates, max_luts, encoding):
     # Logic levels (registers cut): a cell's LUTs compute in the same wave, so only LUTs of
     # the same level share a cell, which keeps the cells' graph free of loops without
     # flip-flops (a LUT reading another, even through a third cell, is a level higher).
-    level = logic_levels({net: [i for i, r in items[net][0] if r == 0 and i in items]
-                          for net in items})
+    preds = {net: [i for i, r in items[net][0] if r == 0 and i in items] for net in items}
+    if through is not None:             # a macro's outputs come after its inputs' drivers
+        before = [net for net in through[0] if net in items]
+        after = set(through[1])
+        for net in items:
+            if any(i in after for i, r in items[net][0] if r == 0):
+                preds[net] = preds[net] + before
+    level = logic_levels(preds)
     # Greedy pairing by shared signals.
     order = sorted(items, key=lambda n: (-len(items[n][0]), n))
     by_signal = collections.defaultdict(list)

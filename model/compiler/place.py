@@ -59,12 +59,23 @@ DEFICIT_PENALTY = 12.0
 
 
 class Placement:
-    """Where things are: ``block_cell[i]`` (cell index), ``pin_lane[i]`` (``(side, lane)`` or
-    ``None`` for an output bit with no net)."""
+    """Where things are: ``block_cell[i]`` (cell index), ``pin_lane[i]`` (``(side, lane)``,
+    or ``None`` for a pin inside the grid), ``inner`` ``{pin: (cell, wire)}``: the pins on a
+    macro's ports inside the grid (:mod:`.compose`), each with the cell beside the macro that
+    reads or drives it and the wire its route starts or ends on."""
 
-    def __init__(self, block_cell, pin_lane):
+    def __init__(self, block_cell, pin_lane, inner=None):
         self.block_cell = block_cell
         self.pin_lane = pin_lane
+        self.inner = dict(inner or {})
+
+    def pin_cell(self, graph, i):
+        """The cell pin ``i`` is read or driven by: its lane's boundary cell, or an inner
+        pin's cell."""
+        if i in self.inner:
+            return self.inner[i][0]
+        side, lane = self.pin_lane[i]
+        return graph.boundary_cell(side, lane)
 
 
 def connection_length(graph, design, placement, driver, sink):
@@ -81,12 +92,11 @@ def _end_cell(graph, design, placement, end):
     kind, i = end
     if kind == "block":
         return placement.block_cell[i]
-    side, lane = placement.pin_lane[i]
-    return graph.boundary_cell(side, lane)
+    return placement.pin_cell(graph, i)
 
 
 def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=None,
-          effort=1.0, pitch=2, spread_pins=False, closed_sides=()):
+          effort=1.0, pitch=2, spread_pins=False, inner=None, closed_lanes=()):
     """Place ``design`` on ``graph`` (usable cells ``allowed``).
 
     :param pins: ``{(port, index): (side, lane)}`` of fixed port bits.
@@ -98,6 +108,10 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
         too few.
     :param spread_pins: port bits (not fixed by ``pins``) only on odd lanes and one per
         boundary cell, when those lanes hold them.
+    :param inner: ``{(port, index): (cell, wire)}`` of port bits inside the grid (a macro's
+        ports, :class:`Placement`), fixed.
+    :param closed_lanes: ``(side, lane)`` no port bit takes (under a macro: a route from
+        there would have to go around it).
     :raises ValueError: if the blocks or pins do not fit (the message says how many).
     """
     rng = random.Random(seed)
@@ -124,18 +138,18 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
     slot_set = set(slots)
     lanes = []
     for side in range(4):
-        if side in closed_sides:        # only fixed pins there
-            continue
         for lane in range(graph.width if side in (0, 2) else graph.height):
-            if graph.boundary_cell(side, lane) in usable:
+            if graph.boundary_cell(side, lane) in usable and (side, lane) not in closed_lanes:
                 lanes.append((side, lane))
     in_pins = [i for i, p in enumerate(design.pins) if p.direction == "in"]
     out_pins = [i for i, p in enumerate(design.pins) if p.direction == "out"]
     pin_lane = [None] * len(design.pins)
     taken = {"in": set(), "out": set()}
+    inner = {i: (inner or {})[(p.port, p.index)] for i, p in enumerate(design.pins)
+             if (p.port, p.index) in (inner or {})}
     for i, p in enumerate(design.pins):
         key = (p.port, p.index)
-        if key in pins:
+        if key in pins and i not in inner:
             lane = pins[key]
             if lane in taken[p.direction]:
                 raise ValueError(f"port {p.port} bit {p.index}: lane {'NESW'[lane[0]]}"
@@ -147,7 +161,7 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
     # side of the boundary cells between them.
     fixed_lanes = taken["in"] | taken["out"]
     spaced = [lane for lane in lanes if lane[1] % 2 == 1 and lane not in fixed_lanes]
-    loose = sum(1 for i in range(len(design.pins)) if pin_lane[i] is None)
+    loose = sum(1 for i in range(len(design.pins)) if pin_lane[i] is None and i not in inner)
     spread = spread_pins and loose <= len(spaced)
     if spread:
         lanes = spaced
@@ -155,7 +169,7 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
         taken = {"in": shared, "out": shared}
     for direction, group in (("in", in_pins), ("out", out_pins)):
         free = [lane for lane in lanes if lane not in taken[direction]]
-        need = sum(1 for i in group if pin_lane[i] is None)
+        need = sum(1 for i in group if pin_lane[i] is None and i not in inner)
         if need > len(free):
             raise ValueError(f"the design has {len(group)} {direction}put bits but only "
                              f"{len(free) + len(group) - need} {direction}put lanes reach "
@@ -207,13 +221,13 @@ def place(design, graph, allowed, *, pins=None, seed=0, solve=None, progress=Non
         free = [lane for lane in lanes if lane not in taken[direction]]
         free.sort(key=lambda sl: (sl[0] != prefer, sl[0], sl[1]))
         for i in group:
-            if pin_lane[i] is None:
+            if pin_lane[i] is None and i not in inner:
                 pin_lane[i] = free.pop(0)
                 taken[direction].add(pin_lane[i])
-    placement = Placement(block_cell, pin_lane)
+    placement = Placement(block_cell, pin_lane, inner)
     movable_pins = [i for i, p in enumerate(design.pins)
-                    if (p.port, p.index) not in pins and not (p.direction == "out"
-                                                              and p.net is None)]
+                    if (p.port, p.index) not in pins and i not in inner
+                    and not (p.direction == "out" and p.net is None)]
     _anneal(design, graph, placement, conns, lanes, spread, movable_pins, rng, solve,
             progress, effort, slot_set, unit)
     return placement
@@ -341,14 +355,19 @@ class AnnealState:
         self.boundary_cells = np.array([graph.boundary_cell(s, i) for s in range(4)
                                         for i in range(width if s in (0, 2) else height)],
                                        np.int64)
-        self.pin_side = np.array([lane[0] for lane in pl.pin_lane], np.int64)
-        self.pin_lane = np.array([lane[1] for lane in pl.pin_lane], np.int64)
+        # (an inner pin, fixed: lane N0 in the arrays, its own cell, on no lane)
+        lanes_of = [lane if lane is not None else (0, 0) for lane in pl.pin_lane]
+        self.pin_side = np.array([lane[0] for lane in lanes_of], np.int64)
+        self.pin_lane = np.array([lane[1] for lane in lanes_of], np.int64)
         self.pin_cell = self.boundary_cells[self.lane_base[self.pin_side] + self.pin_lane]
+        for i, (cell, _) in pl.inner.items():
+            self.pin_cell[i] = cell
         self.pin_dir = np.array([0 if spread or p.direction == "in" else 1
                                  for p in design.pins], np.int64)
         self.pin_at = np.full((2, 2 * (width + height)), -1, np.int64)
-        self.pin_at[self.pin_dir, self.lane_base[self.pin_side] + self.pin_lane] = \
-            np.arange(npins)
+        on_lanes = np.array([i for i in range(npins) if i not in pl.inner], np.int64)
+        self.pin_at[self.pin_dir[on_lanes], self.lane_base[self.pin_side[on_lanes]]
+                    + self.pin_lane[on_lanes]] = on_lanes
         self.movable_pin = np.zeros(npins, np.bool_)
         self.movable_pin[movable_pins] = True
         self.side_lanes = _csr([[lane for side, lane in lanes if side == s] for s in range(4)])
@@ -360,7 +379,8 @@ class AnnealState:
     def sync(self):
         """Write the arrays back to the :class:`Placement`."""
         self.pl.block_cell[:] = self.block_cell.tolist()
-        self.pl.pin_lane[:] = list(zip(self.pin_side.tolist(), self.pin_lane.tolist()))
+        self.pl.pin_lane[:] = [None if i in self.pl.inner else lane for i, lane in
+                               enumerate(zip(self.pin_side.tolist(), self.pin_lane.tolist()))]
 
     def lengths(self):
         """Estimated wires per connection (a list)."""
