@@ -23,8 +23,11 @@ asks (a row on each input for the whole period from its skew; the block works at
 period) and the glue reads its results when they are there. The glue's period (its loops',
 and any loop through the block) is the program's; the block's LUTs are written into its box.
 
-Limits (the other candidates compile these): one memory, one write port with one enable for
-all bits, combinational reads, no region, defect map, size or fixed pins.
+A registered read port (``if (pop) dout <= m[rp]``: Yosys merges the register, its enable
+and its initial value into the port) becomes a combinational read and that register in the
+glue. Limits (the other candidates compile these): one memory, one write port with one
+enable for all bits, no read port with a reset or transparency, no region, defect map, size
+or fixed pins.
 """
 
 import copy
@@ -34,7 +37,7 @@ import typing
 from ..cell import COPY_N
 from ..library import MACROS, LibraryError
 from ..ports import Port, PortBit, PortMap
-from ..terms import N, S
+from ..terms import N, S, W
 from .errors import CompileError
 from .memories import recognise_memory
 from .operations import Coarse, Operation
@@ -82,6 +85,15 @@ def split_memory(document, top):
     data = pins.get("RD_DATA", ())
     if any(not isinstance(bit, int) for bit in data):
         return None
+    glue = copy.deepcopy(module)
+    del glue["cells"][memories[0]]
+    # registered read ports: the read combinational, its register in the glue
+    parameters = dict(parameters)
+    clocked = _mask(parameters.get("RD_CLK_ENABLE", "0"), reads)
+    if any(clocked):
+        data = _registers_out(glue, pins, parameters, clocked, width, writes)
+        if data is None:
+            return None
     # the glue's new inputs: the read data
     taken = {GLUE_PREFIX + "rdata" + (str(r) if r else ""): data[r * width:(r + 1) * width]
              for r in range(reads)}
@@ -116,14 +128,71 @@ def split_memory(document, top):
     operation = recognise_memory(alone)
     if operation is None or operation.lag or operation.input_lags:
         return None
-    glue = copy.deepcopy(module)
-    del glue["cells"][memories[0]]
     for name, bits in list(inputs.items()) + list(taken.items()):
         if name in glue["ports"]:
             return None                 # a design port with that name
         glue["ports"][name] = {"direction": "output" if name in inputs else "input",
                                "bits": ["1" if bit == "we" else bit for bit in bits]}
     return {"creator": document.get("creator", ""), "modules": {top: glue}}, operation
+
+
+def _mask(value, count):
+    """The ``count`` bits (port 0 first) of a Yosys mask parameter (a string, most
+    significant first, or an int)."""
+    if isinstance(value, int):
+        return [(value >> i) & 1 for i in range(count)]
+    text = str(value)[::-1]
+    return [int(text[i] == "1") if i < len(text) else 0 for i in range(count)]
+
+
+def _registers_out(glue, pins, parameters, clocked, width, writes):
+    """Turn the registered read ports of a memory into combinational ones with a register
+    each in the glue module ``glue`` (a ``$dff``, or a ``$dffe`` on the port's enable, its
+    initial value the port's): a read of the contents before the clock edge, registered, is a
+    read port without transparency. ``pins`` and ``parameters`` are changed to match.
+
+    :returns: the read data bits (new nets for the registered ports), or None for a port
+        with a reset, with transparency or on another clock."""
+    reads = len(clocked)
+    transparent = _mask(parameters.get("RD_TRANSPARENCY_MASK", "0"), reads)
+    polarity = _mask(parameters.get("RD_CLK_POLARITY", "0"), reads)
+    data = list(pins["RD_DATA"])
+    used = [bit for port in glue.get("ports", {}).values() for bit in port["bits"]]
+    used += [bit for cell in glue.get("cells", {}).values()
+             for bits in cell.get("connections", {}).values() for bit in bits]
+    used += [bit for wire in glue.get("netnames", {}).values() for bit in wire["bits"]]
+    fresh = max([b for b in used + data if isinstance(b, int)], default=1) + 1
+    init = str(parameters.get("RD_INIT_VALUE", "")).rjust(width * reads, "x")[::-1]
+    for r in range(reads):
+        if not clocked[r]:
+            continue
+        clock = pins["RD_CLK"][r]
+        if transparent[r] or not polarity[r] or pins["RD_ARST"][r] != "0" \
+                or pins["RD_SRST"][r] != "0" or writes and clock != pins["WR_CLK"][0]:
+            return None
+        q = data[r * width:(r + 1) * width]
+        d = list(range(fresh, fresh + width))
+        fresh += width
+        data[r * width:(r + 1) * width] = d
+        enable = pins["RD_EN"][r]
+        kind = "$dff" if enable == "1" else "$dffe"
+        cell = {"type": kind, "parameters": {"WIDTH": width, "CLK_POLARITY": 1},
+                "port_directions": {"CLK": "input", "D": "input", "Q": "output"},
+                "connections": {"CLK": [clock], "D": d, "Q": q}}
+        if kind == "$dffe":
+            cell["parameters"]["EN_POLARITY"] = 1
+            cell["port_directions"]["EN"] = "input"
+            cell["connections"]["EN"] = [enable]
+        glue["cells"][f"$bgmem_rdreg{r}"] = cell
+        value = init[r * width:(r + 1) * width][::-1]
+        glue.setdefault("netnames", {})[f"$bgmem_rdreg{r}"] = {
+            "bits": q, "attributes": {"init": value} if set(value) <= set("01") else {}}
+    zeros = "0" * reads
+    parameters.update(RD_CLK_ENABLE=zeros, RD_TRANSPARENCY_MASK=zeros,
+                      RD_COLLISION_X_MASK=zeros)
+    pins["RD_DATA"] = tuple(data)
+    pins["RD_EN"] = ("1",) * reads
+    return tuple(data)
 
 
 def gate_writes(glue):
@@ -232,7 +301,7 @@ class MacroSite(typing.NamedTuple):
     the glue cell beside it and the wire between them,
     :class:`.place.Placement`), ``ties`` ``{(port, bit): offset}`` (subcycles: the
     glue's pin of each bit at exactly its offset after the others, :class:`.general.WaveTiming`)
-    and ``closed``, the ``(side, lane)`` under the box that no port takes."""
+    and ``closed``, the ``(side, lane)`` beside and under the box that no port takes."""
     origin: tuple
     blocked: frozenset
     inner: dict
@@ -241,9 +310,10 @@ class MacroSite(typing.NamedTuple):
 
 
 class Macro:
-    """A library block inside the general back end's grid, against its W edge (no port lane
-    beside it, so no route has to pass it there), its inputs on its N side and its outputs
-    on its S side, each bit a port of the glue (``names``: block port -> glue port).
+    """A library block inside the general back end's grid, :data:`WEST` columns from its W
+    edge (no port takes a lane beside it or under it: a route from there would have to go
+    around it), its inputs on its N side and its outputs on its S side, each bit a port of
+    the glue (``names``: block port -> glue port).
 
     Where the glue reads the block's outputs (``inner_outputs``), the box is
     :data:`MARGIN` rows and one per output bit above the S edge and each output bit is a
@@ -256,6 +326,9 @@ class Macro:
     is computed at ``B + latency + s - 1`` (:class:`bitgrid.library.Block`'s contract), and
     the glue cell below reads it one subcycle later: these are the ties."""
 
+    #: Columns between the box and the W edge (routes to its first inputs, which are its
+    #: decoders', come from there too).
+    WEST = 2
     #: Rows between the box and the S edge where the glue reads the block's outputs, beyond
     #: one per output bit (each row's eastward wires take one of them out from under it).
     MARGIN = 2
@@ -294,7 +367,7 @@ class Macro:
         """A grid with room for the glue's ``width`` x ``height`` (from
         :func:`.general.auto_size`) and the box with its margin."""
         from .general import even_up
-        return (max(width, even_up(self.block.width + 2)),
+        return (max(width, even_up(self.block.width + self.WEST + 2)),
                 even_up(height + self.block.height + self.margin))
 
     def site(self, width, height):
@@ -302,7 +375,7 @@ class Macro:
 
         :raises CompileError: if the box does not fit."""
         bw, bh = self.block.width, self.block.height
-        x0, y0 = 0, height - self.margin - bh
+        x0, y0 = self.WEST, height - self.margin - bh
         y0 -= (x0 + y0) % 2                 # an even offset: the block's own timing
         if x0 + bw > width or y0 < 1:
             raise CompileError(f"the {self.block.name} block ({bw} x {bh} cells) does not "
@@ -320,7 +393,8 @@ class Macro:
             else:                           # the block's cell drives the glue cell below
                 cell = (y0 + bh) * width + x
                 inner[key] = (cell, 4 * ((y0 + bh - 1) * width + x) + int(S))
-        closed = frozenset((int(S), x) for x in range(x0, x0 + bw))
+        closed = frozenset([(int(S), x) for x in range(x0 + bw)]
+                           + [(int(W), y) for y in range(y0, height)])
         return MacroSite((x0, y0), blocked, inner, dict(self.ties), closed)
 
 
@@ -375,7 +449,7 @@ def compile_composition(composition, netlist, *, seed=0, progress=None,
                 bx, by = block.bit_cell(bit)
                 for y in range(y0 + by + 1, height):
                     luts[y, x0 + bx, int(S)] = COPY_N
-        portmap = _with_outputs(portmap, netlist, direct, block,
+        portmap = _with_outputs(portmap, netlist, direct, block, x0,
                                 result.report["macro_time"] + height - (y0 + block.height))
     from ..config import Configuration
     config = Configuration(config.width, config.height, luts)
@@ -410,9 +484,9 @@ def _direct_outputs(glue, names):
     return Netlist(glue.name, inputs, outputs, glue.luts, glue.dffs), direct
 
 
-def _with_outputs(portmap, netlist, direct, block, base):
+def _with_outputs(portmap, netlist, direct, block, x0, base):
     """``portmap`` with the design outputs ``direct`` (``{output: block port}``) on the S
-    lanes under the block, whose time base is ``base`` (the glue's
+    lanes under the block (its box at column ``x0``), whose time base is ``base`` (the glue's
     ``macro_time`` plus the pass cells under the box), every output's skew against the
     latency they now share; the ports in ``netlist``'s order."""
     times, have = {}, {p.name: p for p in portmap.ports}
@@ -420,7 +494,7 @@ def _with_outputs(portmap, netlist, direct, block, base):
         if port.direction == "out":
             times[port.name] = [(bit, portmap.latency + bit.skew) for bit in port.bits]
     for name, block_port in direct.items():
-        times[name] = [(PortBit(S, bit.lane), base + block.latency + bit.skew)
+        times[name] = [(PortBit(S, x0 + bit.lane), base + block.latency + bit.skew)
                        for bit in block.port(block_port).bits]
     latency = max([t for bits in times.values() for _, t in bits] + [1])
     ports = [have[name] for name in netlist.inputs]

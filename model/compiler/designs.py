@@ -34,9 +34,10 @@ regadd         clk, a, b (n bits); s <= a + b (n + 1 bits)        n
 regfile        clk, we, wa, ra (log2 words bits), wd (width      words, width,
                bits); m[wa] <= wd when we; rd = m[ra]; with     read_ports
                more read ports ra1, rd1, ra2, rd2 ...
-fifo           clk, rst, push, pop, din (width bits); dout,      depth, width
-               full, empty; first word first, a push when full
-               and a pop when empty ignored
+fifo           clk, rst, push, pop, din (width bits); dout,      depth, width,
+               full, empty; first word first, a push when full  registered
+               and a pop when empty ignored; ``registered``:
+               dout the word the last pop took (a register)
 rom            addr (log2 entries bits); data (width bits) from  entries, width
                a fixed pseudo-random table (a ``case``)
 dds            clk, step (log2 entries + 2 bits); out (width     entries, width
@@ -242,9 +243,12 @@ def regadd(n=16):
                  "  always @(posedge clk) s <= a + b;\nendmodule\n")
 
 
-def fifo(depth=8, width=8):
-    top = f"fifo{depth}x{width}"
+def fifo(depth=8, width=8, registered=False):
+    top = f"fifo{depth}x{width}" + ("r" if registered else "")
     a = _bits(depth)
+    read = ("  reg [{w}:0] q = 0;\n  assign dout = q;\n"
+            "  always @(posedge clk) if (do_pop) q <= m[rp];\n".format(w=width - 1)
+            if registered else "  assign dout = m[rp];\n")
     return top, (f"module {top}(input clk, input rst, input push, input pop,\n"
                  f"    input [{width - 1}:0] din, output [{width - 1}:0] dout, output full,\n"
                  "    output empty);\n"
@@ -253,8 +257,7 @@ def fifo(depth=8, width=8):
                  f"  initial begin rp = 0; wp = 0; n = 0;\n"
                  f"    for (i = 0; i < {depth}; i = i + 1) m[i] = 0; end\n"
                  f"  assign full = n == {depth};\n  assign empty = n == 0;\n"
-                 "  assign dout = m[rp];\n"
-                 "  wire do_push = push && !full, do_pop = pop && !empty;\n"
+                 "  wire do_push = push && !full, do_pop = pop && !empty;\n" + read +
                  "  always @(posedge clk)\n"
                  "    if (rst) begin rp <= 0; wp <= 0; n <= 0; end\n"
                  "    else begin\n"

@@ -483,7 +483,10 @@ def compile_on(netlist, design, width, height, region, defects, fixed, seed, pro
                                             for k, x in enumerate(result[2])]
 
     try:
-        placement = place(design, graph, allowed, pins=fixed, seed=seed, progress=progress,
+        # no logic on a macro's port cells (their sides are its wires')
+        slots = allowed - {(graph.xs[c], graph.ys[c]) for c, _ in site.inner.values()} \
+            if site is not None else allowed
+        placement = place(design, graph, slots, pins=fixed, seed=seed, progress=progress,
                           solve=place_solve, pitch=pitch, spread_pins=pitch > 2,
                           inner=site.inner if site is not None else None,
                           closed_lanes=site.closed if site is not None else ())
