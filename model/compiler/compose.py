@@ -39,7 +39,7 @@ from ..library import MACROS, LibraryError
 from ..ports import Port, PortBit, PortMap
 from ..terms import N, S, W
 from .errors import CompileError
-from .memories import recognise_memory
+from .memories import mux_source, recognise_memory, resolver
 from .operations import Coarse, Operation
 
 __all__ = ["Composition", "Macro", "MacroSite", "split_memory", "gate_writes", "gate_reads",
@@ -97,34 +97,44 @@ def split_memory(document, top):
     # the glue's new inputs: the read data
     taken = {GLUE_PREFIX + "rdata" + (str(r) if r else ""): data[r * width:(r + 1) * width]
              for r in range(reads)}
-    # the glue's new outputs: one port per distinct memory input
-    inputs = {}
+    # the glue's new outputs: one port per memory input; the memory alone reads each port
+    # on bits of its own (``"name.i"``: the same nets on two ports, as a write address that
+    # is also the data, stay two ports), constants kept
+    inputs, alone_pins = {}, dict(pins)
 
-    def expose(name, bits):
+    def expose(name, bits, share=False):
         bits = tuple(bits)
         for other, known in inputs.items():
-            if known == bits:
-                return other
-        inputs[GLUE_PREFIX + name] = bits
-        return GLUE_PREFIX + name
+            # a read address that is the write address: one port (a single-port RAM)
+            if share and known == bits and "addr" in other:
+                return tuple(b if isinstance(b, str) and b in "01x" else f"{other}.{i}"
+                             for i, b in enumerate(bits))
+        name = GLUE_PREFIX + name
+        inputs[name] = bits
+        return tuple(b if isinstance(b, str) and b in "01x" else f"{name}.{i}"
+                     for i, b in enumerate(bits))
 
     if writes:
         resolve, canonical = _write_muxes(cells)
-        pins["WR_DATA"] = tuple(resolve(b) for b in pins["WR_DATA"])
-        pins["WR_ADDR"] = tuple(resolve(b) for b in pins["WR_ADDR"])
         if len({canonical(b) for b in pins["WR_EN"]}) != 1:
             return None                 # byte lanes: not this block
         # always an enable (constant 1 if every row writes): the glue gates it with the
         # start net (:func:`gate_writes`)
         enable = resolve(pins["WR_EN"][0])
-        pins["WR_EN"] = ((enable,) if enable != "1" else ("we",)) * len(pins["WR_EN"])
-        expose("we", pins["WR_EN"][:1])     # ("we",): constant 1 in the glue (below)
-        expose("waddr", pins["WR_ADDR"])
-        expose("wdata", pins["WR_DATA"])
+        alone_pins["WR_EN"] = (f"{GLUE_PREFIX}we.0",) * len(pins["WR_EN"])
+        inputs[GLUE_PREFIX + "we"] = (enable,)
+        alone_pins["WR_ADDR"] = expose("waddr", (resolve(b) for b in pins["WR_ADDR"]))
+        alone_pins["WR_DATA"] = expose("wdata", (resolve(b) for b in pins["WR_DATA"]))
+    addresses = []
     for r in range(reads):
-        expose("raddr" + (str(r) if r else ""), pins["RD_ADDR"][r * abits:(r + 1) * abits])
-    alone = Coarse(dict(inputs), dict(taken), (("$mem_v2", _parameters(parameters), pins),),
-                   {})
+        addresses += expose("raddr" + (str(r) if r else ""),
+                            pins["RD_ADDR"][r * abits:(r + 1) * abits], share=True)
+    alone_pins["RD_ADDR"] = tuple(addresses)
+    alone_inputs = {name: tuple(f"{name}.{i}" if not (isinstance(b, str) and b in "01x")
+                                or name == GLUE_PREFIX + "we" else b
+                                for i, b in enumerate(bits)) for name, bits in inputs.items()}
+    alone = Coarse(alone_inputs, dict(taken),
+                   (("$mem_v2", _parameters(parameters), alone_pins),), {})
     operation = recognise_memory(alone)
     if operation is None or operation.lag or operation.input_lags:
         return None
@@ -132,7 +142,7 @@ def split_memory(document, top):
         if name in glue["ports"]:
             return None                 # a design port with that name
         glue["ports"][name] = {"direction": "output" if name in inputs else "input",
-                               "bits": ["1" if bit == "we" else bit for bit in bits]}
+                               "bits": list(bits)}
     return {"creator": document.get("creator", ""), "modules": {top: glue}}, operation
 
 
@@ -185,7 +195,8 @@ def _registers_out(glue, pins, parameters, clocked, width, writes):
             cell["connections"]["EN"] = [enable]
         glue["cells"][f"$bgmem_rdreg{r}"] = cell
         value = init[r * width:(r + 1) * width][::-1]
-        glue.setdefault("netnames", {})[f"$bgmem_rdreg{r}"] = {
+        # (a wire's name apart from the cell's: Yosys keeps both in one namespace)
+        glue.setdefault("netnames", {})[f"$bgmem_rdreg{r}_q"] = {
             "bits": q, "attributes": {"init": value} if set(value) <= set("01") else {}}
     zeros = "0" * reads
     parameters.update(RD_CLK_ENABLE=zeros, RD_TRANSPARENCY_MASK=zeros,
@@ -251,21 +262,10 @@ def _write_muxes(cells):
         a, b, y = c["A"], c["B"], c["Y"]
         for i, bit in enumerate(y):
             driven[bit] = (a[i], b[i], c["S"][0])
-        if all(bit == "x" for bit in a):
-            source = b
-        elif all(bit == "x" for bit in b):
-            source = a
-        elif all(bit == "0" for bit in a) and all(bit == "1" for bit in b):
-            source = list(c["S"]) * len(y)
-        else:
-            continue
-        rename.update(zip(y, source))
-
-    def resolve(bit):
-        seen = 0
-        while bit in rename and seen <= len(rename):
-            bit, seen = rename[bit], seen + 1
-        return bit
+        source = mux_source(a, b, c["S"], inverted=False)
+        if source is not None:
+            rename.update(zip(y, source))
+    resolve = resolver(rename)
 
     memo = {}
 

@@ -268,33 +268,37 @@ def fifo(depth=8, width=8, registered=False):
                  "    end\nendmodule\n")
 
 
+def _case_table(output, select, entries, width, seed, shift):
+    """An ``always @*`` block setting ``output`` from a fixed pseudo-random table of
+    ``entries`` values of ``width`` bits (a linear congruential sequence from ``seed``, each
+    value shifted right by ``shift``) by a ``case`` on ``select``."""
+    a = _bits(entries)
+    value, lines = seed, []
+    for k in range(entries):
+        value = (value * 1103515245 + 12345) & 0x7FFFFFFF
+        lines.append(f"      {a}'d{k}: {output} = {width}'d{(value >> shift) % (1 << width)};\n")
+    return (f"  always @* begin\n    case ({select})\n" + "".join(lines)
+            + f"      default: {output} = {width}'d0;\n    endcase\n  end\n")
+
+
 def dds(entries=16, width=8):
     """A phase accumulator (2 more bits than the table's address) read through a table at its
     top bits: a direct digital synthesiser."""
     top = f"dds{entries}x{width}"
     a = _bits(entries)
-    value, lines = 0x1F2E3D4C, []
-    for k in range(entries):
-        value = (value * 1103515245 + 12345) & 0x7FFFFFFF      # a fixed table
-        lines.append(f"      {a}'d{k}: out = {width}'d{(value >> 9) % (1 << width)};\n")
     return top, (f"module {top}(input clk, input [{a + 1}:0] step, "
                  f"output reg [{width - 1}:0] out);\n"
                  f"  reg [{a + 1}:0] phase = 0;\n"
                  "  always @(posedge clk) phase <= phase + step;\n"
-                 f"  always @* begin\n    case (phase[{a + 1}:2])\n" + "".join(lines)
-                 + f"      default: out = {width}'d0;\n    endcase\n  end\nendmodule\n")
+                 + _case_table("out", f"phase[{a + 1}:2]", entries, width, 0x1F2E3D4C, 9)
+                 + "endmodule\n")
 
 
 def rom(entries=64, width=8):
     top = f"rom{entries}x{width}"
     a = _bits(entries)
-    value, lines = 0x2545F491, []
-    for k in range(entries):
-        value = (value * 1103515245 + 12345) & 0x7FFFFFFF      # a fixed table
-        lines.append(f"      {a}'d{k}: data = {width}'d{(value >> 7) % (1 << width)};\n")
     return top, (f"module {top}(input [{a - 1}:0] addr, output reg [{width - 1}:0] data);\n"
-                 "  always @* begin\n    case (addr)\n" + "".join(lines)
-                 + f"      default: data = {width}'d0;\n    endcase\n  end\nendmodule\n")
+                 + _case_table("data", "addr", entries, width, 0x2545F491, 7) + "endmodule\n")
 
 
 def lfsr(n=16):

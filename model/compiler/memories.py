@@ -42,19 +42,32 @@ def _write_port_nets(coarse, memory):
             continue
         if kind != "$mux" or len(pins["S"]) != 1:
             return None
-        a, b, y = pins["A"], pins["B"], pins["Y"]
-        if all(bit == "x" for bit in a):
-            source = b
-        elif all(bit == "x" for bit in b):
-            source = a
-        elif all(bit == "0" for bit in a) and all(bit == "1" for bit in b):
-            source = pins["S"] * len(y)
-        elif all(bit == "1" for bit in a) and all(bit == "0" for bit in b):
-            source = (("~",) + tuple(pins["S"]),) * len(y)     # S ? 0 : 1, an active-low S
-        else:
+        source = mux_source(pins["A"], pins["B"], pins["S"])
+        if source is None:
             return None
-        rename.update(zip(y, source))
+        rename.update(zip(pins["Y"], source))
+    return resolver(rename)
 
+
+def mux_source(a, b, select, inverted=True):
+    """The bits a ``$mux`` (``select ? b : a``, one select bit) in front of a write port
+    stands for, or None: a side all ``x`` is the other side (any value may stand for x, and
+    the write enable is 0 there), ``S ? 1 : 0`` is ``S`` and (with ``inverted``)
+    ``S ? 0 : 1`` is ``("~", S)``."""
+    if all(bit == "x" for bit in a):
+        return list(b)
+    if all(bit == "x" for bit in b):
+        return list(a)
+    if all(bit == "0" for bit in a) and all(bit == "1" for bit in b):
+        return list(select) * len(a)
+    if inverted and all(bit == "1" for bit in a) and all(bit == "0" for bit in b):
+        return [("~",) + tuple(select)] * len(a)       # S ? 0 : 1, an active-low S
+    return None
+
+
+def resolver(rename):
+    """``resolve(bit)``: ``bit`` followed through ``rename`` (``{bit: bit it stands for}``)
+    to its end (a loop of renames ends where it closes)."""
     def resolve(bit):
         seen = 0
         while bit in rename and seen <= len(rename):

@@ -244,21 +244,115 @@ endmodule
 """
 
 
-def test_a_registered_read_with_an_enable(tmp_path):
-    synthesis, _ = front_end(_source(tmp_path, READ_ENABLE, "read_enable"), top="read_enable")
+#: The same without the enable, the read data XORed with an input after the register.
+READ_REGISTER = READ_ENABLE.replace("read_enable(", "read_register(").replace(
+    "output reg [3:0] q);", "input [3:0] x, output [3:0] y);\n  reg [3:0] q;\n"
+    "  assign y = q ^ x;").replace("if (re) q <= m[ra];", "q <= m[ra];")
+
+
+@pytest.mark.parametrize("text, top", [(READ_ENABLE, "read_enable"),
+                                       (READ_REGISTER, "read_register")])
+def test_a_registered_read(tmp_path, text, top):
+    # Yosys merges the register (and its enable, and its initial value) into the read port:
+    # it comes back into the glue
+    synthesis, _ = front_end(_source(tmp_path, text, top), top=top)
     assert synthesis.operation is None
     operation, glue = synthesis.composition
     assert len(glue.dffs) == 4 and not operation.lag
-    result = compile(_source(tmp_path, READ_ENABLE, "read_enable"), top="read_enable")
+    result = compile(_source(tmp_path, text, top), top=top)
     assert result.report["back_end"] == "compose"
     rng = random.Random(12)
     rows = [{"we": rng.randrange(2), "re": rng.randrange(2), "wa": rng.randrange(8),
-             "ra": rng.randrange(8), "d": rng.randrange(16)} for _ in range(100)]
+             "ra": rng.randrange(8), "d": rng.randrange(16), "x": rng.randrange(16)}
+            for _ in range(100)]
+    if top == "read_register":
+        for row in rows:
+            row["re"] = 1
     memory, q, expected = [15 - i for i in range(8)], 7, []
     for row in rows:
-        expected.append({"q": q})
+        expected.append({"q": q} if top == "read_enable" else {"y": q ^ row["x"]})
         if row["re"]:
             q = memory[row["ra"]]       # the contents before this cycle's write
         if row["we"]:
             memory[row["wa"]] = row["d"]
+    inputs = [{k: v for k, v in row.items() if k in synthesis.netlist.inputs} for row in rows]
+    assert evaluate(result.config, result.portmap, inputs, target="fast") == expected
+
+
+def test_a_macro_site_on_a_grid():
+    # the 4 x 2 register file: inputs on its N side, read data on its S side
+    from bitgrid.compiler.compose import Macro
+    from bitgrid.library.memory import register_file
+    from bitgrid.terms import N, S, W
+    block = register_file(4, 2)
+    names = {"we": "g_we", "waddr": "g_wa", "wdata": "g_wd", "raddr": "g_ra", "rdata": "g_rd"}
+    macro = Macro(block, names)
+    width, height = macro.grid_for(10, 10)
+    site = macro.site(width, height)
+    x0, y0 = site.origin
+    assert x0 == Macro.WEST and (x0 + y0) % 2 == 0
+    assert height - (y0 + block.height) >= Macro.MARGIN + 2       # a row per read bit more
+    assert site.blocked == {(x0 + x, y0 + y) for x in range(block.width)
+                            for y in range(block.height)}
+    for port in block.ports:
+        for i, bit in enumerate(port.bits):
+            cell, wire = site.inner[(names[port.name], i)]
+            x, y = cell % width, cell // width
+            assert x == x0 + bit.lane
+            if port.direction == "in":       # the glue cell above drives its S output
+                assert (y, wire) == (y0 - 1, 4 * cell + int(S))
+                assert site.ties[(names[port.name], i)] == bit.skew
+            else:                            # the box's cell drives the glue cell below
+                assert y == y0 + block.height
+                assert wire == 4 * ((y - 1) * width + x) + int(S)
+                assert site.ties[(names[port.name], i)] == block.latency + bit.skew - 1
+    assert (int(S), x0) in site.closed and (int(W), y0) in site.closed
+    assert (int(N), x0) not in site.closed
+    # read data that are only output ports: the box on the S edge, its lanes under it
+    direct = Macro(block, {k: v for k, v in names.items() if k != "rdata"},
+                   inner_outputs=False).site(width, height)
+    assert direct.origin[1] + block.height >= height - 1
+    assert not any(key[0] == "g_rd" for key in direct.inner)
+
+
+def test_the_packer_keeps_the_two_sides_of_a_macro_apart():
+    # y1 (read by the macro) and y2 (reading its output) share their inputs: one cell
+    # unless the macro is between them
+    from bitgrid.compiler.pack import prepare
+    from bitgrid.netlist import InputPort, Lut, Netlist, OutputPort
+    netlist = Netlist("t", {"a": InputPort(("a",)), "b": InputPort(("b",)),
+                            "r": InputPort(("r",))},
+                      {"to": OutputPort(("y1",)), "out": OutputPort(("y2",))},
+                      {"y1": Lut(("a", "b"), 0b1000), "y2": Lut(("a", "b", "r"), 0b10010110)})
+    together = prepare(netlist)
+    apart = prepare(netlist, through=(["y1"], ["r"]))
+    assert len(together.blocks) == 1 and len(apart.blocks) == 2
+
+
+#: The write address is also the written data (the same nets on two of the block's ports).
+ADDRESS_AS_DATA = """module address_as_data(input clk, input nwe, input [2:0] ra, input [2:0] x,
+    output [2:0] q);
+  reg [2:0] m [0:7];
+  reg [2:0] a = 3'd5;
+  integer i;
+  initial for (i = 0; i < 8; i = i + 1) m[i] = 7 - i;
+  always @(posedge clk) begin if (!nwe) m[a] <= a; a <= a + x; end
+  assign q = m[ra] + 3'd1;
+endmodule
+"""
+
+
+def test_the_same_nets_on_two_ports_of_the_block(tmp_path):
+    result = compile(_source(tmp_path, ADDRESS_AS_DATA, "address_as_data"),
+                     top="address_as_data")
+    assert result.report["back_end"] == "compose"
+    rng = random.Random(13)
+    rows = [{"nwe": int(k < 8 or rng.random() < 0.5), "ra": rng.randrange(8),
+             "x": rng.randrange(8)} for k in range(80)]
+    memory, a, expected = [7 - i for i in range(8)], 5, []
+    for row in rows:
+        expected.append({"q": (memory[row["ra"]] + 1) % 8})
+        if not row["nwe"]:
+            memory[a] = a
+        a = (a + row["x"]) % 8
     assert evaluate(result.config, result.portmap, rows, target="fast") == expected
