@@ -176,4 +176,8 @@ def compile_(sources, top, amaranth, expr, variables, parameters, size, defects_
         click.echo(f"note: {note}", err=True)
     for note in result.report.get("check_notes", ()):
         click.echo(f"note: {note}", err=True)
+    if result.report.get("compose_failed"):
+        click.echo("note: the design's memory as its block with the logic laid out around it "
+                   f"did not lay out ({result.report['compose_failed']}); another back end's "
+                   "program is kept, right but larger", err=True)
     click.echo(_summary(result.report, paths))

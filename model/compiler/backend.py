@@ -83,7 +83,8 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     LUT4s, on the general back end with padding alone (``lut4, general``). The report names the mapping kept
     (``mapping``: ``lut4``, ``lut3``, ``lut2``, ``blocks``, ``one-cell``, ``lut4, general``
     or a mapping ``, retimed``) and lists every candidate's back end, cells and period
-    (``candidates``); ``times["total"]`` covers them all.
+    (``candidates``); ``times["total"]`` covers them all; ``compose_failed`` says why a
+    ``composition`` did not lay out, where one was tried and failed.
 
     :param netlist: a :class:`bitgrid.netlist.Netlist` (the LUT4 mapping).
     :param alternatives: ``{name: Netlist}``, other mappings of the same design (same ports
@@ -126,6 +127,7 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
                                                            height=height)))
         except CompileError as error:
             errors.append(error)
+    composed = None
     if composition is not None and not candidates and width is None and height is None \
             and region is None and defects is None and not pins:
         from .compose import compile_composition
@@ -134,6 +136,7 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
                 composition, netlist, seed=seed, progress=progress, objective=objective)))
         except CompileError as error:
             optional.append(error)
+            composed = str(error)           # said in the report: the others are larger
     block_only = bool(candidates) and (len(netlist.luts) > BLOCK_SEARCH_LUTS
                                        or operation is not None and operation.kind == "memory")
     retimed = None
@@ -186,6 +189,8 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
                                "period": r.portmap.period} for n, r in candidates])
     report["times"] = dict(report.get("times", {}),
                            total=round(time.perf_counter() - started, 4))
+    if composed is not None:
+        report["compose_failed"] = composed
     return best._replace(report=report)
 
 

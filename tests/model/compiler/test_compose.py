@@ -356,3 +356,28 @@ def test_the_same_nets_on_two_ports_of_the_block(tmp_path):
             memory[a] = a
         a = (a + row["x"]) % 8
     assert evaluate(result.config, result.portmap, rows, target="fast") == expected
+
+
+#: A count per address, `h[a] <= h[a] + 1`: the write data come from the same row's read, a
+#: loop through the block without a register, which its timing cannot hold.
+HISTOGRAM = """module histogram(input clk, input inc, input [1:0] a, output [1:0] q);
+  reg [1:0] h [0:3];
+  integer i;
+  initial for (i = 0; i < 4; i = i + 1) h[i] = 0;
+  assign q = h[a];
+  always @(posedge clk) if (inc) h[a] <= h[a] + 2'd1;
+endmodule
+"""
+
+
+def test_a_loop_through_the_block_is_said_and_another_back_end_kept(tmp_path):
+    result = compile(_source(tmp_path, HISTOGRAM, "histogram"), top="histogram")
+    assert result.report["back_end"] != "compose"
+    assert "loop" in result.report["compose_failed"]
+    rows = [{"inc": int(k % 3 != 2), "a": k % 4} for k in range(40)]
+    counts, expected = [0] * 4, []
+    for row in rows:
+        expected.append({"q": counts[row["a"]]})
+        if row["inc"]:
+            counts[row["a"]] = (counts[row["a"]] + 1) % 4
+    assert evaluate(result.config, result.portmap, rows, target="fast") == expected
