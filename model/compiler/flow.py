@@ -216,6 +216,8 @@ def compile(design=None, *, top=None, amaranth=None, expr=None, vars=None, param
                         "flip_flops": synthesis.stats["flip_flops"]},
               "clock": synthesis.stats["clock"], "dropped": list(synthesis.dropped)}
     report.update(result.report)
+    if synthesis.stats.get("compose_failed"):     # (the front end's part of it)
+        report.setdefault("compose_failed", synthesis.stats["compose_failed"])
     # the subcycles from a row's start to its last output bit (latency + the last skew): when
     # a whole row can be read (docs/ports.md, docs/serve.md "Rows")
     report["depth"] = result.portmap.depth

@@ -128,7 +128,8 @@ class SynthesisResult(typing.NamedTuple):
         mapped into 4-input LUTs.
     :param stats: ``{"luts": n, "flip_flops": n, "clock": name or None, "clock_edge":
         "rising"/"falling"/None, "times": {"synthesis": s, "parse": s}}`` (seconds); ``luts``
-        counts the LUT4 mapping.
+        counts the LUT4 mapping; ``compose_failed``: why a memory's logic could not be
+        mapped apart (:attr:`composition` is then None).
     :param alternatives: ``{"lut3": Netlist, "lut2": Netlist}``: the same design mapped into
         3- and 2-input LUTs (same ports and flip-flops), for
         :func:`~bitgrid.compiler.backend.compile_netlist` to try; empty where the front end
@@ -444,9 +445,9 @@ def synthesize(sources, *, top, parameters=None, passes=None):
                        key=lambda r: r.stats["luts"]) for k in LUT_SIZES if documents[k]}
         netlist = best[4].netlist
         operation = recognise(coarse, netlist.inputs, netlist.outputs)
-        composition = None
+        composition, why = None, None
         if operation is None:
-            composition = _composition(coarse_document, top, folder, names)
+            composition, why = _composition(coarse_document, top, folder, names)
     synthesis = time.perf_counter() - start
     result = best[4]._replace(alternatives={f"lut{k}": best[k].netlist
                                             for k in LUT_SIZES[1:] if k in best},
@@ -454,17 +455,20 @@ def synthesize(sources, *, top, parameters=None, passes=None):
                               dropped=dropped)
     result.stats["times"] = {"synthesis": synthesis,
                              "parse": time.perf_counter() - start - synthesis}
+    if why:
+        result.stats["compose_failed"] = why
     return result
 
 
 def _composition(document, top, folder, names):
-    """The :class:`.compose.Composition` of a design that is a memory and logic around it
-    (:func:`.compose.split_memory`), its glue mapped by a second Yosys run in ``folder``;
-    None if it is not one."""
+    """``(composition, why)``: the :class:`.compose.Composition` of a design that is a memory
+    and logic around it (:func:`.compose.split_memory`), its glue mapped by a second Yosys run
+    in ``folder``, or None; ``why`` the glue's error where its mapping failed (the other
+    back ends compile the design), else None."""
     from .compose import Composition, gate_writes, glue_script, split_memory
     split = split_memory(document, top)
     if split is None:
-        return None
+        return None, None
     glue_document, operation = split
     source = pathlib.Path(folder) / "glue.json"
     mapped = pathlib.Path(folder) / "glue.lut4.json"
@@ -474,9 +478,9 @@ def _composition(document, top, folder, names):
                   names=names)
         glue = netlist_from_json(json.loads(mapped.read_text()), top=top, names=names).netlist
         glue = gate_writes(glue)
-    except CompileError:
-        return None                     # the other candidates compile the design
-    return Composition(operation, glue)
+    except CompileError as error:       # the other candidates compile the design
+        return None, f"the logic around the memory: {error}"
+    return Composition(operation, glue), None
 
 
 def _drop_refused_tasks(sources, folder):
