@@ -42,8 +42,8 @@ from .errors import CompileError
 from .memories import mux_source, recognise_memory, resolver
 from .operations import Coarse, Operation
 
-__all__ = ["Composition", "Macro", "MacroSite", "split_memory", "gate_writes", "gate_reads",
-           "glue_script", "compile_composition", "GLUE_PREFIX"]
+__all__ = ["Composition", "Macro", "MacroSite", "compose_design", "split_memory", "gate_writes",
+           "gate_reads", "glue_script", "compile_composition", "GLUE_PREFIX"]
 
 #: Prefix of the glue's output ports that carry the memory's inputs.
 GLUE_PREFIX = "bgmem_"
@@ -283,6 +283,32 @@ def _parameters(parameters):
     """The memory cell's parameters as :func:`.operations.coarse_from_json` reads them."""
     from .operations import _parameter
     return {k: _parameter(v) for k, v in parameters.items()}
+
+
+def compose_design(document, top, folder, names=None):
+    """``(composition, why)``: the :class:`Composition` of the design in the coarse Yosys
+    JSON ``document`` if it is a memory and logic around it (:func:`split_memory`), its
+    glue mapped by a second Yosys run in ``folder`` (:func:`glue_script`) and its write
+    enable gated (:func:`gate_writes`), or None; ``why`` the glue's error where its mapping
+    failed (the other back ends compile the design), else None. ``names`` as for
+    :func:`.frontend.run_yosys`."""
+    import json
+    import pathlib
+    from .frontend import _tcl_word, netlist_from_json, run_yosys
+    split = split_memory(document, top)
+    if split is None:
+        return None, None
+    glue_document, operation = split
+    source = pathlib.Path(folder) / "glue.json"
+    mapped = pathlib.Path(folder) / "glue.lut4.json"
+    source.write_text(json.dumps(glue_document))
+    try:
+        run_yosys(glue_script(source.name, _tcl_word(top), mapped.name), folder=folder,
+                  top=top, names=names)
+        glue = netlist_from_json(json.loads(mapped.read_text()), top=top, names=names).netlist
+    except CompileError as error:
+        return None, f"the logic around the memory: {error}"
+    return Composition(operation, gate_writes(glue)), None
 
 
 def glue_script(source, top, output):

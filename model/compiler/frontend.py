@@ -447,7 +447,8 @@ def synthesize(sources, *, top, parameters=None, passes=None):
         operation = recognise(coarse, netlist.inputs, netlist.outputs)
         composition, why = None, None
         if operation is None:
-            composition, why = _composition(coarse_document, top, folder, names)
+            from .compose import compose_design
+            composition, why = compose_design(coarse_document, top, folder, names)
     synthesis = time.perf_counter() - start
     result = best[4]._replace(alternatives={f"lut{k}": best[k].netlist
                                             for k in LUT_SIZES[1:] if k in best},
@@ -458,29 +459,6 @@ def synthesize(sources, *, top, parameters=None, passes=None):
     if why:
         result.stats["compose_failed"] = why
     return result
-
-
-def _composition(document, top, folder, names):
-    """``(composition, why)``: the :class:`.compose.Composition` of a design that is a memory
-    and logic around it (:func:`.compose.split_memory`), its glue mapped by a second Yosys run
-    in ``folder``, or None; ``why`` the glue's error where its mapping failed (the other
-    back ends compile the design), else None."""
-    from .compose import Composition, gate_writes, glue_script, split_memory
-    split = split_memory(document, top)
-    if split is None:
-        return None, None
-    glue_document, operation = split
-    source = pathlib.Path(folder) / "glue.json"
-    mapped = pathlib.Path(folder) / "glue.lut4.json"
-    source.write_text(json.dumps(glue_document))
-    try:
-        run_yosys(glue_script(source.name, _tcl_word(top), mapped.name), folder=folder, top=top,
-                  names=names)
-        glue = netlist_from_json(json.loads(mapped.read_text()), top=top, names=names).netlist
-        glue = gate_writes(glue)
-    except CompileError as error:       # the other candidates compile the design
-        return None, f"the logic around the memory: {error}"
-    return Composition(operation, glue), None
 
 
 def _drop_refused_tasks(sources, folder):

@@ -300,9 +300,9 @@ class WaveTiming:
         self.design, self.graph, self.pl = design, graph, placement
         self.nb = len(design.blocks)
         self.conns = connections(design)
-        # output pins tied to each other ({pin: offset}): each exactly its offset after the
-        # others (a macro's inputs, :mod:`.compose`); their connections are timed and
-        # padded, their window is the whole period
+        # pins tied to each other ({pin: offset}): each exactly its offset after the others
+        # (a macro's ports inside the grid, :mod:`.compose`); the connections into them are
+        # timed and padded, their window is the whole period
         self.ties = dict(ties or {})
         self.start = [b for b, block in enumerate(design.blocks) if block.start]
         # nodes whose window is one update wide (early = late): the input bits (a row is

@@ -8,7 +8,6 @@ import random
 import pytest
 
 from bitgrid.compiler import compile
-from bitgrid.compiler.compose import GLUE_PREFIX
 from bitgrid.compiler.designs import design, write
 from bitgrid.compiler.flow import front_end
 from bitgrid.evaluate import evaluate
