@@ -735,7 +735,8 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
                     break
             if built is None:
                 errors.append(f"it needs {w} x {h} cells")
-                return True
+                # more tracks only make the layout taller: no later height of this mode fits
+                return "too tall" if h > room else True
         key = (built[2]["cells"]["total"], built[0].width * built[0].height)
         if best is None or key < best[0]:
             best = (key, built)
@@ -750,7 +751,10 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
         for mode in MODES:
             H, found = min(start, cap), None
             while H <= cap and not spent():
-                if attempt(H, mode, lookahead):
+                fitted = attempt(H, mode, lookahead)
+                if fitted == "too tall":
+                    break
+                if fitted:
                     found = H
                     break
                 if H == cap:

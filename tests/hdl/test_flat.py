@@ -69,17 +69,19 @@ def flat_equivalence(cwd, width, height, depth, *, init=None, mutate=None):
                        "hierarchy -top miter; opt -fast", f"-seq {depth}", cwd=cwd)
 
 
-@pytest.mark.parametrize("depth", [6, pytest.param(9, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("depth", [6, pytest.param(7, marks=pytest.mark.slow)])
 def test_equal_2x2(tmp_path, depth):
     """2 x 2, unconfigured at power-up: ``depth`` cycles (a frame write, its CRC bytes and
-    steps; 9 cycles take about 4 CPU minutes)."""
+    steps). The time grows about threefold a cycle: 6 cycles took 34 s and 9 took 14 CPU
+    minutes (2026-12-07, 2-core machine, both cores busy), too long for CI's slow set."""
     assert flat_equivalence(tmp_path, 2, 2, depth)
 
 
-@pytest.mark.parametrize("depth", [3, pytest.param(5, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("depth", [3, pytest.param(4, marks=pytest.mark.slow)])
 def test_equal_4x6_configured(tmp_path, depth):
     """4 x 6 (rows not a power of two: the readback of rows 6 and 7 is 0) with a random power-up
-    configuration: ``depth`` cycles (5 take about 4 CPU minutes)."""
+    configuration: ``depth`` cycles (3 took 43 s; 5 more than 10 CPU minutes, 2026-12-07,
+    2-core machine, both cores busy)."""
     assert flat_equivalence(tmp_path, 4, 6, depth, init=Configuration.random(4, 6, seed=7))
 
 

@@ -176,10 +176,10 @@ def test_block_at_a_given_size_and_too_small(synthesized):
 def test_too_small_names_the_block_when_it_is_the_smallest(synthesized):
     """Where neither the block nor a LUT mapping fits, the error names the smallest layout:
     the block's."""
-    _, synthesis = synthesized("multiplier", n=8)
-    with pytest.raises(CompileError, match=r"multiplier\(bits=8, signed=False\) block needs "
-                       r"a 24 x 24 grid"):
-        compile_netlist(synthesis.netlist, width=22, height=22,
+    _, synthesis = synthesized("multiplier", n=4)
+    with pytest.raises(CompileError, match=r"multiplier\(bits=4, signed=False\) block needs "
+                       r"a 12 x 12 grid"):
+        compile_netlist(synthesis.netlist, width=10, height=10,
                         alternatives=synthesis.alternatives, operation=synthesis.operation)
 
 
