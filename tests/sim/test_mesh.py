@@ -397,12 +397,14 @@ def test_mesh_at_slow_buffers_2x1():
 @pytest.mark.slow
 @pytest.mark.parametrize("latencies", [
     pytest.param(latencies, id=f"in{latencies[0]}-out{latencies[1]}")
-    for latencies in BUFFER_LATENCIES])
+    for latencies in BUFFER_LATENCIES if latencies[0] != latencies[1]])
 def test_mesh_at_buffer_latencies(latencies):
     """random_8x8 on 2 x 2 chips with two DDR lanes per link whose I/O buffers take
     ``latencies`` cycles (input, output): the vector file's and the emulator's outputs at every
     subcycle, and on the clean line every frame is sent once (the link layer's timeout allows
-    for the longer trip: no retransmission)."""
+    for the longer trip: no retransmission). The unequal pairs only: (3, 3) runs in the fast
+    set (test_mesh_at_slow_buffers_2x1, on 2 x 1), (1, 1) in every other mesh test; each
+    took 45 to 60 s (2026-12-07, 2-core machine, both cores busy)."""
     cases = [_conformance_case("random_8x8")]
     results = run_mesh_cases(cases, "2x2", lanes=2, ddr=True, input_latency=latencies[0],
                              output_latency=latencies[1], quiet=True)
@@ -415,9 +417,16 @@ CONFORMANCE_MESHES = [("random_8x8", "2x2"), ("adder8", "1x2"), ("edge_io_hello"
                       ("adder8_snake", "1x2")]
 
 
+def _fault_meshes():
+    """CONFORMANCE_MESHES on both simulators, but random_32x32 on Verilator only (99 s on
+    Icarus, 2026-12-07, 2-core machine, both cores busy; the 8 x 8 programs cover Icarus)."""
+    return [pytest.param(s, name, shape, marks=MARKS[s], id=f"{name}-{shape}-{s}")
+            for name, shape in CONFORMANCE_MESHES for s in SIMULATORS
+            if not (name == "random_32x32" and s == "icarus")]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("simulator", [pytest.param(s, marks=MARKS[s]) for s in SIMULATORS])
-@pytest.mark.parametrize("name, shape", CONFORMANCE_MESHES)
+@pytest.mark.parametrize("simulator, name, shape", _fault_meshes())
 def test_conformance_on_a_mesh_with_faults(simulator, name, shape):
     """Every conformance program whose grid splits, on a mesh, with every fault kind at once."""
     path = os.path.join(conformance_dir(), f"{name}.json")
