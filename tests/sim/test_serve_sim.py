@@ -1,6 +1,7 @@
 """``bitgrid serve --target sim``: the conformance cases through BGCF into the RTL grid behind
 the board's host controller, simulated in cocotb (the 2 x 2 cases on Icarus in the fast set;
-every case on Verilator in the slow set: Icarus loads a 32 x 32 program in about 40 s)."""
+every case but the 32 x 32 one on Verilator in the slow set: Icarus loads a 32 x 32 program
+in about 40 s)."""
 
 import pytest
 
@@ -30,6 +31,8 @@ def test_2x2_cases_through_serve_on_icarus():
 
 @pytest.mark.verilator
 @pytest.mark.slow
-@pytest.mark.parametrize("name", conformance_cases())
+@pytest.mark.parametrize("name", [name for name in conformance_cases() if name != "random_32x32"])
 def test_conformance_through_serve_on_verilator(name):
+    """Every conformance case but random_32x32 (270 s: 2026-12-07, 2-core machine, both cores
+    busy; the 32 x 32 grid runs on Verilator in tests/sim/test_sim.py and on a mesh)."""
     run_on_sim([name], "verilator")
