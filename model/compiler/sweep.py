@@ -87,6 +87,8 @@ SEARCH_STEPS = 1_500_000
 _FLEX = -1
 #: Most tracks tried for an automatic grid.
 MAX_TRACKS = 2048
+#: What a sweep attempt at a given grid size returns when its layout is taller than the grid.
+_TOO_TALL = object()
 
 
 # Cell tables ----------------------------------------------------------------------------------
@@ -736,7 +738,7 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
             if built is None:
                 errors.append(f"it needs {w} x {h} cells")
                 # more tracks only make the layout taller: no later height of this mode fits
-                return "too tall" if h > room else True
+                return _TOO_TALL if h > room else True
         key = (built[2]["cells"]["total"], built[0].width * built[0].height)
         if best is None or key < best[0]:
             best = (key, built)
@@ -752,7 +754,7 @@ def compile_sweep(netlist, *, width=None, height=None, region=None, allowed=None
             H, found = min(start, cap), None
             while H <= cap and not spent():
                 fitted = attempt(H, mode, lookahead)
-                if fitted == "too tall":
+                if fitted is _TOO_TALL:
                     break
                 if fitted:
                     found = H

@@ -81,8 +81,7 @@ def test_equal_4x6_configured(tmp_path):
     """4 x 6 (rows not a power of two: the readback of rows 6 and 7 is 0) with a random power-up
     configuration, over 3 cycles (39 s; 4 took 158 s and 5 took 11 CPU minutes, 2026-12-07,
     2-core machine, both cores busy: too long for CI's slow set)."""
-    depth = 3
-    assert flat_equivalence(tmp_path, 4, 6, depth, init=Configuration.random(4, 6, seed=7))
+    assert flat_equivalence(tmp_path, 4, 6, 3, init=Configuration.random(4, 6, seed=7))
 
 
 def test_proof_finds_a_difference(tmp_path):
