@@ -120,6 +120,7 @@ def test_verilog_part():
 
 
 @pytest.mark.icarus
+@pytest.mark.slow
 def test_sim_part_icarus_and_amaranth():
     part = sim.measure([2], simulators=("icarus", "amaranth"), steps=8, progress=False,
                        missing="raise", player_steps=8)

@@ -77,6 +77,7 @@ def test_equal_2x2(tmp_path, depth):
     assert flat_equivalence(tmp_path, 2, 2, depth)
 
 
+@pytest.mark.slow
 def test_equal_4x6_configured(tmp_path):
     """4 x 6 (rows not a power of two: the readback of rows 6 and 7 is 0) with a random power-up
     configuration, over 3 cycles (39 s; 4 took 158 s and 5 took 11 CPU minutes, 2026-12-07,

@@ -472,7 +472,8 @@ def test_cli_place_refusal_gives_no_advice_place_cannot_follow(tmp_path):
 
 
 @pytest.mark.parametrize("name, params, relocates", [
-    ("traffic", {}, True), ("lfsr", {"n": 8}, True), ("gray", {"n": 8}, True),
+    ("traffic", {}, True), ("lfsr", {"n": 8}, True),
+    pytest.param("gray", {"n": 8}, True, marks=pytest.mark.slow),     # (15 s)
     ("bcd", {"digits": 2}, False)])
 def test_windowed_sequential_programs_are_read_back_right_or_refused(tmp_path, name, params,
                                                                     relocates):

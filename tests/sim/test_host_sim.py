@@ -47,6 +47,7 @@ CORRUPT = (3, 20)
 
 
 @pytest.mark.icarus
+@pytest.mark.slow
 def test_2x2_icarus_with_corrupted_frames():
     """Both 2x2 conformance cases in one host session, with readback, while two request frames
     are corrupted on the line: each is answered with a CRC error, sent again, and the runs
@@ -91,6 +92,7 @@ def case_paths(name):
 
 
 @pytest.mark.icarus
+@pytest.mark.slow
 def test_cli_run_target_sim(tmp_path):
     """``bitgrid run --target sim``: exit 0 when every step matches, 1 on a mismatch (a vector
     file with one output flipped), 2 for a missing simulator."""

@@ -542,6 +542,7 @@ def test_run_mesh_cases_checks_the_spec_against_the_steps():
 
 
 @pytest.mark.icarus
+@pytest.mark.slow
 def test_cli_mesh_run_pass_and_mismatch(tmp_path):
     """``bitgrid sim --mesh``: exit 0 and the counters when every step matches, 1 with a
     mismatch report when the vector file is wrong (first 16 steps of random_8x8)."""
@@ -570,7 +571,8 @@ def test_cli_mesh_run_pass_and_mismatch(tmp_path):
 
 # --- Two host controllers with a link: two boards as one grid --------------------------------
 
-@pytest.mark.parametrize("grid_engine", ["direct", "multiplexed"])
+@pytest.mark.parametrize("grid_engine", ["direct",
+                                         pytest.param("multiplexed", marks=pytest.mark.slow)])
 def test_two_protocol_engines_with_linked_tiles_run_one_grid(grid_engine):
     """What two linked boards do, minus the UARTs: two :class:`ProtocolEngine` s, each with a
     4 x 4 :class:`MeshTile` (sides E and W joined pin to pin), each loaded over the host

@@ -102,6 +102,7 @@ def test_configuration_goes_through_the_port():
 
 
 @pytest.mark.icarus
+@pytest.mark.slow
 def test_player_matches_step_by_step_and_the_emulator():
     """Random configurations of a non-square grid, steps back to back and with idle cycles;
     a fixed configuration; the same outputs from the player, the step-by-step bench and the

@@ -59,7 +59,8 @@ def test_truncated_verilog_is_generated_again(private_cache, capfd):
     assert first.read_bytes() == text
 
 
-@pytest.mark.parametrize("damage", ["truncate", "remove", "old-record"])
+@pytest.mark.parametrize("damage", ["truncate", pytest.param("remove", marks=pytest.mark.slow),
+                                    pytest.param("old-record", marks=pytest.mark.slow)])
 def test_damaged_icarus_build_is_built_again(private_cache, capfd, damage):
     build = runner.build(2, 2, simulator="icarus")
     vvp = build.directory / "sim.vvp"

@@ -32,7 +32,7 @@ def _case_file(name):
 # --- The fixed-configuration build ----------------------------------------------------------
 
 @pytest.mark.icarus
-@pytest.mark.parametrize("storage", ["ff", "memory"])
+@pytest.mark.parametrize("storage", ["ff", pytest.param("memory", marks=pytest.mark.slow)])
 def test_fixed_configuration_matches_the_vectors_without_a_load(storage):
     case = load_conformance("random_2x2")
     result = run_vector_case(case, fixed=True, storage=storage, quiet=True)
@@ -118,6 +118,7 @@ def test_icarus_build_args_make_their_own_build():
 
 
 @pytest.mark.verilator
+@pytest.mark.slow
 def test_verilator_x_assign_unique_and_random_reset_from_the_cli():
     """Verilator with X values randomised (``--x-assign unique --x-initial unique``) and every
     variable reset to a random value (``+verilator+rand+reset+2``): the 2x2 case still matches

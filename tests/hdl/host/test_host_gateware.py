@@ -382,6 +382,7 @@ def test_back_to_back_frames_over_uart():
 
 # --- Synthesis: the controller's buffers are block RAM -------------------------------------------
 
+@pytest.mark.slow
 def test_controller_uses_block_ram_ice40(tmp_path):
     """The protocol engine keeps its frame buffer, answer buffer and staging memory in block RAM
     (``docs/resources.md``): on iCE40 the whole controller of a 4 x 4 flip-flop grid, minus the

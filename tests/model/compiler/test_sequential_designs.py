@@ -96,6 +96,7 @@ def _frame(byte, divisor):
     return [b for b in bits for _ in range(divisor)]
 
 
+@pytest.mark.slow
 def test_uart_rx(tmp_path):
     divisor = 4
     line = [1] * 3
