@@ -38,7 +38,7 @@ __all__ = ["CompileError", "CompileResult", "compile_netlist"]
 #: Largest design (Yosys LUT4s) no block takes on which the general back end is tried beside
 #: the sweep by default (its period is set by the placed loops, the sweep's by its rows, and
 #: it uses every side of a cell: issue 36; ``bitgrid bench compile``, series ``sequential``
-#: and the test designs).
+#: and the test designs); also the largest table tried on it beside the rom block.
 GENERAL_CANDIDATE_LUTS = 32
 
 
@@ -79,8 +79,9 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
     and the program with the fewest cells x period is kept (:func:`.general.figure_of_merit`); only
     ``netlist`` falls back to the older back ends (fixed pins; a region or defect map the
     sweep does not fit); a small state machine is also tried in one cell
-    (:mod:`.onecell`) and a design no block takes, up to :data:`GENERAL_CANDIDATE_LUTS`
-    LUT4s, on the general back end with padding alone (``lut4, general``). The report names the mapping kept
+    (:mod:`.onecell`) and a design no block takes (or a table beside its rom block), up to
+    :data:`GENERAL_CANDIDATE_LUTS` LUT4s, on the general back end with padding alone
+    (``lut4, general``). The report names the mapping kept
     (``mapping``: ``lut4``, ``lut3``, ``lut2``, ``blocks``, ``one-cell``, ``lut4, general``
     or a mapping ``, retimed``) and lists every candidate's back end, cells and period
     (``candidates``); ``times["total"]`` covers them all; ``compose_failed`` says why a
@@ -147,11 +148,14 @@ def compile_netlist(netlist, *, width=None, height=None, region=None, defects=No
             candidates.append((f"{retimed.report.get('mapping', 'lut4')}, retimed", retimed))
     area = objective == "area"
     general_luts = GENERAL_AREA_LUTS if area else GENERAL_CANDIDATE_LUTS
+    table = operation is not None and operation.kind == "rom"
     if region is None and defects is None and not pins and retimed is None \
-            and (not candidates or area and len(netlist.luts) <= BLOCK_SEARCH_LUTS) \
+            and (not candidates or table or area and len(netlist.luts) <= BLOCK_SEARCH_LUTS) \
             and len(netlist.luts) <= general_luts:
         # a small design no block takes: the general back end's loops are short and its
-        # logic dense when it pads
+        # logic dense when it pads; a small table: its LUTs of the same address bits share
+        # cells, four output bits to a cell (rom16x8: 28 cells at period 2 against the
+        # block's 192, 2026-12-07)
         try:
             candidates.append(("lut4, general", compile_general(
                 netlist, width=width, height=height, region=None, defects=None, fixed={},

@@ -27,7 +27,9 @@ Steps (each the usual one of FPGA technology mapping, e.g. ABC's and VPR's packe
    4) is folded into its readers (as ABC's ``lutpack`` / ``mfs`` would).
 4. *Packing*: LUTs whose input signals together number at most 4 share a cell (for example
    the sum and carry of a full adder: 3 inputs, 2 outputs), at most :data:`MAX_LUTS_PER_CELL`
-   per cell so that each output still has sides to leave by, and of one logic level (a
+   per cell so that each output still has sides to leave by (up to
+   :data:`SAME_INPUT_LUTS_PER_CELL` where all of them read the very same inputs: the output
+   bits of a 16-word piece of a table), and of one logic level (a
    cell's LUTs compute in one wave). Greedy, best-gain first (the affinity of VPR's
    AAPack: shared inputs).
 """
@@ -37,11 +39,15 @@ import typing
 
 from ..netlist import CONST0, CONST1, START
 
-__all__ = ["START", "MAX_LUTS_PER_CELL", "Block", "Pin", "Net", "Design", "prepare",
-           "logic_levels"]
+__all__ = ["START", "MAX_LUTS_PER_CELL", "SAME_INPUT_LUTS_PER_CELL", "Block", "Pin", "Net",
+           "Design", "prepare", "logic_levels"]
 
 #: Most LUTs packed into one cell (a cell has 4 outputs; every LUT needs one side to leave).
 MAX_LUTS_PER_CELL = 2
+#: Most LUTs per cell where every LUT of the cell reads the very same inputs (a table's
+#: output bits, a decoder's outputs): their inputs come in once, so the cell costs its
+#: neighbours no more input sides than one LUT does.
+SAME_INPUT_LUTS_PER_CELL = 4
 
 
 class Block(typing.NamedTuple):
@@ -450,7 +456,7 @@ def _pack(netlist, luts, dffs, outputs, gates, max_luts, encoding, through=None)
         group = [net]
         signals = set(items[net][0])
         group_of[net] = len(groups)
-        while len(group) < max_luts:
+        while len(group) < max(max_luts, SAME_INPUT_LUTS_PER_CELL):
             best, best_gain = None, 0
             candidates = set()
             for s in signals:
@@ -462,6 +468,10 @@ def _pack(netlist, luts, dffs, outputs, gates, max_luts, encoding, through=None)
                 union = signals | other_signals
                 if len(union) > 4:
                     continue
+                if len(group) >= max_luts and (other_signals != signals
+                                               or any(set(items[n][0]) != signals
+                                                      for n in group)):
+                    continue        # beyond max_luts: only LUTs of the very same inputs
                 if level[other] != level[net]:
                     continue        # one cell, one wave: LUTs of one logic level only
                 gain = len(signals & other_signals) * 4 - len(union - signals)

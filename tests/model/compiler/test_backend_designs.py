@@ -337,6 +337,26 @@ def test_luts_of_different_levels_share_no_cell():
                                   "y": [("E", 3), ("E", 5)]}, width=16, height=16)
 
 
+def test_luts_of_the_same_inputs_share_a_cell_four_at_a_time():
+    """Six LUTs of the same four inputs (a table's output bits) pack four and two to a cell;
+    four LUTs whose inputs differ (three signals each, five in all) pack two to a cell at
+    most, each cell within four signals."""
+    from bitgrid.compiler.pack import prepare
+    a = tuple(f"a{i}" for i in range(4))
+    luts = {f"t{k}": Lut(a, 0x6996 ^ (0x1111 << k) & 0xFFFF) for k in range(6)}
+    netlist = Netlist("table", {"a": InputPort(a)}, {"y": OutputPort(tuple(luts))}, luts, {})
+    sizes = sorted(len(b.luts) for b in prepare(netlist).blocks)
+    assert sizes == [2, 4]
+    b = tuple(f"b{i}" for i in range(5))
+    reads = [(0, 1, 4), (1, 2, 4), (2, 3, 4), (0, 2, 4)]
+    luts = {f"u{k}": Lut(tuple(b[i] for i in r), 0x96 ^ (1 << k)) for k, r in enumerate(reads)}
+    netlist = Netlist("mixed", {"b": InputPort(b)}, {"y": OutputPort(tuple(luts))}, luts, {})
+    blocks = prepare(netlist).blocks
+    assert max(len(block.luts) for block in blocks) == 2
+    assert all(len(block.inputs) <= 4 for block in blocks)
+    assert sum(len(block.luts) for block in blocks) == 4
+
+
 @pytest.mark.parametrize("seeds", _chunks(2000, 20))
 def test_general_back_end_on_random_state_machines(seeds):
     """Random small state machines on the general back end alone (pins on fixed lanes), 100
