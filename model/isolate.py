@@ -37,10 +37,11 @@ import typing
 from .analysis import CellOutput, DependencyGraph, EdgeInput, EdgeOutput, format_path
 from .cell import COPY_E, COPY_N, COPY_S, COPY_W
 from .config import Configuration
-from .terms import DIRECTIONS, Direction, parse_side, side_lanes
+from .terms import DIRECTIONS, Direction, Region, parse_side, side_lanes
+from .terms import parse_region as _parse_region
 
-__all__ = ["IsolationError", "Region", "Leak", "parse_region", "parse_port", "check_isolation",
-           "wall_ring", "build_wall", "format_leak", "paste"]
+__all__ = ["IsolationError", "Region", "Leak", "parse_region", "check_region", "parse_port",
+           "check_isolation", "wall_ring", "build_wall", "format_leak", "paste"]
 
 _COPY = {Direction.N: COPY_N, Direction.E: COPY_E, Direction.S: COPY_S, Direction.W: COPY_W}
 
@@ -50,51 +51,25 @@ class IsolationError(ValueError):
     regions overlapping, a port that names nothing, a wall ring that is not free."""
 
 
-class Region(typing.NamedTuple):
-    """A rectangle of cells, corners inclusive (SPEC section 10): ``x0 <= x <= x1``,
-    ``y0 <= y <= y1``."""
-    x0: int
-    y0: int
-    x1: int
-    y1: int
-
-    def __contains__(self, xy):
-        x, y = xy
-        return self.x0 <= x <= self.x1 and self.y0 <= y <= self.y1
-
-    def cells(self):
-        """The region's cells ``(x, y)``, row by row."""
-        return [(x, y) for y in range(self.y0, self.y1 + 1) for x in range(self.x0, self.x1 + 1)]
-
-    def overlaps(self, other):
-        return not (self.x1 < other.x0 or other.x1 < self.x0 or self.y1 < other.y0
-                    or other.y1 < self.y0)
-
-    def check_grid(self, width, height):
-        """``self`` if it lies inside a ``width`` x ``height`` grid.
-
-        :raises IsolationError: naming the region and the grid."""
-        if not (0 <= self.x0 <= self.x1 < width and 0 <= self.y0 <= self.y1 < height):
-            raise IsolationError(f"region {self} does not lie inside the {width} x {height} "
-                                 "grid (x0,y0,x1,y1 with x0 <= x1 < width, y0 <= y1 < height)")
-        return self
-
-    def __str__(self):
-        return f"{self.x0},{self.y0},{self.x1},{self.y1}"
-
-
 def parse_region(text):
-    """A :class:`Region` from ``x0,y0,x1,y1`` (corners inclusive; the corners may come in any
-    order).
+    """A :class:`~bitgrid.terms.Region` from ``x0,y0,x1,y1`` (corners inclusive, in either
+    order: :func:`bitgrid.terms.parse_region`).
 
     :raises IsolationError: ``region '1,2,3' is not x0,y0,x1,y1 ...``."""
-    parts = str(text).split(",")
     try:
-        x0, y0, x1, y1 = (int(p.strip()) for p in parts)
-    except ValueError:
-        raise IsolationError(f"region {text!r} is not x0,y0,x1,y1 (four cell coordinates, "
-                             "corners inclusive), for example 0,0,3,7") from None
-    return Region(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+        return _parse_region(text)
+    except ValueError as error:
+        raise IsolationError(str(error)) from None
+
+
+def check_region(region, width, height):
+    """``region`` if it lies inside a ``width`` x ``height`` grid.
+
+    :raises IsolationError: naming the region and the grid."""
+    if not region.inside(width, height):
+        raise IsolationError(f"region {region} does not lie inside the {width} x {height} "
+                             "grid (x0,y0,x1,y1 with x0 <= x1 < width, y0 <= y1 < height)")
+    return region
 
 
 _CELL_PORT = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*:\s*([NESWnesw])\s*$")
@@ -173,11 +148,11 @@ def _owner(graph, node, regions):
 
 
 def _check_regions(regions, width, height):
-    regions = [parse_region(r) if isinstance(r, str) else Region(*r) for r in regions]
+    regions = [parse_region(r) for r in regions]
     if not regions:
         raise IsolationError("give at least one region (x0,y0,x1,y1)")
     for region in regions:
-        region.check_grid(width, height)
+        check_region(region, width, height)
     for i, a in enumerate(regions):
         for b in regions[i + 1:]:
             if a.overlaps(b):
@@ -265,7 +240,7 @@ def _search(graph, starts, blocked):
 def wall_ring(region, width, height):
     """The cells of the one-cell ring around ``region`` inside a ``width`` x ``height`` grid
     (corners included; sides on the grid's edge have none), row by row."""
-    region = Region(*region)
+    region = parse_region(region)
     ring = []
     for y in range(region.y0 - 1, region.y1 + 2):
         for x in range(region.x0 - 1, region.x1 + 2):

@@ -10,6 +10,9 @@ Every other module imports these; none defines its own list of sides or storage 
   ``i``.
 * Parity (SPEC section 4): cell ``(x, y)`` has parity ``(x + y) % 2`` and updates on the
   subcycles of that parity (phase A = parity 0).
+* Regions (SPEC section 10): :class:`Region`, a rectangle of cells ``x0,y0,x1,y1``, corners
+  inclusive, read by :func:`parse_region` with the corners in either order (``3,3,0,0`` is
+  ``0,0,3,3``) wherever a region is taken (``bitgrid compile --region``, ``bitgrid isolate``).
 * Storage kinds of a cell's configuration (SPEC section 7), engines, and the RTL simulators.
 """
 
@@ -22,7 +25,7 @@ from .checks import check_choice
 
 __all__ = [
     "Direction", "N", "E", "S", "W", "DIRECTIONS", "SIDES", "parse_side", "parse_sides",
-    "side_lanes", "Edges", "parity", "lane_parity_offset",
+    "side_lanes", "Edges", "parity", "lane_parity_offset", "Region", "parse_region",
     "STORAGES", "GATEWARE_STORAGES", "check_storage", "ENGINES", "SIMULATORS",
     "check_simulator",
 ]
@@ -182,6 +185,58 @@ def lane_parity_offset(side):
     (SPEC sections 1 and 4): the cell of lane ``i`` has parity ``(i + offset) % 2``. 0 for N and
     W (cells ``(i, 0)``, ``(0, i)``), 1 for S and E (cells ``(i, H-1)``, ``(W-1, i)``)."""
     return (0, 1, 1, 0)[parse_side(side)]
+
+
+class Region(typing.NamedTuple):
+    """A rectangle of cells, corners inclusive (SPEC section 10): ``x0 <= x <= x1``,
+    ``y0 <= y <= y1``. :func:`parse_region` makes one from text or four ints."""
+    x0: int
+    y0: int
+    x1: int
+    y1: int
+
+    def __contains__(self, xy):
+        x, y = xy
+        return self.x0 <= x <= self.x1 and self.y0 <= y <= self.y1
+
+    def cells(self):
+        """The region's cells ``(x, y)``, row by row."""
+        return [(x, y) for y in range(self.y0, self.y1 + 1) for x in range(self.x0, self.x1 + 1)]
+
+    def overlaps(self, other):
+        return not (self.x1 < other.x0 or other.x1 < self.x0 or self.y1 < other.y0
+                    or other.y1 < self.y0)
+
+    def inside(self, width, height):
+        """Whether the region lies inside a ``width`` x ``height`` grid."""
+        return 0 <= self.x0 <= self.x1 < width and 0 <= self.y0 <= self.y1 < height
+
+    def __str__(self):
+        return f"{self.x0},{self.y0},{self.x1},{self.y1}"
+
+
+def parse_region(value):
+    """A :class:`Region` from ``"x0,y0,x1,y1"`` or four ints (cell coordinates of at least 0,
+    corners inclusive; either corner first, so ``"3,3,0,0"`` is ``0,0,3,3``: SPEC section 10).
+
+    :raises ValueError: ``region '1,2,3' is not x0,y0,x1,y1 ...`` (each caller names its
+        option or raises its own error class with this text)."""
+    if isinstance(value, str):
+        parts = value.split(",")
+        try:
+            numbers = [int(p.strip()) for p in parts]
+        except ValueError:
+            numbers = None
+    else:
+        numbers = list(value) if isinstance(value, (tuple, list)) else None
+    if numbers is None or len(numbers) != 4 or not all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0
+            for v in numbers):
+        raise ValueError(f"region {value!r} is "
+                         "not x0,y0,x1,y1 (four cell coordinates of at least 0, corners "
+                         "inclusive), for example 0,0,3,7")
+    x0, y0, x1, y1 = (int(v) for v in numbers)
+    return Region(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
 
 
 #: Storage kinds of a cell's configuration (SPEC section 7): ``"ff"`` keeps the 64 LUT bits in

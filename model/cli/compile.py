@@ -76,7 +76,8 @@ def _summary(report, paths):
 @click.option("--defects", "defects_path", type=click.Path(dir_okay=False), metavar="MAP",
               help="A bitgrid-defects-v1 map (SPEC section 10): its cells are not used.")
 @click.option("--region", metavar="x0,y0,x1,y1",
-              help="Use only the cells of this rectangle (corners inclusive), leaving the rest "
+              help="Use only the cells of this rectangle (corners inclusive, either corner "
+                   "first), leaving the rest "
                    "of the grid untouched (with --size: the whole grid; default: just large "
                    "enough for the region).")
 @click.option("--seed", type=int, default=0, show_default=True,

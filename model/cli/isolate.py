@@ -14,7 +14,8 @@ __all__ = ["isolate"]
 @click.command()
 @click.argument("bitstream", metavar="PROGRAM", type=click.Path(dir_okay=False))
 @click.option("--region", "regions", multiple=True, required=True, metavar="X0,Y0,X1,Y1",
-              help="A region of cells, corners inclusive (SPEC section 10); repeat for more. "
+              help="A region of cells, corners inclusive, either corner first (SPEC section "
+                   "10); repeat for more. "
                    "With one region, the rest of the grid is the other.")
 @click.option("--port", "ports", multiple=True, metavar="PORT",
               help="A node allowed to carry a signal across: X,Y:D (output D of cell X,Y, "
@@ -54,7 +55,7 @@ def isolate(bitstream, regions, ports, wall, output):
         if wall:
             check_writable(output)
             for region in parsed:
-                ring = set(iso.wall_ring(region.check_grid(bs.width, bs.height), bs.width,
+                ring = set(iso.wall_ring(iso.check_region(region, bs.width, bs.height), bs.width,
                                          bs.height))
                 own = [n for n in nodes if getattr(n, "x", None) is not None
                        and (n.x, n.y) in ring]

@@ -29,6 +29,7 @@ import time
 
 from .. import bitstream, defects as _defects, ports as _ports
 from ..files import atomic_write
+from ..terms import parse_region as _parse_region
 from .errors import CompileError
 
 __all__ = ["compile", "front_end", "write_outputs", "parse_region", "read_defects",
@@ -36,29 +37,17 @@ __all__ = ["compile", "front_end", "write_outputs", "parse_region", "read_defect
 
 
 def parse_region(region):
-    """``(x0, y0, x1, y1)`` from ``"x0,y0,x1,y1"`` or a 4-sequence of ints (corners
-    inclusive, SPEC section 10), or None.
+    """``(x0, y0, x1, y1)`` from ``"x0,y0,x1,y1"`` or four ints (corners inclusive, either
+    corner first: :func:`bitgrid.terms.parse_region`, SPEC section 10), or None.
 
-    :raises CompileError: for another form or a corner after the other.
+    :raises CompileError: for another form.
     """
     if region is None:
         return None
-    if isinstance(region, str):
-        try:
-            region = [int(v) for v in region.split(",")]
-        except ValueError:
-            raise CompileError(f"--region is x0,y0,x1,y1 (cells, corners inclusive), not "
-                               f"{region!r}") from None
-    region = tuple(region)
-    if len(region) != 4 or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
-                                   for v in region):
-        raise CompileError(f"--region is x0,y0,x1,y1: four cell coordinates of at least 0, "
-                           f"not {region!r}")
-    x0, y0, x1, y1 = region
-    if x1 < x0 or y1 < y0:
-        raise CompileError(f"--region {x0},{y0},{x1},{y1}: the second corner comes after the "
-                           "first (x0 <= x1, y0 <= y1)")
-    return region
+    try:
+        return tuple(_parse_region(region))
+    except ValueError as error:
+        raise CompileError(f"--{error}") from None
 
 
 def read_defects(defects):

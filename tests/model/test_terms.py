@@ -105,3 +105,30 @@ def test_edges_lane_bits_are_0_or_1():
 
 def test_side_lanes():
     assert [terms.side_lanes(side, 4, 6) for side in terms.SIDES] == [4, 6, 4, 6]
+
+
+@pytest.mark.parametrize("value", ["1,2,5,7", "5,7,1,2", " 5, 2,1 ,7", (1, 7, 5, 2), [5, 2, 1, 7],
+                                   terms.Region(1, 2, 5, 7)])
+def test_a_region_takes_its_corners_in_either_order(value):
+    """One region rule for every command that takes one (SPEC section 10): corners
+    inclusive, either corner first."""
+    region = terms.parse_region(value)
+    assert region == terms.Region(1, 2, 5, 7) and str(region) == "1,2,5,7"
+    assert (1, 2) in region and (5, 7) in region and (0, 2) not in region
+    assert (5, 8) not in region
+    assert len(region.cells()) == 5 * 6 and region.cells()[:2] == [(1, 2), (2, 2)]
+    assert region.inside(6, 8) and not region.inside(5, 8) and not region.inside(6, 7)
+
+
+@pytest.mark.parametrize("value", ["1,2,3", "a,b,c,d", "1,2,3,4,5", "", (1, 2, 3, -1),
+                                   (True, 1, 2, 3), (1.5, 2, 3, 4), 5, None])
+def test_a_bad_region_says_the_form(value):
+    with pytest.raises(ValueError, match=r"is not x0,y0,x1,y1 \(four cell coordinates of at "
+                                         r"least 0, corners inclusive\), for example 0,0,3,7"):
+        terms.parse_region(value)
+
+
+def test_regions_overlap_when_they_share_a_cell():
+    a = terms.Region(0, 0, 2, 3)
+    assert a.overlaps(terms.Region(2, 3, 4, 4)) and not a.overlaps(terms.Region(3, 0, 4, 3))
+    assert not a.overlaps(terms.Region(0, 4, 2, 5))

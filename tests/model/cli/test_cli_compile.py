@@ -58,7 +58,8 @@ def test_refused_designs(tmp_path, text, top, pattern):
     (["--expr", "p = a * b", "--vars", "a:8"], "b is not declared"),
     (["--expr", "p = a / b", "--vars", "a:8,b:8"], "no division"),
     (["--expr", "p = a ** b", "--vars", "a:8,b:8"], "the operator ** is not supported"),
-    (["--expr", "p = a", "--vars", "a:8", "--region", "1,2,3"], "--region is x0,y0,x1,y1"),
+    (["--expr", "p = a", "--vars", "a:8", "--region", "1,2,3"],
+     "--region '1,2,3' is not x0,y0,x1,y1"),
     (["--expr", "p = a", "--vars", "a:8", "--size", "7x8"], "even"),
     (["--expr", "p = a", "--vars", "a:8", "--defects", "{missing}"], "No such file"),
     (["{v}", "--top", "l", "--param", "W"], "write NAME=VALUE"),
@@ -139,6 +140,23 @@ def test_a_region_off_the_e_and_s_edges_goes_to_the_general_back_end(tmp_path):
     assert report["grid"] == [102, 102] and report["back_end"] == "general"
     x0, y0, x1, y1 = report["bounding_box"]
     assert x1 <= 100 and y1 <= 100
+
+
+def test_a_region_takes_its_corners_in_either_order(tmp_path):
+    """``--region 5,5,0,0`` is ``0,0,5,5``, as ``bitgrid isolate`` reads it (one rule,
+    SPEC section 10); a region of three numbers is exit 2 with one line."""
+    result = invoke("--expr", "y = a ^ b", "--vars", "a:1,b:1", "--region", "5,5,0,0",
+                    "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads((tmp_path / "out" / "expr.report.json").read_text())
+    x0, y0, x1, y1 = report["bounding_box"]
+    assert 0 <= x0 <= x1 <= 5 and 0 <= y0 <= y1 <= 5
+    result = invoke("--expr", "y = a ^ b", "--vars", "a:1,b:1", "--region", "5,5,0",
+                    "-o", tmp_path / "bad")
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "error: --region '5,5,0' is not x0,y0,x1,y1 (four cell coordinates of at least 0, "
+        "corners inclusive), for example 0,0,3,7"]
 
 
 def test_help_has_an_example():
