@@ -44,16 +44,14 @@ output port names (port-map order) with decimal values (negative for signed port
 
 import csv
 import io
-import os
-import stat
 import sys
 
 import numpy as np
 
 from .checks import check_int
 from .config import Configuration
+from .files import read_bounded
 from .ports import MAX_PORT_BITS, MAX_SUBCYCLES, PortMap
-from .terms import Edges
 from .values import from_bits, to_bits
 
 __all__ = ["TARGETS", "CsvError", "check_target", "check_rows", "edge_inputs", "lane_inputs",
@@ -619,14 +617,11 @@ def read_csv(path, portmap):
     if path == "-":
         path, data = "<stdin>", sys.stdin.buffer.read(MAX_CSV_BYTES + 1)
     else:
-        with open(path, "rb") as handle:
-            mode = os.fstat(handle.fileno()).st_mode
-            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
-                raise CsvError(f"{path}: not a CSV file: this is a device or socket")
-            data = handle.read(MAX_CSV_BYTES + 1)
+        data = read_bounded(path, MAX_CSV_BYTES, "CSV file", CsvError,
+                            advice="split the rows over several files")
     if len(data) > MAX_CSV_BYTES:
-        raise CsvError(f"{path}: larger than {MAX_CSV_BYTES >> 20} MiB; split the rows over "
-                       "several files")
+        raise CsvError(f"{path}: larger than {MAX_CSV_BYTES >> 20} MiB, too large to be a CSV "
+                       "file; split the rows over several files")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

@@ -12,7 +12,8 @@ import os
 import stat
 import tempfile
 
-__all__ = ["atomic_write", "read_json", "parse_json", "TEMPORARY_SUFFIX", "MAX_JSON_BYTES"]
+__all__ = ["atomic_write", "read_bounded", "read_json", "parse_json", "TEMPORARY_SUFFIX",
+           "MAX_JSON_BYTES"]
 
 #: Largest JSON document :func:`read_json` reads (port maps, defect maps).
 MAX_JSON_BYTES = 16 << 20
@@ -114,6 +115,33 @@ def _write_in_place(path, content, encoding):
         raise
 
 
+def read_bounded(path, limit, what, error, *, advice=""):
+    """The bytes of the file ``path``, of at most ``limit`` bytes: the one reader of every
+    file a user gives (port maps, defect maps, vector files, edge-input streams, CSV rows). A
+    pipe or FIFO is read as it comes, up to the limit; a device or a socket is refused.
+
+    :param what: what the file should be, for the messages (``"vector file"``).
+    :param error: the exception class raised, with one line naming ``path``: ``"PATH: not a
+        vector file: this is a device or socket; give the path of a vector file"``, ``"PATH: larger than 1024 MiB, too large
+        to be a vector file"`` (then ``"; "`` and ``advice``, where given).
+    :raises OSError: if the file cannot be opened or read.
+    """
+    with open(path, "rb") as handle:
+        mode = os.fstat(handle.fileno())
+        if stat.S_ISCHR(mode.st_mode) or stat.S_ISBLK(mode.st_mode) \
+                or stat.S_ISSOCK(mode.st_mode):
+            raise error(f"{path}: not {_a(what)}: this is a device or socket; give the path "
+                        f"of {_a(what)}")
+        too_large = (f"{path}: larger than {limit >> 20} MiB, too large to be {_a(what)}"
+                     + (f"; {advice}" if advice else ""))
+        if stat.S_ISREG(mode.st_mode) and mode.st_size > limit:
+            raise error(too_large)
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise error(too_large)
+    return data
+
+
 def read_json(path, what, error):
     """The JSON document in file ``path``, of at most :data:`MAX_JSON_BYTES` (see
     :func:`parse_json`).
@@ -124,12 +152,7 @@ def read_json(path, what, error):
         larger than :data:`MAX_JSON_BYTES`.
     :raises OSError: if the file cannot be read.
     """
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_JSON_BYTES + 1)
-    if len(data) > MAX_JSON_BYTES:
-        raise error(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB, too large to be "
-                    f"{_a(what)}")
-    return parse_json(data, path, what, error)
+    return parse_json(read_bounded(path, MAX_JSON_BYTES, what, error), path, what, error)
 
 
 def parse_json(data, where, what, error):

@@ -36,7 +36,6 @@ import typing
 
 from .analysis import CellOutput, DependencyGraph, EdgeInput, EdgeOutput, format_path
 from .cell import COPY_E, COPY_N, COPY_S, COPY_W
-from .config import Configuration
 from .terms import DIRECTIONS, Direction, Region, parse_side, side_lanes
 from .terms import parse_region as _parse_region
 

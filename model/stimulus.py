@@ -11,9 +11,9 @@ the file and what is wrong, and lets :class:`OSError` of an unreadable file thro
 """
 
 import json
-import re
 
-from .terms import SIDES, Edges, side_lanes
+from .files import read_bounded
+from .terms import SIDES, Edges, parse_hex, side_lanes
 from .vectors import BadStreamCase, VectorFormatError, load_case
 
 __all__ = ["StimulusError", "MAX_STEPS", "MAX_INPUT_BYTES", "parse_inputs", "load_inputs",
@@ -27,7 +27,6 @@ MAX_STEPS = 1_000_000
 #: :data:`MAX_STEPS` steps take in either form).
 MAX_INPUT_BYTES = 256 << 20
 
-_HEX_WORD = re.compile(r"(0[xX])?[0-9a-fA-F]+")
 _SIDE_WORDS = {s.lower() for s in SIDES} | {f"{s.lower()}_in" for s in SIDES}
 
 
@@ -36,24 +35,11 @@ class StimulusError(ValueError):
     or missing options."""
 
 
-def _hex_word(text):
-    """The value of a hex word: hex digits, optionally after ``0x``; nothing else (no ``_``,
-    sign or space). ``0b...`` and ``0o...`` are refused, not read as hex."""
-    if isinstance(text, str) and text[:2].lower() in ("0b", "0o") and len(text) > 2:
-        kind = "a binary" if text[1] in "bB" else "an octal"
-        raise ValueError(f"{text!r} looks like {kind} number; the words are hex: write "
-                         f"the value in hex (0x...)")
-    if not isinstance(text, str) or not _HEX_WORD.fullmatch(text):
-        raise ValueError(f"{text!r} is not a hex word (hex digits, optionally after 0x, e.g. "
-                         "0x1f)")
-    return int(text, 16)
-
-
 def _word(value, count):
     """The value of one bus word of a JSON stream: a hex string, a non-negative integer or a
     list of lane bits (0 or 1, lane 0 first), checked to fit ``count`` lanes."""
     if isinstance(value, str):
-        word = _hex_word(value)
+        word = parse_hex(value)
     elif isinstance(value, int) and not isinstance(value, bool):
         if value < 0:
             raise ValueError(f"{value} is negative; a word is a lane bit pattern >= 0")
@@ -122,7 +108,7 @@ def _text_steps(text, lanes, where):
         values = []
         for side, word in zip(SIDES, words):
             try:
-                value = _hex_word(word)
+                value = parse_hex(word)
                 if value >> lanes[side]:
                     raise ValueError(f"has bits beyond its {lanes[side]} lanes")
             except ValueError as error:
@@ -175,12 +161,9 @@ def load_inputs(path, width, height):
     :raises StimulusError: as :func:`parse_inputs`; a BGBS file, a file that is not UTF-8
         text, or a larger one.
     """
-    with open(path, "rb") as file:
-        data = file.read(MAX_INPUT_BYTES + 1)
+    data = read_bounded(path, MAX_INPUT_BYTES, "edge-input stream", StimulusError,
+                        advice=f"one of {MAX_STEPS} steps is far smaller")
     _bgbs_hint(data, path, "an edge-input stream")
-    if len(data) > MAX_INPUT_BYTES:
-        raise StimulusError(f"{path}: larger than {MAX_INPUT_BYTES >> 20} MiB; an edge-input "
-                            f"stream of {MAX_STEPS} steps is far smaller")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -17,6 +17,7 @@ Every other module imports these; none defines its own list of sides or storage 
 """
 
 import enum
+import re
 import typing
 
 import numpy as np
@@ -25,7 +26,8 @@ from .checks import check_choice
 
 __all__ = [
     "Direction", "N", "E", "S", "W", "DIRECTIONS", "SIDES", "parse_side", "parse_sides",
-    "side_lanes", "Edges", "parity", "lane_parity_offset", "Region", "parse_region",
+    "side_lanes", "Edges", "parse_hex", "parity", "lane_parity_offset", "Region",
+    "parse_region",
     "STORAGES", "GATEWARE_STORAGES", "check_storage", "ENGINES", "SIMULATORS",
     "check_simulator",
 ]
@@ -123,7 +125,7 @@ class Edges(typing.NamedTuple):
     def coerce(cls, value):
         """Accept ``Edges``, a mapping with keys ``N, E, S, W`` (any case; missing keys are 0),
         a 4-sequence ``(n, e, s, w)`` or ``None`` (all zero). A word is an ``int``, a hex
-        string, or a sequence of lane bits (lane 0 first)."""
+        string (:func:`parse_hex`), or a sequence of lane bits (lane 0 first)."""
         if value is None:
             return cls()
         if isinstance(value, cls):
@@ -163,9 +165,33 @@ class Edges(typing.NamedTuple):
         return [(word >> i) & 1 for i in range(count)]
 
 
+_HEX = re.compile(r"(0[xX])?[0-9a-fA-F]+")
+
+
+def parse_hex(text, *, prefix=False):
+    """The value of a hex word: hex digits, after ``0x`` (required with ``prefix``, else
+    optional), nothing else: no ``_``, sign or space, which ``int(text, 16)`` would take.
+    ``0b...`` and ``0o...`` are refused, not read as hex. Every hex word a user gives (edge
+    words of a vector file, an edge-input stream, :meth:`Edges.coerce`) is read here.
+
+    :raises ValueError: ``expected a hex string like '0x1f', got 3``, ``'0x0_1' is not a hex
+        word (hex digits, optionally after 0x, e.g. 0x1f)`` or ``'0b1' looks like a binary
+        number; ...``."""
+    if not isinstance(text, str) or prefix and not text[:2].lower() == "0x":
+        raise ValueError(f"expected a hex string like '0x1f', got {text!r}")
+    if text[:2].lower() in ("0b", "0o") and len(text) > 2:
+        kind = "a binary" if text[1] in "bB" else "an octal"
+        raise ValueError(f"{text!r} looks like {kind} number; the words are hex: write the "
+                         "value in hex (0x...)")
+    if not _HEX.fullmatch(text):
+        raise ValueError(f"{text!r} is not a hex word (hex digits, "
+                         f"{'after' if prefix else 'optionally after'} 0x, e.g. 0x1f)")
+    return int(text, 16)
+
+
 def _to_word(value):
     if isinstance(value, str):
-        return int(value, 16)
+        return parse_hex(value)
     if isinstance(value, (int, np.integer)):
         return int(value)
     bits = list(value)                          # a sequence of lane bits, lane 0 first

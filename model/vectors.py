@@ -7,14 +7,12 @@ apply and the edge outputs expected after it, as lower-case hex words.
 
 import json
 import os
-import re
-import stat
 import typing
 
 from .bitstream import load as load_bitstream
 from .checks import check_int
-from .files import parse_json
-from .terms import SIDES, Edges, side_lanes
+from .files import parse_json, read_bounded
+from .terms import SIDES, Edges, parse_hex, side_lanes
 
 __all__ = ["VectorCase", "BadStreamCase", "VectorFormatError", "Mismatch", "load_case",
            "compare_step", "format_mismatches", "make_case", "case_document", "save_case",
@@ -81,15 +79,12 @@ class BadStreamCase(typing.NamedTuple):
 #: The largest vector file read, in bytes (1 GiB: millions of steps of a large grid).
 MAX_FILE_BYTES = 1 << 30
 
-_HEX_WORD = re.compile(r"0[xX][0-9a-fA-F]+")
-
 
 def _word(text, lanes, where):
-    if not isinstance(text, str) or not text.lower().startswith("0x"):
-        raise VectorFormatError(f"{where}: expected a hex string like '0x1f', got {text!r}")
-    if not _HEX_WORD.fullmatch(text):           # no "_", sign or space, as int() would take
-        raise VectorFormatError(f"{where}: {text!r} is not a hex number")
-    value = int(text, 16)
+    try:
+        value = parse_hex(text, prefix=True)
+    except ValueError as error:
+        raise VectorFormatError(f"{where}: {error}") from None
     if value >> lanes:
         raise VectorFormatError(f"{where}: {text} has bits beyond its {lanes} lanes")
     return value
@@ -110,16 +105,7 @@ def load_case(path):
         program, a file that is not UTF-8 JSON, nested too deeply or larger than
         :data:`MAX_FILE_BYTES`.
     """
-    with open(path, "rb") as file:
-        mode = os.fstat(file.fileno())
-        if stat.S_ISCHR(mode.st_mode) or stat.S_ISBLK(mode.st_mode) or stat.S_ISSOCK(mode.st_mode):
-            raise VectorFormatError(f"{path}: not a vector file: this is a device or socket; give "
-                                    "the path of a .json vector file")
-        if stat.S_ISREG(mode.st_mode) and mode.st_size > MAX_FILE_BYTES:
-            raise VectorFormatError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB")
-        data = file.read(MAX_FILE_BYTES + 1)        # a FIFO: read up to the limit
-    if len(data) > MAX_FILE_BYTES:
-        raise VectorFormatError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB")
+    data = read_bounded(path, MAX_FILE_BYTES, "vector file", VectorFormatError)
     obj = parse_json(data, path, "vector file", VectorFormatError)
     if not isinstance(obj, dict):
         raise VectorFormatError(f"{path}: top level must be a JSON object")

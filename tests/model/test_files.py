@@ -179,3 +179,35 @@ def test_parse_json_reads_bytes_and_text():
     with pytest.raises(MapError, match="^x.json: nested too deeply to be an edge-input "
                                        "stream$"):
         parse_json("[" * DEPTH, "x.json", "edge-input stream", MapError)
+
+
+def test_the_one_bounded_reader(tmp_path, monkeypatch):
+    """``read_bounded``: a file up to its limit is read whole; one byte more is refused by its
+    size (with the advice), a FIFO by what it yields, a device at once."""
+    import threading
+    from bitgrid.files import read_bounded
+
+    class Bad(ValueError):
+        pass
+
+    path = tmp_path / "x.txt"
+    path.write_bytes(b"12345678")
+    assert read_bounded(path, 8, "stream", Bad) == b"12345678"
+    with pytest.raises(Bad) as info:
+        read_bounded(path, 7, "edge-input stream", Bad, advice="split it")
+    assert str(info.value) == (f"{path}: larger than 0 MiB, too large to be an edge-input "
+                               "stream; split it")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as writer:
+            writer.write(b"x" * 100)
+    thread = threading.Thread(target=feed)
+    thread.start()
+    with pytest.raises(Bad, match="too large to be a CSV file$"):
+        read_bounded(fifo, 10, "CSV file", Bad)
+    thread.join()
+    with pytest.raises(Bad, match="^/dev/zero: not a port map: this is a device or socket; "
+                                  "give the path of a port map$"):
+        read_bounded("/dev/zero", 10, "port map", Bad)

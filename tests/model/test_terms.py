@@ -132,3 +132,35 @@ def test_regions_overlap_when_they_share_a_cell():
     a = terms.Region(0, 0, 2, 3)
     assert a.overlaps(terms.Region(2, 3, 4, 4)) and not a.overlaps(terms.Region(3, 0, 4, 3))
     assert not a.overlaps(terms.Region(0, 4, 2, 5))
+
+
+@pytest.mark.parametrize("text, prefix, value", [("1f", False, 31), ("0x1F", False, 31),
+                                                 ("0X0", True, 0), ("0xffffffffffffffffff", True,
+                                                                    (1 << 72) - 1)])
+def test_hex_words(text, prefix, value):
+    assert terms.parse_hex(text, prefix=prefix) == value
+
+
+@pytest.mark.parametrize("text, prefix, message", [
+    ("0x0_1", False, "'0x0_1' is not a hex word (hex digits, optionally after 0x, e.g. 0x1f)"),
+    (" 0x1", False, "' 0x1' is not a hex word"), ("-1", False, "'-1' is not a hex word"),
+    ("+1", False, "'+1' is not a hex word"), ("", False, "'' is not a hex word"),
+    ("0x", False, "'0x' is not a hex word"), ("0xg", True, "'0xg' is not a hex word (hex "
+                                                         "digits, after 0x, e.g. 0x1f)"),
+    ("1f", True, "expected a hex string like '0x1f', got '1f'"),
+    (3, False, "expected a hex string like '0x1f', got 3"),
+    ("0b101", False, "'0b101' looks like a binary number; the words are hex"),
+    ("0o17", True, "expected a hex string like '0x1f', got '0o17'")])
+def test_what_int_would_take_is_not_a_hex_word(text, prefix, message):
+    """One strict reading of hex for every file and API (issue 27): ``int(text, 16)`` takes
+    ``_``, a sign and spaces; these are refused with the word quoted."""
+    with pytest.raises(ValueError) as error:
+        terms.parse_hex(text, prefix=prefix)
+    assert str(error.value).startswith(message)
+
+
+def test_edges_take_strict_hex_words():
+    assert Edges.coerce({"N": "0x3", "e": "f"}) == Edges(3, 15, 0, 0)
+    for word in ("0x0_1", "-1", " 1"):
+        with pytest.raises(ValueError, match="is not a hex word"):
+            Edges.coerce({"N": word})

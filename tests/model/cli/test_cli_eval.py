@@ -179,4 +179,5 @@ def test_device_refused(signed):
     program, portfile = signed
     result = invoke("eval", program, "--ports", portfile, "--csv", "/dev/null")
     assert result.exit_code == 2
-    assert result.stderr == "error: /dev/null: not a CSV file: this is a device or socket\n"
+    assert result.stderr == ("error: /dev/null: not a CSV file: this is a device or socket; "
+                             "give the path of a CSV file\n")

@@ -146,7 +146,7 @@ def test_deep_vector_file_exits_2(tmp_path):
 
 
 @pytest.mark.parametrize("word, message", [
-    ('"0x0_1"', "'0x0_1' is not a hex number"), ('"0x1 "', "'0x1 ' is not a hex number"),
+    ('"0x0_1"', "'0x0_1' is not a hex word"), ('"0x1 "', "'0x1 ' is not a hex word"),
     ('1', "expected a hex string like '0x1f', got 1")])
 def test_lenient_vector_words_exit_2(tmp_path, word, message):
     step = ('{"in": {"N": WORD, "E": "0x0", "S": "0x0", "W": "0x0"}, '
