@@ -73,7 +73,7 @@ import typing
 
 import numpy as np
 
-from .cell import COPY_E, COPY_N, COPY_S, COPY_W
+from .cell import COPY
 from .config import Configuration, check_grid_size
 from .defects import Defect, DefectMap
 from .faultmodel import FaultSet, FaultyEmulator, format_address
@@ -89,7 +89,6 @@ TESTS = {
     "stairs-ne": (W, S, E, N),
     "stairs-nw": (E, N, W, S),
 }
-_COPY = {N: COPY_N, E: COPY_E, S: COPY_S, W: COPY_W}
 #: Where the self-test runs: the reference emulator with injected faults, or the RTL grid in
 #: cocotb with the same faults compiled in (:mod:`bitgrid.sim`).
 TARGETS = ("emu", "sim")
@@ -230,7 +229,7 @@ class Plan:
         for number, (name, source) in enumerate(TESTS.items()):
             if progress is not None:
                 progress("plan", number, len(TESTS))
-            tables = tuple(_COPY[s] for s in source)
+            tables = tuple(COPY[s] for s in source)
             config = Configuration(self.width, self.height,
                                    np.broadcast_to(np.array(tables, dtype=np.uint16),
                                                    (self.height, self.width, 4)).copy())
@@ -778,7 +777,7 @@ def _tap(test, output, blocking, known):
         if any(o in blocking or o in known for o in downstream) or (x, y, int(e)) in known:
             continue
         luts = test.config.luts.copy()
-        luts[y, x, e] = _COPY[side]
+        luts[y, x, e] = COPY[side]
         return Configuration(test.config.width, test.config.height, luts), tap_lane
     return None
 

@@ -19,11 +19,14 @@ from .terms import DIRECTIONS, Direction, E, N, S, W
 __all__ = [
     "Direction", "N", "E", "S", "W", "DIRECTIONS",
     "address", "tables_to_word", "word_to_tables", "lut_from_function",
-    "PASS_THROUGH", "REFLECTOR", "COPY_N", "COPY_E", "COPY_S", "COPY_W", "ZERO",
+    "PASS_THROUGH", "REFLECTOR", "COPY", "COPY_N", "COPY_E", "COPY_S", "COPY_W", "ZERO",
 ]
 
 #: LUT that forwards input N (bit a of the table is bit 0 of a), and likewise for E, S, W.
 COPY_N, COPY_E, COPY_S, COPY_W = 0xAAAA, 0xCCCC, 0xF0F0, 0xFF00
+#: The LUT that copies input ``d``, by side (``COPY[S]`` is :data:`COPY_S`); also the mask of
+#: the LUT addresses whose bit ``d`` is set. Every module takes its copy tables from here.
+COPY = (COPY_N, COPY_E, COPY_S, COPY_W)
 #: Tables of the unconfigured cell: every output constant 0 (SPEC section 3).
 ZERO = (0, 0, 0, 0)
 #: Every signal continues straight on: output N copies input S, and so on (SPEC section 3).

@@ -75,6 +75,7 @@ from numpy.lib.stride_tricks import as_strided
 from . import kernel as _kernel
 from .checks import check_int
 from .config import Configuration
+from .cell import COPY
 from .terms import Edges
 
 __all__ = ["FastEmulator", "anf_tables"]
@@ -117,7 +118,7 @@ def anf_tables(luts):
     The transform is its own inverse.
     """
     tables = np.array(luts, dtype=np.uint16)
-    for bit, mask in enumerate((0xAAAA, 0xCCCC, 0xF0F0, 0xFF00)):
+    for bit, mask in enumerate(COPY):         # the addresses with bit ``bit`` set
         tables ^= (tables << np.uint16(1 << bit)) & np.uint16(mask)
     return tables
 

@@ -35,14 +35,13 @@ import re
 import typing
 
 from .analysis import CellOutput, DependencyGraph, EdgeInput, EdgeOutput, format_path
-from .cell import COPY_E, COPY_N, COPY_S, COPY_W
+from .cell import COPY
 from .terms import DIRECTIONS, Direction, Region, parse_side, side_lanes
 from .terms import parse_region as _parse_region
 
 __all__ = ["IsolationError", "Region", "Leak", "parse_region", "check_region", "parse_port",
            "check_isolation", "wall_ring", "build_wall", "format_leak", "paste"]
 
-_COPY = {Direction.N: COPY_N, Direction.E: COPY_E, Direction.S: COPY_S, Direction.W: COPY_W}
 
 
 class IsolationError(ValueError):
@@ -277,7 +276,7 @@ def build_wall(config, region, ports=()):
     for x, y in ring:
         wanted = [0, 0, 0, 0]
         for d in crossings.get((x, y), ()):
-            wanted[d] = _COPY[d.opposite]
+            wanted[d] = COPY[d.opposite]
         current = list(config[x, y])
         if current != [0, 0, 0, 0] and current != wanted:
             raise IsolationError(f"the wall ring around region {region} is not free: cell "

@@ -46,7 +46,7 @@ depends on may carry anything.
 import typing
 
 from .analysis import CellOutput, DependencyGraph, EdgeInput, EdgeOutput, path_timing
-from .cell import COPY_E, COPY_N, COPY_S, COPY_W
+from .cell import COPY
 from .config import Configuration
 from .defects import DefectMap
 from .netlist import CONST0, CONST1, InputPort, Lut, Netlist, OutputPort
@@ -55,7 +55,6 @@ from .terms import DIRECTIONS, Direction, parity
 __all__ = ["RelocationError", "Relocation", "STRATEGIES", "used_outputs", "bad_cells_in_use",
            "relocate", "extract_netlist"]
 
-_COPY = {Direction.N: COPY_N, Direction.E: COPY_E, Direction.S: COPY_S, Direction.W: COPY_W}
 #: The strategies of :func:`relocate`, in the order they are tried.
 STRATEGIES = ("unchanged", "detour", "move", "compile")
 #: Random rows the ``compile`` strategy runs on the original and the re-placed program.
@@ -195,13 +194,13 @@ def _check_same_timing(old, new, outputs):
 def _is_wire(graph, node):
     """True if cell output ``node`` copies exactly one input (its LUT is a COPY table)."""
     lut = int(graph.luts[node.y, node.x, node.d])
-    return lut in _COPY.values()
+    return lut in COPY
 
 
 def _copied(graph, node):
     """The input side a wire ``node`` copies."""
     lut = int(graph.luts[node.y, node.x, node.d])
-    return next(k for k, table in _COPY.items() if table == lut)
+    return Direction(COPY.index(lut))
 
 
 def _chain(graph, relevant, outputs, node):
@@ -319,7 +318,7 @@ def _reroute(config, graph, relevant, bad, source, wires, readers, changes):
         config[n.x, n.y] = tables
     for cell, came, out in zip(cells, entering, leaving):
         tables = list(config[cell])
-        tables[out] = _COPY[came]
+        tables[out] = COPY[came]
         config[cell] = tables
     if isinstance(source, CellOutput) and source_side != source.d:
         tables = list(config[source.x, source.y])

@@ -31,11 +31,13 @@ import sys
 
 import numpy as np
 
+from ..cell import COPY
+
 __all__ = ["NOT", "AND", "OR", "XOR", "MUX", "MAJ", "CONST", "LITERAL", "INPUTS", "MAJ_TRIPLES",
            "generate", "table", "expression", "leaves", "TABLE_PATH"]
 
 #: The input tables: ``n`` is 0xAAAA (bit ``a`` set when address bit 0 is set), and so on.
-INPUTS = (0xAAAA, 0xCCCC, 0xF0F0, 0xFF00)
+INPUTS = COPY
 _NAMES = "nesw"
 #: Recipe operators (the ``op`` of a table row). ``MUX + v`` is the select on input ``v``.
 CONST, LITERAL, NOT, AND, OR, XOR, MUX, MAJ = 0, 1, 2, 3, 4, 5, 6, 10

@@ -11,6 +11,7 @@ import os
 import stat
 import typing
 
+from ..cell import COPY, PASS_THROUGH, REFLECTOR
 from ..terms import Direction
 from .lexer import AsmError, Where, tokenize
 
@@ -30,13 +31,13 @@ MAX_NESTING = 100
 MAX_SUBCYCLES = 1_000_000
 
 _MASK = 0xFFFF
-_INPUTS = {"n": 0xAAAA, "e": 0xCCCC, "s": 0xF0F0, "w": 0xFF00}
+_INPUTS = dict(zip("nesw", COPY))
 _SIDES = {"N": Direction.N, "E": Direction.E, "S": Direction.S, "W": Direction.W,
           "NORTH": Direction.N, "EAST": Direction.E, "SOUTH": Direction.S, "WEST": Direction.W}
 #: Whole-cell shorthands: name -> tables [N, E, S, W] (SPEC section 3).
 SHORTHANDS = {
-    "pass": (0xF0F0, 0xFF00, 0xAAAA, 0xCCCC),       # every signal continues straight on
-    "reflect": (0xAAAA, 0xCCCC, 0xF0F0, 0xFF00),    # each output echoes its own side's input
+    "pass": PASS_THROUGH,                           # every signal continues straight on
+    "reflect": REFLECTOR,                           # each output echoes its own side's input
     "zero": (0, 0, 0, 0),                           # the unconfigured cell, as a wall
 }
 

@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from ..cell import COPY
 from ..config import Configuration, check_grid_size
 from ..defects import DefectMap
 from ..ports import PortMap
@@ -39,7 +40,6 @@ __all__ = ["compile_general", "compile_on", "RouteFailure", "WaveTiming", "PAD_S
            "allowed_cells"]
 
 #: LUT tables copying one input: N, E, S, W (SPEC section 3).
-_COPY = (0xAAAA, 0xCCCC, 0xF0F0, 0xFF00)
 #: PathFinder iterations without and with length targets, at most (on the EPFL `router`
 #: circuit, 60 LUT4s on a roomy 36 x 36 grid, 2026-12-07, the last overused wire went after
 #: 12 to 35; on `cavlc`, 213 logic cells at pitch 4 on 84 x 84, after 60 to 110).
@@ -696,7 +696,7 @@ def _emit(netlist, design, graph, placement, router, timing, tags, period, width
             else:
                 if graph.dest[parent] != owner:
                     raise AssertionError("broken route tree")
-                table = _COPY[graph.side[parent]]
+                table = COPY[graph.side[parent]]
             luts[y, x, d] = table
     # Output bits of nets stored inverted: the cell driving the lane inverts.
     for n, net in enumerate(design.nets):

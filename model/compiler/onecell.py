@@ -28,6 +28,7 @@ state: each output a LUT of X over the four inputs (a 2 x 2 multiplier is 4 cell
 
 import time
 
+from ..cell import COPY
 from ..library import Block, LibraryError
 from ..terms import E, N, S, W
 from .blocks import standalone_report
@@ -45,7 +46,6 @@ _RESET_SIDE = {E: S, W: S, S: E}
 _RESET_TREE = {(1, 2): [(W, S), (E, S)], (0, 2): [(N, E)], (0, 1): [(N, S)],
                (2, 2): [(N, W)], (2, 1): [(N, S), (W, S)]}
 #: The copy of one input, by side (SPEC section 3).
-_COPY = {N: 0xAAAA, E: 0xCCCC, S: 0xF0F0, W: 0xFF00}
 
 
 def _reset(netlist, state, inputs):
@@ -144,16 +144,16 @@ def compile_one_cell(netlist, *, width=None, height=None):
         tables_ = cells.setdefault(xy, [0, 0, 0, 0])
         back = side.opposite
         if reset is None:
-            tables_[back] = _COPY[back]                      # back into X
+            tables_[back] = COPY[back]                      # back into X
         else:                                                # 0 when rst
             rst = _RESET_SIDE[side]
-            tables_[back] = _COPY[back] & ~_COPY[rst] & 0xFFFF
+            tables_[back] = COPY[back] & ~COPY[rst] & 0xFFFF
         registers.add((*xy, back))
     if reset is not None:
         for xy, copies in _RESET_TREE.items():
             tables_ = cells.setdefault(xy, [0, 0, 0, 0])
             for out, source in copies:
-                tables_[out] = _COPY[source]
+                tables_[out] = COPY[source]
         ports[reset[0]] = ("in", {reset[1]: (S, 1)})
     for (name, i, _), side in zip(inputs, input_sides):
         if side == N:
@@ -161,7 +161,7 @@ def compile_one_cell(netlist, *, width=None, height=None):
         else:
             xy, (lane_side, lane) = _NEIGHBOURS[side]
             tables_ = cells.setdefault(xy, [0, 0, 0, 0])
-            tables_[side.opposite] = _COPY[lane_side]        # the edge lane on into X
+            tables_[side.opposite] = COPY[lane_side]        # the edge lane on into X
             bit = (lane_side, lane)
         ports.setdefault(name, ("in", {}))[1][i] = bit
     for (name, i, net), side in zip(outputs, output_sides):
@@ -170,7 +170,7 @@ def compile_one_cell(netlist, *, width=None, height=None):
             bit = (N, _X[0])
         else:
             xy, (lane_side, lane) = _NEIGHBOURS[side]
-            cells.setdefault(xy, [0, 0, 0, 0])[lane_side] = _COPY[side.opposite]  # to the edge
+            cells.setdefault(xy, [0, 0, 0, 0])[lane_side] = COPY[side.opposite]  # to the edge
             bit = (lane_side, lane)
         ports.setdefault(name, ("out", {}))[1][i] = bit
     design_ports = {**netlist.inputs, **netlist.outputs}

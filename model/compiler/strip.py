@@ -13,6 +13,7 @@ import typing
 
 import numpy as np
 
+from ..cell import COPY_E, COPY_N, COPY_S, COPY_W
 from ..config import Configuration
 from ..netlist import CONST0, CONST1, START
 from ..ports import PortMap
@@ -21,9 +22,8 @@ from .errors import CompileError
 __all__ = ["START", "Stuck", "Layout", "plan_returns", "build_layout", "embed", "offsets"]
 
 #: LUT tables copying one input: N, E, S, W (SPEC section 3).
-_COPY_N, _COPY_E, _COPY_S, _COPY_W = 0xAAAA, 0xCCCC, 0xF0F0, 0xFF00
 #: The strip's pass tables (its cells read W and N only): the same copies.
-_TABLE_W, _TABLE_N = _COPY_W, _COPY_N
+_TABLE_W, _TABLE_N = COPY_W, COPY_N
 #: How the lanes are led to the edges when a layout is fitted into a grid (see :func:`embed`).
 LEADS = (("W", "E"), ("W", "S"), ("N", "E"), ("N", "S"))
 #: Most offsets tried when a layout is fitted into a region or around defects.
@@ -163,7 +163,7 @@ def build_layout(netlist, sweep, state, outputs, H, margin=0, holes=frozenset())
     s_out = {}
     for x, p, i in sweep.emitted:
         for y in range(M + H, Ht):
-            luts[y, x, 2] = _COPY_N
+            luts[y, x, 2] = COPY_N
         s_out[(p, i)] = (x, Ht - 1)
     # N-lane inputs through the margin; the start cell; the returns
     for net, c in sweep.injected.items():
@@ -171,36 +171,36 @@ def build_layout(netlist, sweep, state, outputs, H, margin=0, holes=frozenset())
             luts[0, c, 2] = 0xFFFF
             logic.add((c, 0))
             for y in range(1, M):
-                luts[y, c, 2] = _COPY_N
+                luts[y, c, 2] = COPY_N
         elif net in state:
             continue
         else:
             for y in range(M):
-                luts[y, c, 2] = _COPY_N
+                luts[y, c, 2] = COPY_N
     for q, (d, _) in state.items():
         a, D = plan[q]
         c, r = sweep.injected[q], sweep.row[d]
         m = M - D
         Y = M + r
         for x in range(sweep.final + 1, a):
-            luts[Y, x, 1] = _COPY_W
-        luts[Y, a, 0] = _COPY_W
+            luts[Y, x, 1] = COPY_W
+        luts[Y, a, 0] = COPY_W
         for y in range(Y - 1, m, -1):
-            luts[y, a, 0] = _COPY_S
+            luts[y, a, 0] = COPY_S
         if a > c:
-            luts[m, a, 3] = _COPY_S
+            luts[m, a, 3] = COPY_S
             for x in range(a - 1, c, -1):
-                luts[m, x, 3] = _COPY_E
-            luts[m, c, 2] = _COPY_E
+                luts[m, x, 3] = COPY_E
+            luts[m, c, 2] = COPY_E
         elif a < c:
-            luts[m, a, 1] = _COPY_S
+            luts[m, a, 1] = COPY_S
             for x in range(a + 1, c):
-                luts[m, x, 1] = _COPY_W
-            luts[m, c, 2] = _COPY_W
+                luts[m, x, 1] = COPY_W
+            luts[m, c, 2] = COPY_W
         else:
-            luts[m, c, 2] = _COPY_S
+            luts[m, c, 2] = COPY_S
         for y in range(m + 1, M):
-            luts[y, c, 2] = _COPY_N
+            luts[y, c, 2] = COPY_N
         # the loop's length, checked: T(out of the last margin cell) = c + M - 1 + P
         length = (Y - m) + abs(a - c) + (M - 1 - m)
         assert a + Y + length == c + M - 1 + 2 * half, (q, a, c, Y, m, half)
@@ -261,32 +261,32 @@ def embed(netlist, layout, width, height, ox, oy, allowed=None, led=("W", "E")):
     for key, (side, lane) in layout.ins.items():
         if side == "N":
             x = ox + lane
-            luts[:oy, x, 2] = _COPY_N
+            luts[:oy, x, 2] = COPY_N
             in_lanes[key] = ("N", x, x)
         elif led[0] == "W":
             y = oy + lane
-            luts[y, :ox, 1] = _COPY_W
+            luts[y, :ox, 1] = COPY_W
             in_lanes[key] = ("W", y, y)
         else:
             y, x = oy + lane, ox - len(w_ins) + w_ins.index(key)
-            luts[:y, x, 2] = _COPY_N
-            luts[y, x, 1] = _COPY_N
-            luts[y, x + 1:ox, 1] = _COPY_W
+            luts[:y, x, 2] = COPY_N
+            luts[y, x, 1] = COPY_N
+            luts[y, x + 1:ox, 1] = COPY_W
             in_lanes[key] = ("N", x, x)
     for key, (side, lane) in layout.outs.items():
         if side == "E" and led[1] == "E":
             y = oy + lane
-            luts[y, ox + w:, 1] = _COPY_W
+            luts[y, ox + w:, 1] = COPY_W
             out_lanes[key] = ("E", y, width - 1 + y)
         elif side == "E":
             y, x = oy + lane, ox + w + e_outs.index(key)
-            luts[y, ox + w:x, 1] = _COPY_W
-            luts[y, x, 2] = _COPY_W
-            luts[y + 1:, x, 2] = _COPY_N
+            luts[y, ox + w:x, 1] = COPY_W
+            luts[y, x, 2] = COPY_W
+            luts[y + 1:, x, 2] = COPY_N
             out_lanes[key] = ("S", x, x + height - 1)
         else:
             x = ox + lane
-            luts[oy + h:, x, 2] = _COPY_N
+            luts[oy + h:, x, 2] = COPY_N
             out_lanes[key] = ("S", x, x + height - 1)
     used = (luts != 0).any(axis=2)
     ys, xs = np.nonzero(used)

@@ -53,6 +53,7 @@ import time
 
 import numpy as np
 
+from ..cell import COPY_N, COPY_W
 from ..config import Configuration
 from ..netlist import CONST0, CONST1
 from ..ports import PortMap
@@ -65,7 +66,6 @@ __all__ = ["compile_combinational"]
 LANE_STEP = 2
 
 _E, _S = 0, 1          # the two output wires of a cell: 2 * cell + _E / _S
-_COPY_N, _COPY_W = 0xAAAA, 0xFF00
 
 
 def _blocks(gates, pair=True):
@@ -749,7 +749,7 @@ def _emit(netlist, g, trees, blocks, operand_side, out_lane, lanes, in_lanes, ou
             else:
                 from_north = (parent >= north_lanes and parent - north_lanes < W) or \
                     (parent < north_lanes and parent % 2 == _S)
-                table = _COPY_N if from_north else _COPY_W
+                table = COPY_N if from_north else COPY_W
             luts[y, x, d] = table
     for port, index, net in outputs:
         if net == CONST1:

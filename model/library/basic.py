@@ -6,13 +6,12 @@ returns a :class:`~bitgrid.library.block.Block`, whose port skews and latency ar
 the LUTs (:func:`~bitgrid.library.block.solve_timing`).
 """
 
-from ..cell import COPY_E, COPY_N, COPY_S, COPY_W, lut_from_function
+from ..cell import COPY, lut_from_function
 from ..program import Program
 from ..terms import E, N, S, W, parse_side
 from .block import Block, LibraryError, block_from_program
 
 #: The LUT copying each input side, by side index (N, E, S, W).
-COPIES = (COPY_N, COPY_E, COPY_S, COPY_W)
 
 __all__ = ["MAX_BLOCK_CELLS", "check_box", "wire", "turn", "cross", "fanout", "delay",
            "constant", "inverter", "text_stream",
@@ -49,7 +48,7 @@ def _bus(name, length, heading, bits, doc, function=None):
     check_box(name, width, height)
     back = heading.opposite
     copy = [0, 0, 0, 0]
-    copy[heading] = COPIES[back]
+    copy[heading] = COPY[back]
     first = list(copy)
     if function is not None:
         first[heading] = lut_from_function(_unary(back.input_name, function))

@@ -19,7 +19,7 @@ angles) or a fan-out (one input copied to several outputs).
 
 import numpy as np
 
-from bitgrid.cell import COPY_E, COPY_N, COPY_S, COPY_W
+from bitgrid import cell
 from bitgrid.terms import DIRECTIONS
 
 __all__ = ["ZERO", "ONE", "COPY", "NOT", "LOGIC", "KINDS", "lut_kind", "kinds", "expression",
@@ -30,10 +30,9 @@ ZERO, ONE, COPY, NOT, LOGIC = 0, 1, 2, 6, 10
 KINDS = {ZERO: "zero", ONE: "one", **{COPY + d: f"copy {d.letter}" for d in DIRECTIONS},
          **{NOT + d: f"not {d.letter}" for d in DIRECTIONS}, LOGIC: "logic"}
 
-_COPIES = (COPY_N, COPY_E, COPY_S, COPY_W)
 _KIND_TABLE = np.full(1 << 16, LOGIC, dtype=np.uint8)
 _KIND_TABLE[0x0000], _KIND_TABLE[0xFFFF] = ZERO, ONE
-for _d, _lut in enumerate(_COPIES):
+for _d, _lut in enumerate(cell.COPY):
     _KIND_TABLE[_lut] = COPY + _d
     _KIND_TABLE[_lut ^ 0xFFFF] = NOT + _d
 del _d, _lut
