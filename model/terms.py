@@ -159,6 +159,13 @@ class Edges(typing.NamedTuple):
                                  "lanes")
         return self
 
+    def hex_words(self, width, height):
+        """``{"N": "0x..", "E": .., "S": .., "W": ..}``: each word in lower-case hex of its
+        side's lanes of a ``width`` x ``height`` grid (``bitgrid-vectors-v1``, the CLI's JSON
+        steps; :func:`parse_hex` reads them back)."""
+        return {side.letter: f"0x{self[side]:0{(side_lanes(side, width, height) + 3) // 4}x}"
+                for side in DIRECTIONS}
+
     def lanes(self, side, count):
         """The bits of bus ``side`` (``"N"``, ...) as a list of ``count`` ints."""
         word = self.side(side)

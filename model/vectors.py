@@ -186,10 +186,6 @@ def case_document(name, width, height, steps, *, description="", bitstream=None,
     """A ``bitgrid-vectors-v1`` JSON object (a ``dict``) of the ``(inputs, expected outputs)``
     :class:`~bitgrid.terms.Edges` pairs ``steps`` of a ``width`` x ``height`` grid, each word
     in lower-case hex of its side's lanes (``bitstream`` defaults to ``name + ".bgbs"``)."""
-    def hexes(edges):
-        return {s: f"0x{edges.side(s):0{(side_lanes(s, width, height) + 3) // 4}x}"
-                for s in SIDES}
-
     return {
         "format": "bitgrid-vectors-v1",
         "name": name,
@@ -198,7 +194,8 @@ def case_document(name, width, height, steps, *, description="", bitstream=None,
         "width": width,
         "height": height,
         "bitstream": bitstream or f"{name}.bgbs",
-        "steps": [{"in": hexes(i), "out": hexes(o)} for i, o in steps],
+        "steps": [{"in": Edges.coerce(i).hex_words(width, height),
+                   "out": Edges.coerce(o).hex_words(width, height)} for i, o in steps],
     }
 
 

@@ -9,7 +9,7 @@ import click
 from bitgrid.bitstream import BitstreamError
 from bitgrid.bitstream import load as _load
 from bitgrid.stimulus import MAX_STEPS, stimulus
-from bitgrid.terms import SIDES, side_lanes
+from bitgrid.terms import SIDES, Edges
 from bitgrid.vectors import format_mismatches
 
 from .errors import EXIT_MISMATCH, EXIT_OK, BadInput
@@ -122,22 +122,19 @@ def run_stimulus(bitstream, vectors, inputs, steps, as_json):
                     steps=steps)
 
 
-def _hex(edges, width, height):
-    return {s: f"0x{edges.side(s):0{(side_lanes(s, width, height) + 3) // 4}x}" for s in SIDES}
-
-
 def print_steps(inputs, outputs, width, height, as_json):
     """Print the edge outputs of each subcycle as a table (or, ``as_json``, the inputs and
     outputs in the vector file's ``steps`` form)."""
     if as_json:
-        steps = [{"in": _hex(i, width, height), "out": _hex(o, width, height)}
+        steps = [{"in": Edges.coerce(i).hex_words(width, height),
+                  "out": Edges.coerce(o).hex_words(width, height)}
                  for i, o in zip(inputs, outputs)]
         click.echo(json.dumps({"width": width, "height": height, "steps": steps}, indent=1))
         return
     widths = [max(6, (w + 3) // 4 + 2) for w in (width, height) * 2]
     click.echo(f"{'step':>5}  " + "  ".join(f"{s + '_out':>{w}}" for s, w in zip(SIDES, widths)))
     for t, o in enumerate(outputs):
-        words = _hex(o, width, height)
+        words = Edges.coerce(o).hex_words(width, height)
         click.echo(f"{t:>5}  " + "  ".join(f"{words[s]:>{w}}" for s, w in zip(SIDES, widths)))
 
 

@@ -164,3 +164,12 @@ def test_edges_take_strict_hex_words():
     for word in ("0x0_1", "-1", " 1"):
         with pytest.raises(ValueError, match="is not a hex word"):
             Edges.coerce({"N": word})
+
+
+def test_hex_words_are_padded_to_their_lanes_and_read_back():
+    """Each word in hex of its side's lanes: N and S of a 9-wide grid take 3 digits, E and W
+    of a 4-high grid 1 (the vector file's form; parse_hex reads them back)."""
+    edges = Edges(0x1ff, 0x3, 0, 0xf)
+    words = edges.hex_words(9, 4)
+    assert words == {"N": "0x1ff", "E": "0x3", "S": "0x000", "W": "0xf"}
+    assert Edges.coerce({k: terms.parse_hex(v, prefix=True) for k, v in words.items()}) == edges
