@@ -59,20 +59,13 @@ import typing
 import numpy as np
 
 from .checks import check_int
-from .config import Configuration, check_grid_size
-from .mesh import MeshShape
+from .config import Configuration
+from .decomposition import Decomposition, check_halo, halo_depth
+from .tile_engines import EMULATORS, FAST_MIN_CELLS, auto_emulator, tile_engine
 
 __all__ = ["Decomposition", "Tile", "RankStats", "MpiRun", "run", "run_edges", "halo_depth",
-           "check_halo", "on_root", "import_mpi", "find_mpiexec", "mpiexec_command", "FAST_MIN_CELLS", "EMULATORS"]
-
-#: Without numba, ``emulator="auto"`` runs tiles of at least this many cells (halo included) on
-#: the bit-parallel :class:`~bitgrid.fastemu.FastEmulator`, smaller ones on the reference.
-FAST_MIN_CELLS = 256 * 256
-
-#: Per-tile emulators: ``"auto"``, ``"kernel"`` (:func:`bitgrid.kernel.advance`), ``"fast"``
-#: (:class:`~bitgrid.fastemu.FastEmulator`), ``"reference"``
-#: (:class:`~bitgrid.emulator.Emulator`).
-EMULATORS = ("auto", "kernel", "fast", "reference")
+           "check_halo", "on_root", "import_mpi", "find_mpiexec", "mpiexec_command",
+           "FAST_MIN_CELLS", "EMULATORS"]
 
 _SIDES = "nesw"
 
@@ -134,121 +127,6 @@ def _world(comm):
     return import_mpi().COMM_WORLD if comm is None else comm
 
 
-# -- The decomposition -------------------------------------------------------------------------
-
-def _split(cells, parts):
-    """Even sizes summing to ``cells`` (even), as equal as possible, the larger ones first."""
-    pairs, extra = divmod(cells // 2, parts)
-    return [2 * (pairs + (i < extra)) for i in range(parts)]
-
-
-def _bounds(sizes):
-    return [int(b) for b in np.cumsum([0] + list(sizes))]
-
-
-class Decomposition:
-    """A ``width`` x ``height`` grid cut into ``shape.cols`` x ``shape.rows`` tiles.
-
-    :param shape: a :class:`~bitgrid.mesh.MeshShape` or ``"COLSxROWS"``.
-    :ivar xs: column bounds, ``cols + 1`` even integers from 0 to ``width``; tile column ``c``
-        is ``xs[c] <= x < xs[c + 1]``.
-    :ivar ys: row bounds likewise.
-    :raises ValueError: for a grid size that is not even, or more tile columns than
-        ``width / 2`` (or rows than ``height / 2``): every tile is at least 2 x 2.
-    """
-
-    def __init__(self, width, height, shape):
-        check_grid_size(width, height)
-        self.width, self.height = width, height
-        self.shape = MeshShape.parse(shape)
-        for what, cells, parts in (("columns", width, self.shape.cols),
-                                   ("rows", height, self.shape.rows)):
-            if parts > cells // 2:
-                raise ValueError(f"a {width} x {height} grid has at most {cells // 2} tile "
-                                 f"{what} (tiles are at least 2 cells and even); "
-                                 f"{self.shape} needs {parts}: use fewer ranks or --procs")
-        self.xs = _bounds(_split(width, self.shape.cols))
-        self.ys = _bounds(_split(height, self.shape.rows))
-
-    @classmethod
-    def choose(cls, width, height, ranks):
-        """The shape of ``ranks`` tiles that cuts the fewest lanes (``(cols - 1) * height +
-        (rows - 1) * width``), then the most even tiles, then more columns than rows.
-
-        :raises ValueError: if no ``cols x rows = ranks`` fits (say how many ranks would).
-        """
-        check_grid_size(width, height)
-        ranks = check_int(ranks, "ranks", minimum=1)
-        best = None
-        for cols in range(1, ranks + 1):
-            if ranks % cols:
-                continue
-            rows = ranks // cols
-            if cols > width // 2 or rows > height // 2:
-                continue
-            cut = (cols - 1) * height + (rows - 1) * width
-            largest = -(-width // 2 // cols) * -(-height // 2 // rows)
-            key = (cut, largest, -cols)
-            if best is None or key < best[0]:
-                best = (key, cols, rows)
-        if best is None:
-            raise ValueError(f"{ranks} ranks cannot each take a tile of a {width} x {height} "
-                             f"grid (tiles are at least 2 x 2 and even); use at most "
-                             f"{(width // 2) * (height // 2)} ranks")
-        return cls(width, height, MeshShape(best[1], best[2]))
-
-    def __len__(self):
-        return len(self.shape)
-
-    def __repr__(self):
-        return f"Decomposition({self.width}, {self.height}, {str(self.shape)!r})"
-
-    def tile(self, rank):
-        """``(col, row)`` of rank ``rank``'s tile."""
-        return rank % self.shape.cols, rank // self.shape.cols
-
-    def rank(self, col, row):
-        """The rank of tile ``(col, row)``, or None outside the shape."""
-        if 0 <= col < self.shape.cols and 0 <= row < self.shape.rows:
-            return row * self.shape.cols + col
-        return None
-
-    def bounds(self, col, row):
-        """``(x0, x1, y0, y1)``: tile ``(col, row)`` is ``x0 <= x < x1``, ``y0 <= y < y1``."""
-        return self.xs[col], self.xs[col + 1], self.ys[row], self.ys[row + 1]
-
-    def smallest_side(self):
-        """The fewest cells across any tile, among the directions that are cut (None if the
-        grid is one tile)."""
-        sizes = []
-        if self.shape.cols > 1:
-            sizes += [b - a for a, b in zip(self.xs, self.xs[1:])]
-        if self.shape.rows > 1:
-            sizes += [b - a for a, b in zip(self.ys, self.ys[1:])]
-        return min(sizes) if sizes else None
-
-
-def halo_depth(halo):
-    """Cells of halo for ``halo`` subcycles between exchanges: 0 for the seam exchange
-    (``halo=1``), else ``halo`` rounded up to even."""
-    halo = check_int(halo, "halo", minimum=1)
-    return 0 if halo == 1 else halo + halo % 2
-
-
-def check_halo(decomposition, halo):
-    """The halo depth (:func:`halo_depth`) of ``halo`` on ``decomposition``.
-
-    :raises ValueError: if the halo is deeper than the smallest tile (a halo takes its cells
-        from the next tile only), saying the largest ``halo`` that fits."""
-    depth = halo_depth(halo)
-    side = decomposition.smallest_side()
-    if depth and side is not None and depth > side:
-        raise ValueError(f"a halo of {depth} cells (for --halo {halo}) is deeper than the "
-                         f"smallest tile, {side} cells across: use --halo {side} or less, or "
-                         "fewer ranks")
-    return depth
-
-
 # -- Lane arrays -------------------------------------------------------------------------------
 #
 # Stimulus and responses are lane arrays, the format of bitgrid.kernel: uint8 (subcycles,
@@ -259,125 +137,6 @@ def _lane_slices(width, height):
     """``{side: slice}`` of the four buses in a lane array of a ``width`` x ``height`` grid."""
     from .kernel import lane_slices
     return dict(zip(_SIDES, lane_slices(width, height)))
-
-
-# -- Per-tile engines --------------------------------------------------------------------------
-
-class _EmulatorEngine:
-    """A tile on :class:`~bitgrid.emulator.Emulator` or :class:`~bitgrid.fastemu.FastEmulator`
-    (one ``step`` per subcycle)."""
-
-    def __init__(self, config, name):
-        self.name, self.width, self.height = name, config.width, config.height
-        if name == "fast":
-            from .fastemu import FastEmulator
-            self.emulator = FastEmulator(config, threads=1)
-        else:
-            from .emulator import Emulator
-            self.emulator = Emulator(config)
-        self._state = None
-
-    def advance(self, phase, inputs):
-        from .kernel import edges_to_lanes, lanes_to_edges
-        edges = lanes_to_edges(inputs, self.width, self.height)
-        return edges_to_lanes([self.emulator.step(e) for e in edges], self.width, self.height)
-
-    def begin(self):
-        """Start reading and writing cell outputs (:meth:`read`, :meth:`write`)."""
-        self._state = self.emulator.outputs     # the reference's is a view; the fast one's a copy
-
-    def read(self, rows, cols):
-        return self._state[:, rows, cols]
-
-    def write(self, rows, cols, values):
-        self._state[:, rows, cols] = values
-
-    def end(self):
-        if self.name == "fast":
-            self.emulator.outputs = self._state
-        self._state = None
-
-
-class _KernelEngine:
-    """A tile on the compiled kernel (:func:`bitgrid.kernel.advance`): packed planes, many
-    subcycles per call, one thread (the ranks are the parallelism).
-
-    Cell ``(x, y)`` (even-aligned regions only: every strip here starts at even coordinates
-    and has even sizes) is bit ``i % 64`` of word ``i // 64``, ``i = x // 2``, of padded row
-    ``1 + y // 2`` of plane ``((x + y) % 2, d, y % 2)`` (bitgrid.kernel, "Layout")."""
-
-    name = "kernel"
-
-    def __init__(self, config):
-        from . import kernel
-        from .fastemu import anf_tables
-        self._kernel = kernel
-        self.width, self.height = w, h = config.width, config.height
-        self._hg, self._nw = h // 2, (w // 2 + 63) // 64
-        self.planes = np.zeros((16, (self._hg + 2) * self._nw), dtype=np.uint64)
-        self.coef = kernel.pack_coefficients(anf_tables(config.luts), w, h)
-        self.plan = kernel.make_plan(w, h, threads=1)
-        kernel.warm_up()        # load the machine code now, not in the first exchange period
-        # [parity, direction, group, padded row, word]
-        self._view = self.planes.reshape(2, 4, 2, self._hg + 2, self._nw)
-
-    def advance(self, phase, inputs):
-        inputs = np.ascontiguousarray(inputs, dtype=np.uint8)
-        outputs = np.empty_like(inputs)
-        self._kernel.advance(self.planes, self.coef, self.width, self.height, phase, inputs,
-                             outputs, plan=self.plan)
-        return outputs
-
-    def begin(self):
-        pass
-
-    end = begin
-
-    def _words(self, rows, cols):
-        """The blocks ``(p, g, o)`` and the word range holding the even-aligned region."""
-        i0, i1 = cols.start // 2, cols.stop // 2
-        w0, w1 = i0 // 64, (i1 - 1) // 64 + 1
-        j = slice(1 + rows.start // 2, 1 + rows.stop // 2)
-        return j, slice(w0, w1), i0 - 64 * w0, i1 - 64 * w0
-
-    def read(self, rows, cols):
-        j, words, a, b = self._words(rows, cols)
-        raw = np.ascontiguousarray(self._view[:, :, :, j, words]).view(np.uint8)
-        bits = np.unpackbits(raw, axis=-1, bitorder="little")[..., a:b]    # [p, d, g, j, i]
-        out = np.empty((4, rows.stop - rows.start, cols.stop - cols.start), dtype=np.uint8)
-        for p in range(2):
-            for g in range(2):
-                out[:, g::2, (p + g) % 2::2] = bits[p, :, g]
-        return out
-
-    def write(self, rows, cols, values):
-        j, words, a, b = self._words(rows, cols)
-        block = np.ascontiguousarray(self._view[:, :, :, j, words])
-        bits = np.unpackbits(block.view(np.uint8), axis=-1, bitorder="little")
-        for p in range(2):
-            for g in range(2):
-                bits[p, :, g, :, a:b] = values[:, g::2, (p + g) % 2::2]
-        packed = np.packbits(bits, axis=-1, bitorder="little")
-        self._view[:, :, :, j, words] = packed.view(np.uint64)
-
-
-def _engine(config, name):
-    """The engine running emulator ``name`` (one of :data:`EMULATORS` but ``"auto"``) on a
-    tile ``config``."""
-    if name == "kernel":
-        from .kernel import available
-        if not available():
-            raise ValueError("the 'kernel' emulator needs numba (pip install numba); use 'fast' or "
-                             "'reference'")
-        return _KernelEngine(config)
-    return _EmulatorEngine(config, name)
-
-
-def _auto_emulator(cells):
-    from .kernel import available
-    if available():
-        return "kernel"
-    return "fast" if cells >= FAST_MIN_CELLS else "reference"
 
 
 # -- One rank's tile ---------------------------------------------------------------------------
@@ -458,9 +217,9 @@ class Tile:
             raise ValueError(f"the extended tile is {self.ew} x {self.eh} cells, not "
                              f"{region.width} x {region.height}")
         if emulator == "auto":
-            emulator = _auto_emulator(self.ew * self.eh)
+            emulator = auto_emulator(self.ew * self.eh)
         #: The engine of the extended tile (``.name``: the emulator's name).
-        self.engine = _engine(region, emulator)
+        self.engine = tile_engine(region, emulator)
         return self
 
     def _span(self, side):
