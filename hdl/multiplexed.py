@@ -197,7 +197,7 @@ class MultiplexedGrid(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         w, h, e = self._width, self._height, self._evaluators
-        half, gb = w // 2, self._group_bits
+        gb = self._group_bits
         groups = self.groups
         cfg = self.cfg
         contents = self._config_init()
@@ -288,46 +288,7 @@ class MultiplexedGrid(wiring.Component):
         qa, g1 = s1["q"], s1["g"]
         compute = Signal()
         m.d.comb += compute.eq(s1["valid"] & (s1["r"] != 0))
-        ins, kvalid = [], []
-
-        def edge_lane(bus, j):
-            """Lane x of an N or S edge bus for evaluator j: a (2 * groups):1 choice by
-            (g, qa) among the lanes that evaluator can meet, not a width:1 one."""
-            lanes = [bus[2 * (gx * e + j) + q] if 2 * (gx * e + j) + q < w else Const(0, 1)
-                     for gx in range(groups) for q in (0, 1)]
-            return Cat(lanes).bit_select(Cat(qa, g1[:gb]) if gb else qa, 1)
-
-        for j in range(e):
-            k = Signal(range(groups * e), name=f"k_{j}")
-            m.d.comb += k.eq(g1 * e + j if gb else j)
-            x = Signal(range(w + 1), name=f"x_{j}")
-            m.d.comb += x.eq(Cat(qa, k))
-            # N: output S of (x, y - 1) (two rows back), or the N edge.
-            n_in = Mux(y1 == 0, edge_lane(e_n, j), cell(2 * groups, j)[2])
-            # S: output N of (x, y + 1) (the fresh row), or the S edge.
-            s_in = Mux(s1["r"] == h, edge_lane(e_s, j), cell(0, j)[0])
-            # W: output E of (x - 1, y): same k if qa = 1, else k - 1.
-            if j > 0:
-                west_even = cell(groups, j - 1)[1]
-            else:
-                west_even = cell(groups + 1, e - 1)[1]
-            w_in = Mux(qa, cell(groups, j)[1],
-                       Mux(k == 0, e_w.bit_select(y1[:max(1, (h - 1).bit_length())], 1),
-                           west_even))
-            # E: output W of (x + 1, y): same k if qa = 0, else k + 1.
-            if j < e - 1:
-                east_odd = cell(groups, j + 1)[3]
-            else:
-                east_odd = cell(groups - 1, 0)[3]
-            e_in = Mux(~qa, cell(groups, j)[3],
-                       Mux(k == half - 1, e_e.bit_select(y1[:max(1, (h - 1).bit_length())], 1),
-                           east_odd))
-            lut_in = Signal(4, name=f"in_{j}")
-            m.d.comb += lut_in.eq(Cat(n_in, e_in, s_in, w_in))
-            ins.append(lut_in)
-            kv = Signal(name=f"kvalid_{j}")
-            m.d.comb += kv.eq(k < half)
-            kvalid.append(kv)
+        ins, kvalid = self._lut_inputs(m, cell, s1, y1, (e_n, e_e, e_s, e_w))
 
         # Stage 2 registers: what the configuration read returns belongs to these.
         s2 = dict(valid=Signal(name="s2_valid"), y=Signal(range(h + 1), name="s2_y"),
@@ -366,37 +327,7 @@ class MultiplexedGrid(wiring.Component):
                 outs_w[b].data.eq(Mux(s2["q"], results[j1], results[j0])),
                 outs_w[b].en.eq(s2["valid"] & Mux(s2["q"], s2_kvalid[j1], s2_kvalid[j0])),
             ]
-        for x in range(w):
-            k, q = divmod(x, 2)
-            gx, j = divmod(k, e)
-            here = s2["valid"] & (s2["q"] == q) & (s2["g"] == gx if gb else 1)
-            with m.If(here & (s2["y"] == 0)):
-                m.d.sync += o_regs[0][x].eq(results[j][0])
-            with m.If(here & (s2["y"] == h - 1)):
-                m.d.sync += o_regs[2][x].eq(results[j][2])
-        # E and W: a lane a row, and the rows come in order, so each is a rotating register
-        # (one clock enable, no per-lane decoding): it turns by one lane when stage 2 is at its
-        # boundary cell's group of a row, taking the computed output if that cell has the
-        # row's parity, else its own old lane. A whole subcycle turns it all the way round;
-        # after an abandoned one it turns the rest of the way with its old lanes while the
-        # sequencer is not stepping (``aligned`` low, and step_ready with it, meanwhile).
-        aligned = Signal()
-        turns = []
-        for x, side, bit in ((w - 1, 1, 1), (0, 3, 3)):
-            k, q = divmod(x, 2)
-            gx, j = divmod(k, e)
-            lanes = o_regs[side]
-            turn = Signal(range(h), name=f"turn_{'nesw'[side]}")
-            at = Signal(name=f"at_{'nesw'[side]}")
-            m.d.comb += at.eq(s2["valid"] & (s2["g"] == gx if gb else 1))
-            with m.If(at | (~stepping & (turn != 0))):
-                m.d.sync += [
-                    lanes.eq(Cat(lanes[1:], Mux(at & (s2["q"] == q), results[j][bit],
-                                                lanes[0]))),
-                    turn.eq(Mux(turn == h - 1, 0, turn + 1)),
-                ]
-            turns.append(turn)
-        m.d.comb += aligned.eq((turns[0] == 0) & (turns[1] == 0))
+        aligned = self._edge_output_registers(m, o_regs, s2, results, stepping)
 
         # The sequencer: CLEAR after reset, IDLE (step_ready), then stage 0 over rows
         # 0 .. height and groups, and DRAIN.
@@ -474,6 +405,96 @@ class MultiplexedGrid(wiring.Component):
                     m.d.comb += [conf[b].addr.eq(Cat(addr, slot)),
                                  conf[b].w_data.eq(byte[4 * q:4 * q + 4]),
                                  conf[b].w_en.eq(1)]
+
+    def _lut_inputs(self, m, cell, s1, y1, edges):
+        """The 4 LUT inputs (N, E, S, W) of each evaluator's cell in stage 1, row ``y1``, from
+        the line buffers (``cell(d, j)``: evaluator j's cell ``d`` groups back) or the edge
+        buses ``edges`` (N, E, S, W words): ``(ins, kvalid)``, a 4-bit signal per evaluator
+        and whether its cell exists (``k < width / 2``)."""
+        w, h, e = self._width, self._height, self._evaluators
+        half, gb, groups = w // 2, self._group_bits, self.groups
+        e_n, e_e, e_s, e_w = edges
+        qa, g1 = s1["q"], s1["g"]
+        ins, kvalid = [], []
+
+        def edge_lane(bus, j):
+            """Lane x of an N or S edge bus for evaluator j: a (2 * groups):1 choice by
+            (g, qa) among the lanes that evaluator can meet, not a width:1 one."""
+            lanes = [bus[2 * (gx * e + j) + q] if 2 * (gx * e + j) + q < w else Const(0, 1)
+                     for gx in range(groups) for q in (0, 1)]
+            return Cat(lanes).bit_select(Cat(qa, g1[:gb]) if gb else qa, 1)
+
+        for j in range(e):
+            k = Signal(range(groups * e), name=f"k_{j}")
+            m.d.comb += k.eq(g1 * e + j if gb else j)
+            x = Signal(range(w + 1), name=f"x_{j}")
+            m.d.comb += x.eq(Cat(qa, k))
+            # N: output S of (x, y - 1) (two rows back), or the N edge.
+            n_in = Mux(y1 == 0, edge_lane(e_n, j), cell(2 * groups, j)[2])
+            # S: output N of (x, y + 1) (the fresh row), or the S edge.
+            s_in = Mux(s1["r"] == h, edge_lane(e_s, j), cell(0, j)[0])
+            # W: output E of (x - 1, y): same k if qa = 1, else k - 1.
+            if j > 0:
+                west_even = cell(groups, j - 1)[1]
+            else:
+                west_even = cell(groups + 1, e - 1)[1]
+            w_in = Mux(qa, cell(groups, j)[1],
+                       Mux(k == 0, e_w.bit_select(y1[:max(1, (h - 1).bit_length())], 1),
+                           west_even))
+            # E: output W of (x + 1, y): same k if qa = 0, else k + 1.
+            if j < e - 1:
+                east_odd = cell(groups, j + 1)[3]
+            else:
+                east_odd = cell(groups - 1, 0)[3]
+            e_in = Mux(~qa, cell(groups, j)[3],
+                       Mux(k == half - 1, e_e.bit_select(y1[:max(1, (h - 1).bit_length())], 1),
+                           east_odd))
+            lut_in = Signal(4, name=f"in_{j}")
+            m.d.comb += lut_in.eq(Cat(n_in, e_in, s_in, w_in))
+            ins.append(lut_in)
+            kv = Signal(name=f"kvalid_{j}")
+            m.d.comb += kv.eq(k < half)
+            kvalid.append(kv)
+        return ins, kvalid
+
+    def _edge_output_registers(self, m, o_regs, s2, results, stepping):
+        """Stage 2 into the edge output registers ``o_regs`` (N, E, S, W): N and S lanes
+        written where their cell is computed; E and W rotating registers (below). Returns
+        ``aligned``: both rotating registers back at lane 0."""
+        w, h, e = self._width, self._height, self._evaluators
+        gb = self._group_bits
+        for x in range(w):
+            k, q = divmod(x, 2)
+            gx, j = divmod(k, e)
+            here = s2["valid"] & (s2["q"] == q) & (s2["g"] == gx if gb else 1)
+            with m.If(here & (s2["y"] == 0)):
+                m.d.sync += o_regs[0][x].eq(results[j][0])
+            with m.If(here & (s2["y"] == h - 1)):
+                m.d.sync += o_regs[2][x].eq(results[j][2])
+        # E and W: a lane a row, and the rows come in order, so each is a rotating register
+        # (one clock enable, no per-lane decoding): it turns by one lane when stage 2 is at its
+        # boundary cell's group of a row, taking the computed output if that cell has the
+        # row's parity, else its own old lane. A whole subcycle turns it all the way round;
+        # after an abandoned one it turns the rest of the way with its old lanes while the
+        # sequencer is not stepping (``aligned`` low, and step_ready with it, meanwhile).
+        aligned = Signal()
+        turns = []
+        for x, side, bit in ((w - 1, 1, 1), (0, 3, 3)):
+            k, q = divmod(x, 2)
+            gx, j = divmod(k, e)
+            lanes = o_regs[side]
+            turn = Signal(range(h), name=f"turn_{'nesw'[side]}")
+            at = Signal(name=f"at_{'nesw'[side]}")
+            m.d.comb += at.eq(s2["valid"] & (s2["g"] == gx if gb else 1))
+            with m.If(at | (~stepping & (turn != 0))):
+                m.d.sync += [
+                    lanes.eq(Cat(lanes[1:], Mux(at & (s2["q"] == q), results[j][bit],
+                                                lanes[0]))),
+                    turn.eq(Mux(turn == h - 1, 0, turn + 1)),
+                ]
+            turns.append(turn)
+        m.d.comb += aligned.eq((turns[0] == 0) & (turns[1] == 0))
+        return aligned
 
     def _readback(self, m, gate, conf, running):
         """The readback gather: two cells a cycle (as the frame writes) from the banks into
