@@ -66,7 +66,8 @@ from .config import check_grid_size
 from .files import atomic_write, read_json
 from .terms import Direction, parse_side, side_lanes
 
-__all__ = ["FORMAT", "MAX_SUBCYCLES", "PortMapError", "SealError", "PortBit", "Port", "PortMap", "load", "save"]
+__all__ = ["FORMAT", "MAX_SUBCYCLES", "MAX_ROWS", "PortMapError", "SealError", "PortBit", "Port",
+           "PortMap", "load", "save"]
 
 #: A configuration digest (:meth:`bitgrid.config.Configuration.digest`).
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
@@ -80,6 +81,8 @@ MAX_PORT_BITS = 4096
 #: Most subcycles one evaluation runs (:mod:`bitgrid.evaluate`), and so the most an input
 #: skew may make a row wait.
 MAX_SUBCYCLES = 1 << 22
+#: Most rows one evaluation takes (:mod:`bitgrid.evaluate`, a CSV file of rows).
+MAX_ROWS = 1_000_000
 
 
 class PortMapError(ValueError):
