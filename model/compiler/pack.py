@@ -278,9 +278,12 @@ def cleaned(netlist):
     return luts, dffs, outputs, input_nets
 
 
-def prepare(netlist, *, max_luts_per_cell=MAX_LUTS_PER_CELL, through=None):
+def prepare(netlist, *, max_luts_per_cell=MAX_LUTS_PER_CELL,
+            same_input_luts_per_cell=SAME_INPUT_LUTS_PER_CELL, through=None):
     """Clean, gate, collapse and pack ``netlist`` (module docstring) into a :class:`Design`.
 
+    :param max_luts_per_cell: most LUTs a cell holds; ``same_input_luts_per_cell``: most
+        where every LUT of the cell reads the very same inputs (at least as many).
     :param through: ``(outputs, inputs)``: nets of output bits and of input bits between
         which a macro passes waves in a fixed time (:mod:`.compose`): a LUT reading one of
         ``inputs`` is a logic level after the LUTs driving ``outputs``, so that no cell holds
@@ -334,7 +337,9 @@ def prepare(netlist, *, max_luts_per_cell=MAX_LUTS_PER_CELL, through=None):
         for a in range(1 << len(inputs)):
             physical |= (((table >> (a ^ mask)) & 1) ^ flip) << a
         luts[net] = (inputs, physical)
-    return _pack(netlist, luts, dffs, outputs, gates, max_luts_per_cell, encoding, through)
+    return _pack(netlist, luts, dffs, outputs, gates,
+                 (max_luts_per_cell, max(max_luts_per_cell, same_input_luts_per_cell)),
+                 encoding, through)
 
 
 def _encodings(luts, dffs):
@@ -427,7 +432,8 @@ def logic_levels(preds):
     return level
 
 
-def _pack(netlist, luts, dffs, outputs, gates, max_luts, encoding, through=None):
+def _pack(netlist, luts, dffs, outputs, gates, limits, encoding, through=None):
+    max_luts, max_same = limits
     # LUTs with their input signals.
     items = {}
     for net, (inputs, table) in luts.items():
@@ -456,7 +462,7 @@ def _pack(netlist, luts, dffs, outputs, gates, max_luts, encoding, through=None)
         group = [net]
         signals = set(items[net][0])
         group_of[net] = len(groups)
-        while len(group) < max(max_luts, SAME_INPUT_LUTS_PER_CELL):
+        while len(group) < max_same:
             best, best_gain = None, 0
             candidates = set()
             for s in signals:

@@ -347,6 +347,9 @@ def test_luts_of_the_same_inputs_share_a_cell_four_at_a_time():
     netlist = Netlist("table", {"a": InputPort(a)}, {"y": OutputPort(tuple(luts))}, luts, {})
     sizes = sorted(len(b.luts) for b in prepare(netlist).blocks)
     assert sizes == [2, 4]
+    sizes = [len(b.luts) for b in prepare(netlist, max_luts_per_cell=1,
+                                          same_input_luts_per_cell=1).blocks]
+    assert sizes == [1] * 6
     b = tuple(f"b{i}" for i in range(5))
     reads = [(0, 1, 4), (1, 2, 4), (2, 3, 4), (0, 2, 4)]
     luts = {f"u{k}": Lut(tuple(b[i] for i in r), 0x96 ^ (1 << k)) for k, r in enumerate(reads)}
