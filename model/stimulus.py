@@ -136,6 +136,7 @@ def parse_inputs(text, width, height, *, where="<inputs>"):
         also for more than :data:`MAX_STEPS` steps.
     """
     lanes = {side: side_lanes(side, width, height) for side in SIDES}
+    text = text.removeprefix("\ufeff")         # a UTF-8 byte order mark, as editors write
     if text.lstrip().startswith(("[", "{")):
         steps = _json_steps(text, lanes, where)
     else:

@@ -135,7 +135,13 @@ class Edges(typing.NamedTuple):
             unknown = set(keys) - set("nesw")
             if unknown:
                 raise ValueError(f"Edge buses are N, E, S, W; unknown {sorted(unknown)}")
+            if len(keys) != len(value):
+                raise ValueError(f"Edge buses are N, E, S, W, each once: {sorted(value)} "
+                                 "names one twice")
             return cls(**{k: _to_word(v) for k, v in keys.items()})
+        if not isinstance(value, (list, tuple, np.ndarray)):
+            raise ValueError(f"Edge inputs are Edges, a mapping of N, E, S, W or 4 words, not "
+                             f"{value!r}")
         words = [_to_word(v) for v in value]
         if len(words) != 4:
             raise ValueError(f"Edge buses are given as 4 words (N, E, S, W), not {len(words)}")
@@ -199,8 +205,11 @@ def parse_hex(text, *, prefix=False):
 def _to_word(value):
     if isinstance(value, str):
         return parse_hex(value)
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        raise ValueError(f"A bus word is an int, a hex string or a list of lane bits, not "
+                         f"{value!r}")
     bits = list(value)                          # a sequence of lane bits, lane 0 first
     if any(bit not in (0, 1) for bit in bits):
         raise ValueError(f"Lane bits are 0 or 1, not {bits!r}")
@@ -248,6 +257,9 @@ class Region(typing.NamedTuple):
         return f"{self.x0},{self.y0},{self.x1},{self.y1}"
 
 
+_DIGITS = re.compile(r"[0-9]+")
+
+
 def parse_region(value):
     """A :class:`Region` from ``"x0,y0,x1,y1"`` or four ints (cell coordinates of at least 0,
     corners inclusive; either corner first, so ``"3,3,0,0"`` is ``0,0,3,3``: SPEC section 10).
@@ -255,11 +267,9 @@ def parse_region(value):
     :raises ValueError: ``region '1,2,3' is not x0,y0,x1,y1 ...`` (each caller names its
         option or raises its own error class with this text)."""
     if isinstance(value, str):
-        parts = value.split(",")
-        try:
-            numbers = [int(p.strip()) for p in parts]
-        except ValueError:
-            numbers = None
+        parts = [p.strip() for p in value.split(",")]
+        # ASCII digits only: int() would also take "+1", "1_0" and other scripts' digits
+        numbers = [int(p) for p in parts] if all(_DIGITS.fullmatch(p) for p in parts) else None
     else:
         numbers = list(value) if isinstance(value, (tuple, list)) else None
     if numbers is None or len(numbers) != 4 or not all(

@@ -87,6 +87,11 @@ _REFUSED_TASK = re.compile(
     r"|\$(finish|stop|f(?:display|write|strobe|monitor)[bho]?|fflush|fclose)(?![\w$])"
     r"(?:\s*\((?:{string}|[^()\"]|\((?:{string}|[^()\"])*\))*\))?".format(
         string=r'"(?:\\.|[^"\\\n])*"'), re.S)
+#: A ``$readmemh``/``$readmemb`` call's file name (group 2), comments and strings skipped
+#: (group 1), as :data:`_REFUSED_TASK` skips them.
+_READMEM = re.compile(
+    r'(//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\\\S+|[A-Za-z_][\w$]*)'
+    r'|(\$readmem[hb]\s*\(\s*)"((?:\\.|[^"\\\n])*)"', re.S)
 #: The text of the ``$write`` that stands for a refused task (``{task}``: its name), by which
 #: the dropped ``$print`` cell is known.
 _MARKER = "bitgrid-dropped:{task}"
@@ -466,7 +471,11 @@ def _drop_refused_tasks(sources, folder):
     (:data:`_REFUSED_TASK`: ``$finish``, ``$stop``, ``$fdisplay``...) replaced by a copy in
     ``folder`` in which each call is a ``$write`` of :data:`_MARKER` (same lines), which the
     script drops as it drops ``$display``; a source that starts with a UTF-8 byte order mark
-    (which Yosys reads as an invalid token) is copied without it.
+    (which Yosys reads as an invalid token) is copied without it. The file of a
+    ``$readmemh``/``$readmemb`` is found as Icarus and Verilator find it, from the folder
+    ``bitgrid compile`` runs in (an absolute path as it is), else beside the source (where
+    Yosys looks), and read from a copy in ``folder``: Yosys runs there, and YoWASP's file
+    system reaches no other folder.
 
     :returns: ``(paths, includes)``: the paths to read (``sources``' order), and ``{copy:
         the original's folder}`` for ``include`` files (:func:`yosys_script`).
@@ -478,17 +487,38 @@ def _drop_refused_tasks(sources, folder):
         return ('$write("' + _MARKER.format(task="$" + match.group(2)) + '")'
                 + "\n" * match.group(0).count("\n"))
 
-    paths, includes = [], {}
+    paths, includes, tables = [], {}, {}
+
+    def memory_file(match):
+        """A ``$readmem`` file as a simulator finds it (module docstring of
+        :func:`_drop_refused_tasks`), copied into ``folder``, where Yosys runs."""
+        if match.group(2) is None:
+            return match.group(0)
+        name = match.group(3)
+        for candidate in (pathlib.Path(name), source.parent / name):
+            if candidate.is_file():
+                break
+        else:
+            return match.group(0)               # Yosys says it cannot open it
+        key = str(candidate.resolve())
+        if key not in tables:
+            copy = pathlib.Path(folder) / f"memory{len(tables)}" / candidate.name
+            copy.parent.mkdir()
+            copy.write_bytes(candidate.read_bytes())
+            tables[key] = _relative(copy, folder)
+        return f'{match.group(2)}"{tables[key]}"'
+
     for number, source in enumerate(sources):
         if source.suffix == ".il":
             paths.append(source)
             continue
         try:
             text = source.read_bytes().decode("latin-1")    # any bytes, kept as they are
+            changed = _REFUSED_TASK.sub(replace, text.removeprefix("\xef\xbb\xbf"))  # a BOM
+            changed = _READMEM.sub(memory_file, changed)
         except OSError as error:
             raise CompileError(f"{source}: cannot read it: {error.strerror or error}") \
                 from None
-        changed = _REFUSED_TASK.sub(replace, text.removeprefix("\xef\xbb\xbf"))  # a BOM
         if changed == text:
             paths.append(source)
             continue

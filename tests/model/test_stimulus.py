@@ -220,3 +220,12 @@ def test_stimulus_refuses_empty_files(tmp_path):
     vectors.write_text(json.dumps(case))
     with pytest.raises(StimulusError, match="the vector file has no steps"):
         stimulus(2, 2, vectors=vectors)
+
+
+def test_a_byte_order_mark_is_skipped_in_either_form():
+    """Editors put a UTF-8 BOM before the first word; the text form read it as part of the N
+    word (``'\\ufeff0' is not a hex word``), the JSON form skipped it."""
+    from bitgrid.stimulus import parse_inputs
+    from bitgrid.terms import Edges
+    assert parse_inputs("\ufeff1 2 3 4\n", 4, 4) == [Edges(1, 2, 3, 4)]
+    assert parse_inputs('\ufeff[{"N": "0x1"}]', 4, 4) == [Edges(1, 0, 0, 0)]

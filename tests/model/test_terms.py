@@ -121,7 +121,8 @@ def test_a_region_takes_its_corners_in_either_order(value):
 
 
 @pytest.mark.parametrize("value", ["1,2,3", "a,b,c,d", "1,2,3,4,5", "", (1, 2, 3, -1),
-                                   (True, 1, 2, 3), (1.5, 2, 3, 4), 5, None])
+                                   (True, 1, 2, 3), (1.5, 2, 3, 4), 5, None, "+1,0,5,5",
+                                   "1_0,0,15,5", "\u0663,0,5,5", "0x1,0,5,5"])
 def test_a_bad_region_says_the_form(value):
     with pytest.raises(ValueError, match=r"is not x0,y0,x1,y1 \(four cell coordinates of at "
                                          r"least 0, corners inclusive\), for example 0,0,3,7"):
@@ -173,3 +174,15 @@ def test_hex_words_are_padded_to_their_lanes_and_read_back():
     words = edges.hex_words(9, 4)
     assert words == {"N": "0x1ff", "E": "0x3", "S": "0x000", "W": "0xf"}
     assert Edges.coerce({k: terms.parse_hex(v, prefix=True) for k, v in words.items()}) == edges
+
+
+@pytest.mark.parametrize("value, message", [
+    (b"abcd", "Edge inputs are Edges, a mapping of N, E, S, W or 4 words"),
+    ({"n": 1, "N": 2}, "each once"), ({"N": 1.5}, "A bus word is an int"),
+    ({"N": None}, "A bus word is an int"), ({"N": {1}}, "A bus word is an int"),
+    ({"N": True}, "A bus word is an int")])
+def test_edges_refuse_what_is_not_a_word(value, message):
+    """A value that is not a bus word is a ValueError naming the form, never a wrong word (a
+    bytes object read as four words, a set as lane bits) or a TypeError."""
+    with pytest.raises(ValueError, match=message):
+        Edges.coerce(value)

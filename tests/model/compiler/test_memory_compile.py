@@ -328,3 +328,32 @@ def test_amaranth_synchronous_read_with_initial_contents(tmp_path):
     assert "in row 0" in result.report["blocks"][0]
     rows = [dict(row, rst=0) for row in _traffic(4, 5, 200, 14)]
     assert _run(result, rows) == _model(rows, [17, 3, 29, 8], kind="registered")
+
+
+def test_readmemh_files_are_found_as_simulators_find_them(tmp_path, monkeypatch):
+    """``$readmemh("t.hex", m)`` reads ``t.hex`` from the folder the compile runs in, as Icarus
+    and Verilator do (a file of the same name beside the source is not taken then), else
+    beside the source (where Yosys looks); an absolute path is read as it is. A break-it round
+    found the file beside the source taken over the one Icarus reads: a wrong table, exit 0."""
+    here, there = tmp_path / "run", tmp_path / "src"
+    here.mkdir()
+    there.mkdir()
+    near = [(5 * k + 3) % 256 for k in range(16)]
+    far = [(11 * k + 7) % 256 for k in range(16)]
+    (here / "t.hex").write_text("\n".join(f"{v:02x}" for v in near) + "\n")
+    (there / "t.hex").write_text("\n".join(f"{v:02x}" for v in far) + "\n")
+    (tmp_path / "abs.hex").write_text("\n".join(f"{v:02x}" for v in far[::-1]) + "\n")
+
+    def table(name, file):
+        path = there / f"{name}.v"
+        path.write_text(f"module {name}(input [3:0] a, output [7:0] d);\n"
+                        f"  reg [7:0] m [0:15];\n  initial $readmemh(\"{file}\", m);\n"
+                        "  assign d = m[a];\nendmodule\n")
+        return compile(path, top=name)
+
+    rows = [{"a": a} for a in range(16)]
+    monkeypatch.chdir(here)
+    assert _run(table("near", "t.hex"), rows) == [{"d": v} for v in near]
+    assert _run(table("absolute", tmp_path / "abs.hex"), rows) == [{"d": v} for v in far[::-1]]
+    monkeypatch.chdir(tmp_path)
+    assert _run(table("beside", "t.hex"), rows) == [{"d": v} for v in far]
