@@ -12,8 +12,8 @@ import os
 import stat
 import tempfile
 
-__all__ = ["atomic_write", "read_bounded", "read_json", "parse_json", "TEMPORARY_SUFFIX",
-           "MAX_JSON_BYTES"]
+__all__ = ["atomic_write", "read_bounded", "read_json", "parse_json", "unique_object",
+           "DuplicateKeyError", "TEMPORARY_SUFFIX", "MAX_JSON_BYTES"]
 
 #: Largest JSON document :func:`read_json` reads (port maps, defect maps).
 MAX_JSON_BYTES = 16 << 20
@@ -161,7 +161,8 @@ def parse_json(data, where, what, error):
     A UTF-8 byte order mark at the start is skipped (RFC 8259 lets a parser ignore it).
     Every JSON file a user gives is read through here, so that no input, however malformed,
     ends as anything but ``error``: a file nested deeper than Python's recursion limit (a
-    ``RecursionError`` in the decoder) included.
+    ``RecursionError`` in the decoder) included, and an object that names a key twice
+    (:func:`unique_object`: the decoder would keep the last one, silently).
 
     :param what: what the document should be, for the message (``"port map"``).
     :param error: the exception class raised, with one line naming ``where``: ``"WHERE looks
@@ -175,7 +176,10 @@ def parse_json(data, where, what, error):
                     "the PROGRAM argument)")
     try:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-        return json.loads(text.removeprefix("\ufeff"))    # a BOM, as some editors write
+        return json.loads(text.removeprefix("\ufeff"),     # a BOM, as some editors write
+                          object_pairs_hook=unique_object)
+    except DuplicateKeyError as problem:
+        raise error(f"{where}: not {_a(what)}: {problem}") from None
     except UnicodeDecodeError as problem:
         raise error(f"{where}: not a JSON {what} (byte {problem.start} is not UTF-8 "
                     "text)") from None
@@ -186,6 +190,21 @@ def parse_json(data, where, what, error):
     except ValueError:          # a number of more digits than int() takes
         raise error(f"{where}: not {_a(what)}: it holds a number of more digits than "
                     "Python reads") from None
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object that names a key twice (Python's json keeps the last, silently)."""
+
+
+def unique_object(pairs):
+    """``object_pairs_hook`` for :func:`json.loads`: the object's dict, refusing a key named
+    twice. :raises DuplicateKeyError: ``key 'N' appears twice in one object``."""
+    result = {}
+    for key, value in pairs:
+        if key in result:
+            raise DuplicateKeyError(f"key {key!r} appears twice in one object")
+        result[key] = value
+    return result
 
 
 def _a(what):

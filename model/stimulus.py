@@ -12,7 +12,7 @@ the file and what is wrong, and lets :class:`OSError` of an unreadable file thro
 
 import json
 
-from .files import read_bounded
+from .files import read_bounded, unique_object
 from .terms import SIDES, Edges, parse_hex, side_lanes
 from .vectors import BadStreamCase, VectorFormatError, load_case
 
@@ -61,7 +61,7 @@ def _word(value, count):
 
 def _json_steps(text, lanes, where):
     try:
-        items = json.loads(text)
+        items = json.loads(text, object_pairs_hook=unique_object)
     except RecursionError:
         raise StimulusError(f"{where}: malformed edge-input stream: JSON nested too deeply "
                             "(a stream is a list of {\"N\": \"0x..\", ...} objects)") from None

@@ -211,3 +211,21 @@ def test_the_one_bounded_reader(tmp_path, monkeypatch):
     with pytest.raises(Bad, match="^/dev/zero: not a port map: this is a device or socket; "
                                   "give the path of a port map$"):
         read_bounded("/dev/zero", 10, "port map", Bad)
+
+
+def test_a_key_named_twice_is_refused(tmp_path):
+    """``{"N": "0x22", "N": "0x00"}``: Python's json keeps the last value silently; a BitGrid
+    file that says two things is refused, naming the key (vector files, port and defect maps
+    go through parse_json; edge-input streams through the same hook)."""
+    from bitgrid.stimulus import StimulusError, parse_inputs
+
+    class Bad(ValueError):
+        pass
+
+    with pytest.raises(Bad) as info:
+        parse_json('{"a": {"N": 1, "N": 2}}', "f.json", "vector file", Bad)
+    assert str(info.value) == "f.json: not a vector file: key 'N' appears twice in one object"
+    assert parse_json('{"a": {"N": 1, "n": 2}}', "f.json", "vector file", Bad) == {
+        "a": {"N": 1, "n": 2}}
+    with pytest.raises(StimulusError, match="key 'N' appears twice in one object"):
+        parse_inputs('[{"N": "0x1", "N": "0x0"}]', 4, 4)
