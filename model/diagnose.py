@@ -122,7 +122,6 @@ def _lane_bits(out, width, height):
     return bits
 
 
-
 # --- Diagnosis --------------------------------------------------------------------------------
 
 class Finding(typing.NamedTuple):

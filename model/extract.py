@@ -47,7 +47,6 @@ def _copied(graph, node):
     return Direction(COPY.index(lut))
 
 
-
 def extract_netlist(config, portmap, *, name="program"):
     """The LUT netlist (:mod:`bitgrid.netlist`) of a program with a port map, for a
     compiler back end to place anew.

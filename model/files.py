@@ -122,8 +122,9 @@ def read_bounded(path, limit, what, error, *, advice=""):
 
     :param what: what the file should be, for the messages (``"vector file"``).
     :param error: the exception class raised, with one line naming ``path``: ``"PATH: not a
-        vector file: this is a device or socket; give the path of a vector file"``, ``"PATH: larger than 1024 MiB, too large
-        to be a vector file"`` (then ``"; "`` and ``advice``, where given).
+        vector file: this is a device or socket; give the path of a vector file"``, ``"PATH:
+        larger than 1024 MiB, too large to be a vector file"`` (then ``"; "`` and ``advice``,
+        where given).
     :raises OSError: if the file cannot be opened or read.
     """
     with open(path, "rb") as handle:

@@ -43,7 +43,6 @@ __all__ = ["IsolationError", "Region", "Leak", "parse_region", "check_region", "
            "check_isolation", "wall_ring", "build_wall", "format_leak", "paste"]
 
 
-
 class IsolationError(ValueError):
     """Bad input to the isolation proof or the wall builder: a region outside the grid, two
     regions overlapping, a port that names nothing, a wall ring that is not free."""

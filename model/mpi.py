@@ -467,7 +467,6 @@ def on_root(comm, function, root=0):
     return result
 
 
-
 def run(config, inputs, *, comm=None, procs=None, halo=1, emulator="auto", wait=None,
         root=0):
     """Run ``config`` on the ranks of ``comm``, one tile each, with edge inputs ``inputs``
@@ -584,7 +583,6 @@ def _share_checked(comm, plan, root):
     if not ok:
         raise result
     return result
-
 
 
 def _assemble(pieces, decomposition, steps):

@@ -77,21 +77,25 @@ TIMEOUT = 1800
 _SIMULATION_ONLY = "t:$print t:$check t:$assert t:$assume t:$cover t:$live t:$fair"
 #: Cells that only formal verification gives a meaning (``$anyseq``, ``$initstate``...).
 _FORMAL_ONLY = {"$anyconst", "$anyseq", "$allconst", "$allseq", "$initstate", "$equiv"}
+#: A Verilog string literal.
+_STRING = r'"(?:\\.|[^"\\\n])*"'
+#: What the source scans below leave as it is (group 1): comments, strings, escaped and plain
+#: identifiers.
+_SKIPPED = r'(//[^\n]*|/\*.*?\*/|' + _STRING + r'|\\\S+|[A-Za-z_][\w$]*)'
 #: A call of a system task that Yosys refuses but synthesis drops (``$finish``, ``$stop``,
 #: the file output tasks), with its arguments (one level of nested parentheses); the other
 #: alternatives skip comments, strings and identifiers (``a$stop``) so that they are left as
 #: they are. None of these tasks is allowed outside procedural code, where a ``$write`` may
 #: stand instead.
 _REFUSED_TASK = re.compile(
-    r'(//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\\\S+|[A-Za-z_][\w$]*)'
-    r"|\$(finish|stop|f(?:display|write|strobe|monitor)[bho]?|fflush|fclose)(?![\w$])"
-    r"(?:\s*\((?:{string}|[^()\"]|\((?:{string}|[^()\"])*\))*\))?".format(
-        string=r'"(?:\\.|[^"\\\n])*"'), re.S)
-#: A ``$readmemh``/``$readmemb`` call's file name (group 2), comments and strings skipped
-#: (group 1), as :data:`_REFUSED_TASK` skips them.
+    _SKIPPED
+    + r"|\$(finish|stop|f(?:display|write|strobe|monitor)[bho]?|fflush|fclose)(?![\w$])"
+    r"(?:\s*\((?:{string}|[^()\"]|\((?:{string}|[^()\"])*\))*\))?".format(string=_STRING),
+    re.S)
+#: A ``$readmemh``/``$readmemb`` call up to its file name (group 2) and the name (group 3);
+#: group 1 what :data:`_SKIPPED` leaves.
 _READMEM = re.compile(
-    r'(//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\\\S+|[A-Za-z_][\w$]*)'
-    r'|(\$readmem[hb]\s*\(\s*)"((?:\\.|[^"\\\n])*)"', re.S)
+    _SKIPPED + r'|(\$readmem[hb]\s*\(\s*)"((?:\\.|[^"\\\n])*)"', re.S)
 #: The text of the ``$write`` that stands for a refused task (``{task}``: its name), by which
 #: the dropped ``$print`` cell is known.
 _MARKER = "bitgrid-dropped:{task}"
